@@ -1,0 +1,316 @@
+// CPU math of the population matmul ops.
+//
+// Members are grouped by slot (parent) so rows that share weights share their
+// reads. The work is cut into tasks of (members, rows, columns) for the thread
+// pool. Each task runs one of two kernels:
+//   - a streaming kernel for a few rows (one observation per member: the
+//     dense layers), bound by how fast the weights stream from memory;
+//   - an Eigen GEMM for many rows (convolutions as im2col, or many members
+//     stacked on one shared slot), bound by arithmetic.
+// bfloat16 weights are widened to float32 on the fly; sums are in float32.
+// Bias, the low-rank perturbation and ReLU are fused into the epilogue.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "population_matmul.h"
+
+namespace workbench {
+namespace {
+
+constexpr int64_t kStreamMaxRows = 8;      // tasks with <= rows stream
+constexpr int64_t kPerMemberMinRows = 16;  // members with >= rows: own GEMM
+constexpr int64_t kStackMaxRows = 256;     // stacked rows in one task
+constexpr int64_t kMinColumnChunk = 64;    // narrowest column split
+constexpr int64_t kColumnAlign = 16;       // 64-byte float lines
+constexpr int64_t kDepthBlock = 256;       // bf16 rows widened at a time
+constexpr int64_t kTasksPerThread = 4;     // slack for load balance
+
+using RowMatrix =
+    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMatrixMap =
+    Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+using MatrixMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+inline float LoadAsFloat(const float* p, int64_t i) { return p[i]; }
+inline float LoadAsFloat(const Eigen::bfloat16* p, int64_t i) {
+  // bfloat16 is the top half of a float32: widening is a 16-bit shift.
+  uint16_t raw;
+  std::memcpy(&raw, reinterpret_cast<const char*>(p) + 2 * i, 2);
+  const uint32_t bits = static_cast<uint32_t>(raw) << 16;
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// acc[r, 0:width] = sum_k xrows[r][k] * w[k, 0:width] for a few rows r.
+// Each weight row is read from memory once for all rows.
+template <typename T>
+void StreamRows(const float* const* xrows, int64_t num_rows, int64_t depth,
+                const T* w, int64_t ldw, int64_t width, float* acc) {
+  std::fill(acc, acc + num_rows * width, 0.0f);
+  int64_t k = 0;
+  for (; k + 4 <= depth; k += 4) {
+    const T* w0 = w + k * ldw;
+    const T* w1 = w0 + ldw;
+    const T* w2 = w1 + ldw;
+    const T* w3 = w2 + ldw;
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const float a0 = xrows[r][k], a1 = xrows[r][k + 1];
+      const float a2 = xrows[r][k + 2], a3 = xrows[r][k + 3];
+      float* out = acc + r * width;
+      for (int64_t j = 0; j < width; ++j) {
+        out[j] += a0 * LoadAsFloat(w0, j) + a1 * LoadAsFloat(w1, j) +
+                  a2 * LoadAsFloat(w2, j) + a3 * LoadAsFloat(w3, j);
+      }
+    }
+  }
+  for (; k < depth; ++k) {
+    const T* w0 = w + k * ldw;
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const float a0 = xrows[r][k];
+      float* out = acc + r * width;
+      for (int64_t j = 0; j < width; ++j) out[j] += a0 * LoadAsFloat(w0, j);
+    }
+  }
+}
+
+// out[rows, width] = x[rows, depth] @ w[depth, width] (all with strides).
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+          const float* w, int64_t ldw, int64_t width, float* out,
+          int64_t ldo) {
+  MatrixMap y(out, rows, width, Eigen::OuterStride<>(ldo));
+  if (depth == 0) {
+    y.setZero();
+    return;
+  }
+  y.noalias() = ConstMatrixMap(x, rows, depth, Eigen::OuterStride<>(ldx)) *
+                ConstMatrixMap(w, depth, width, Eigen::OuterStride<>(ldw));
+}
+
+// bfloat16 weights: widen a block of weight rows, then GEMM on the block.
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+          const Eigen::bfloat16* w, int64_t ldw, int64_t width, float* out,
+          int64_t ldo) {
+  MatrixMap y(out, rows, width, Eigen::OuterStride<>(ldo));
+  y.setZero();
+  thread_local std::vector<float> block;
+  block.resize(kDepthBlock * width);
+  for (int64_t k0 = 0; k0 < depth; k0 += kDepthBlock) {
+    const int64_t kb = std::min(kDepthBlock, depth - k0);
+    for (int64_t k = 0; k < kb; ++k) {
+      const Eigen::bfloat16* src = w + (k0 + k) * ldw;
+      float* dst = block.data() + k * width;
+      for (int64_t j = 0; j < width; ++j) dst[j] = LoadAsFloat(src, j);
+    }
+    y.noalias() +=
+        ConstMatrixMap(x + k0, rows, kb, Eigen::OuterStride<>(ldx)) *
+        ConstMatrixMap(block.data(), kb, width, Eigen::OuterStride<>(width));
+  }
+}
+
+// One unit of work: members order[order_begin:order_end] (all on one slot),
+// their rows [row_begin, row_end), columns [col_begin, col_end).
+struct Task {
+  int64_t order_begin, order_end, row_begin, row_end, col_begin, col_end;
+};
+
+template <typename T>
+class Plan {
+ public:
+  Plan(const PopulationMatmulProblem<T>& p, int num_threads)
+      : p_(p), per_member_(p.rows >= kPerMemberMinRows) {
+    GroupBySlot();
+    MakeTasks(kTasksPerThread * std::max(1, num_threads));
+  }
+
+  void Run(const ParallelFor& parallel_for) {
+    if (p_.sigmas != nullptr && p_.rank > 0) {
+      // u[b] = x[b] @ factor_a[b]: the rank-R projection of each member.
+      lowrank_u_.resize(p_.batch * p_.rows * p_.rank);
+      parallel_for(p_.batch, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          Gemm(p_.x + b * p_.rows * p_.depth, p_.depth, p_.rows, p_.depth,
+               p_.factor_a + b * p_.depth * p_.rank, p_.rank, p_.rank,
+               lowrank_u_.data() + b * p_.rows * p_.rank, p_.rank);
+        }
+      });
+    }
+    if (needs_gather_) {
+      // Stack the rows of members that share a slot so one GEMM serves all.
+      const int64_t member_size = p_.rows * p_.depth;
+      gathered_.resize(p_.batch * member_size);
+      parallel_for(p_.batch, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          std::memcpy(gathered_.data() + i * member_size,
+                      p_.x + order_[i] * member_size,
+                      sizeof(float) * member_size);
+        }
+      });
+    }
+    parallel_for(static_cast<int64_t>(tasks_.size()),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t t = begin; t < end; ++t) RunTask(tasks_[t]);
+                 });
+  }
+
+ private:
+  // Stable counting sort of members by slot.
+  void GroupBySlot() {
+    std::vector<int64_t> start(p_.num_slots + 1, 0);
+    for (int64_t b = 0; b < p_.batch; ++b) ++start[p_.slots[b] + 1];
+    for (int64_t s = 0; s < p_.num_slots; ++s) {
+      if (start[s + 1] > 0) groups_.push_back({start[s], start[s + 1]});
+      start[s + 1] += start[s];
+    }
+    for (auto& group : groups_) group.second += group.first;
+    order_.resize(p_.batch);
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (int64_t b = 0; b < p_.batch; ++b) order_[next[p_.slots[b]]++] = b;
+  }
+
+  void MakeTasks(int64_t target_tasks) {
+    std::vector<Task> row_tasks;
+    if (per_member_) {
+      const int64_t splits = CeilDiv(target_tasks, p_.batch);
+      const int64_t row_block =
+          std::max(kPerMemberMinRows, CeilDiv(p_.rows, splits));
+      for (int64_t i = 0; i < p_.batch; ++i) {
+        for (int64_t r = 0; r < p_.rows; r += row_block) {
+          row_tasks.push_back(
+              {i, i + 1, r, std::min(p_.rows, r + row_block), 0, p_.cols});
+        }
+      }
+    } else {
+      const int64_t members_per_task = std::max<int64_t>(1, kStackMaxRows / p_.rows);
+      for (const auto& group : groups_) {
+        for (int64_t i = group.first; i < group.second; i += members_per_task) {
+          const int64_t end = std::min(group.second, i + members_per_task);
+          if (end - i > 1 && (end - i) * p_.rows > kStreamMaxRows) {
+            needs_gather_ = true;
+          }
+          row_tasks.push_back({i, end, 0, p_.rows, 0, p_.cols});
+        }
+      }
+    }
+    // Too few tasks to keep every thread busy: split the columns as well.
+    const int64_t column_chunks = std::min(
+        CeilDiv(target_tasks, static_cast<int64_t>(row_tasks.size())),
+        std::max<int64_t>(1, p_.cols / kMinColumnChunk));
+    if (column_chunks <= 1) {
+      tasks_ = std::move(row_tasks);
+      return;
+    }
+    const int64_t chunk =
+        CeilDiv(CeilDiv(p_.cols, column_chunks), kColumnAlign) * kColumnAlign;
+    for (const Task& task : row_tasks) {
+      for (int64_t c = 0; c < p_.cols; c += chunk) {
+        Task split = task;
+        split.col_begin = c;
+        split.col_end = std::min(p_.cols, c + chunk);
+        tasks_.push_back(split);
+      }
+    }
+  }
+
+  void RunTask(const Task& t) {
+    const int64_t first = order_[t.order_begin];
+    const int64_t width = t.col_end - t.col_begin;
+    const T* w = p_.weights + p_.slots[first] * p_.depth * p_.cols + t.col_begin;
+    if (per_member_) {
+      // Rows of one member are contiguous in x and y: GEMM straight into y.
+      const int64_t offset = first * p_.rows + t.row_begin;
+      float* out = p_.y + offset * p_.cols + t.col_begin;
+      Gemm(p_.x + offset * p_.depth, p_.depth, t.row_end - t.row_begin,
+           p_.depth, w, p_.cols, width, out, p_.cols);
+      for (int64_t r = t.row_begin; r < t.row_end; ++r) {
+        FinishRow(first, r, out + (r - t.row_begin) * p_.cols, t);
+      }
+      return;
+    }
+    const int64_t members = t.order_end - t.order_begin;
+    const int64_t total_rows = members * p_.rows;
+    thread_local std::vector<float> acc;
+    acc.resize(total_rows * width);
+    if (total_rows <= kStreamMaxRows) {
+      const float* xrows[kStreamMaxRows];
+      for (int64_t i = 0; i < members; ++i) {
+        for (int64_t r = 0; r < p_.rows; ++r) {
+          xrows[i * p_.rows + r] =
+              p_.x + (order_[t.order_begin + i] * p_.rows + r) * p_.depth;
+        }
+      }
+      StreamRows(xrows, total_rows, p_.depth, w, p_.cols, width, acc.data());
+    } else {
+      const float* x =
+          members == 1
+              ? p_.x + first * p_.rows * p_.depth
+              : gathered_.data() + t.order_begin * p_.rows * p_.depth;
+      Gemm(x, p_.depth, total_rows, p_.depth, w, p_.cols, width, acc.data(),
+           width);
+    }
+    for (int64_t i = 0; i < members; ++i) {
+      for (int64_t r = 0; r < p_.rows; ++r) {
+        FinishRow(order_[t.order_begin + i], r,
+                  acc.data() + (i * p_.rows + r) * width, t);
+      }
+    }
+  }
+
+  // y[member, row, cols] = act(acc + bias + perturbation), for the task's
+  // columns. `acc` may alias the output.
+  void FinishRow(int64_t member, int64_t row, const float* acc, const Task& t) {
+    float* out = p_.y + (member * p_.rows + row) * p_.cols;
+    const int64_t slot = p_.slots[member];
+    const T* bias = p_.bias ? p_.bias + slot * p_.cols : nullptr;
+    const float sigma = p_.sigmas ? p_.sigmas[member] : 0.0f;
+    const float* noise =
+        p_.bias_noise ? p_.bias_noise + member * p_.cols : nullptr;
+    const float* u = lowrank_u_.empty()
+                         ? nullptr
+                         : lowrank_u_.data() + (member * p_.rows + row) * p_.rank;
+    const float* factor_b =
+        u ? p_.factor_b + member * p_.cols * p_.rank : nullptr;
+    for (int64_t c = t.col_begin; c < t.col_end; ++c) {
+      float value = acc[c - t.col_begin];
+      if (bias) value += LoadAsFloat(bias, c);
+      if (noise) value += sigma * noise[c];
+      if (u) {
+        float lowrank = 0.0f;
+        const float* fb = factor_b + c * p_.rank;
+        for (int64_t r = 0; r < p_.rank; ++r) lowrank += u[r] * fb[r];
+        value += sigma * lowrank;
+      }
+      if (p_.relu) value = std::max(value, 0.0f);
+      out[c] = value;
+    }
+  }
+
+  const PopulationMatmulProblem<T>& p_;
+  const bool per_member_;
+  bool needs_gather_ = false;
+  std::vector<int64_t> order_;                       // members sorted by slot
+  std::vector<std::pair<int64_t, int64_t>> groups_;  // [begin, end) in order_
+  std::vector<Task> tasks_;
+  std::vector<float> gathered_;   // x rows in order_ (only if needs_gather_)
+  std::vector<float> lowrank_u_;  // [batch, rows, rank]
+};
+
+}  // namespace
+
+template <typename T>
+void RunPopulationMatmul(const PopulationMatmulProblem<T>& problem,
+                         int num_threads, const ParallelFor& parallel_for) {
+  if (problem.batch == 0 || problem.rows == 0 || problem.cols == 0) return;
+  Plan<T> plan(problem, num_threads);
+  plan.Run(parallel_for);
+}
+
+template void RunPopulationMatmul<float>(
+    const PopulationMatmulProblem<float>&, int, const ParallelFor&);
+template void RunPopulationMatmul<Eigen::bfloat16>(
+    const PopulationMatmulProblem<Eigen::bfloat16>&, int, const ParallelFor&);
+
+}  // namespace workbench

@@ -1,0 +1,166 @@
+// TensorFlow CPU kernels of the population matmul ops: validate the inputs
+// (every bad call becomes an InvalidArgument error naming the argument), then
+// hand a PopulationMatmulProblem to the CPU math on TF's intra-op thread pool.
+#include "population_matmul.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/register_types.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/framework/tensor_shape.h"
+
+namespace workbench {
+namespace {
+
+using ::tensorflow::DEVICE_CPU;
+using ::tensorflow::OpInputList;
+using ::tensorflow::OpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::errors::InvalidArgument;
+
+// Checks that `tensor` has exactly `dims` (given names for the message).
+absl::Status CheckShape(const Tensor& tensor, const char* name,
+                        std::initializer_list<int64_t> dims,
+                        const char* layout) {
+  bool ok = tensor.dims() == static_cast<int>(dims.size());
+  int i = 0;
+  for (int64_t d : dims) {
+    if (!ok) break;
+    ok = tensor.dim_size(i++) == d;
+  }
+  if (ok) return absl::OkStatus();
+  TensorShape expected;
+  for (int64_t d : dims) expected.AddDim(d);
+  return InvalidArgument(name, " must have shape ", layout, " = ",
+                         expected.DebugString(), ", got ",
+                         tensor.shape().DebugString());
+}
+
+template <typename T, bool kPerturbed>
+class PopulationMatmulOp : public OpKernel {
+ public:
+  explicit PopulationMatmulOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("relu", &relu_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const char* indices_name = kPerturbed ? "parents" : "indices";
+    const Tensor& x = ctx->input(0);
+    const Tensor& weights = ctx->input(1);
+    const Tensor& indices = ctx->input(2);
+    OP_REQUIRES(ctx, x.dims() == 2 || x.dims() == 3,
+                InvalidArgument("x must be [batch, K] or [batch, rows, K], got ",
+                                x.shape().DebugString()));
+    OP_REQUIRES(ctx, weights.dims() == 3,
+                InvalidArgument("weights must be [slots, K, N], got ",
+                                weights.shape().DebugString()));
+    OP_REQUIRES(ctx, weights.dim_size(0) > 0,
+                InvalidArgument("weights has 0 slots; a population needs at "
+                                "least one slot"));
+    PopulationMatmulProblem<T> p;
+    p.batch = x.dim_size(0);
+    p.rows = x.dims() == 3 ? x.dim_size(1) : 1;
+    p.depth = x.dim_size(x.dims() - 1);
+    p.num_slots = weights.dim_size(0);
+    p.cols = weights.dim_size(2);
+    p.relu = relu_;
+    OP_REQUIRES(ctx, weights.dim_size(1) == p.depth,
+                InvalidArgument("x has K=", p.depth,
+                                " (last dimension) but weights has K=",
+                                weights.dim_size(1), " (weights.shape[1])"));
+    OP_REQUIRES_OK(ctx, CheckShape(indices, indices_name, {p.batch}, "[batch]"));
+
+    // Slot indices come from callers' data: check every one.
+    const auto slots = indices.flat<int32_t>();
+    for (int64_t b = 0; b < p.batch; ++b) {
+      OP_REQUIRES(ctx, slots(b) >= 0 && slots(b) < p.num_slots,
+                  InvalidArgument(indices_name, "[", b, "] = ", slots(b),
+                                  " is out of range [0, ", p.num_slots,
+                                  ") (number of weight slots)"));
+    }
+
+    OpInputList biases;
+    OP_REQUIRES_OK(ctx, ctx->input_list("biases", &biases));
+    OP_REQUIRES(ctx, biases.size() <= 1,
+                InvalidArgument("at most one biases tensor, got ", biases.size()));
+    if (biases.size() == 1) {
+      OP_REQUIRES_OK(ctx, CheckShape(biases[0], "biases", {p.num_slots, p.cols},
+                                     "[slots, N]"));
+      p.bias = biases[0].flat<T>().data();
+    }
+
+    if (kPerturbed) {
+      const Tensor& sigmas = ctx->input(3);
+      const Tensor& factor_a = ctx->input(4);
+      const Tensor& factor_b = ctx->input(5);
+      OP_REQUIRES_OK(ctx, CheckShape(sigmas, "sigmas", {p.batch}, "[batch]"));
+      OP_REQUIRES(ctx, factor_a.dims() == 3,
+                  InvalidArgument("factor_a must be [batch, K, rank], got ",
+                                  factor_a.shape().DebugString()));
+      p.rank = factor_a.dim_size(2);
+      OP_REQUIRES_OK(ctx, CheckShape(factor_a, "factor_a",
+                                     {p.batch, p.depth, p.rank},
+                                     "[batch, K, rank]"));
+      OP_REQUIRES_OK(ctx, CheckShape(factor_b, "factor_b",
+                                     {p.batch, p.cols, p.rank},
+                                     "[batch, N, rank]"));
+      OpInputList bias_noise;
+      OP_REQUIRES_OK(ctx, ctx->input_list("bias_noise", &bias_noise));
+      OP_REQUIRES(ctx, bias_noise.size() <= 1,
+                  InvalidArgument("at most one bias_noise tensor, got ",
+                                  bias_noise.size()));
+      if (bias_noise.size() == 1) {
+        OP_REQUIRES_OK(ctx, CheckShape(bias_noise[0], "bias_noise",
+                                       {p.batch, p.cols}, "[batch, N]"));
+        p.bias_noise = bias_noise[0].flat<float>().data();
+      }
+      p.sigmas = sigmas.flat<float>().data();
+      p.factor_a = factor_a.flat<float>().data();
+      p.factor_b = factor_b.flat<float>().data();
+    }
+
+    TensorShape out_shape = x.shape();
+    out_shape.set_dim(x.dims() - 1, p.cols);
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &y));
+    if (y->NumElements() == 0) return;
+    p.x = x.flat<float>().data();
+    p.weights = weights.flat<T>().data();
+    p.slots = slots.data();
+    p.y = y->flat<float>().data();
+
+    auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+    auto parallel_for = [workers](int64_t total,
+                                  const std::function<void(int64_t, int64_t)>& fn) {
+      if (total <= 1 || workers->num_threads <= 1) {
+        fn(0, total);
+        return;
+      }
+      workers->workers->ParallelFor(
+          total, tsl::thread::ThreadPool::SchedulingParams::Fixed(1), fn);
+    };
+    RunPopulationMatmul<T>(p, workers->num_threads, parallel_for);
+  }
+
+ private:
+  bool relu_ = false;
+};
+
+#define REGISTER_POPULATION_MATMUL(T)                                       \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationMatmul")                \
+                              .Device(DEVICE_CPU)                           \
+                              .TypeConstraint<T>("T"),                      \
+                          PopulationMatmulOp<T, false>);                    \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationMatmul")       \
+                              .Device(DEVICE_CPU)                           \
+                              .TypeConstraint<T>("T"),                      \
+                          PopulationMatmulOp<T, true>);
+
+REGISTER_POPULATION_MATMUL(float);
+REGISTER_POPULATION_MATMUL(Eigen::bfloat16);
+
+#undef REGISTER_POPULATION_MATMUL
+
+}  // namespace
+}  // namespace workbench

@@ -1,0 +1,78 @@
+"""Build of the deep-neuroevolution workbench: the Python package and its C++ TensorFlow ops.
+
+The ops in ops/cc are compiled into one shared library inside the package
+(workbench/ops/_workbench_ops*.so) with TensorFlow's own compile and link
+flags, read from the TensorFlow installed at build time. A compiler failure
+fails the install. The library carries the TensorFlow version it was built
+for (a WORKBENCH_BUILD_INFO string); the loader refuses a library built for
+another version and says how to rebuild.
+
+Environment variables:
+  WORKBENCH_CXXFLAGS  extra compiler flags (default: -march=native -mno-avx512fp16;
+                      set to an empty string for a portable build).
+"""
+import glob
+import os
+import shlex
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_ARCH_FLAGS = "-march=native -mno-avx512fp16"
+
+
+class BuildTensorFlowOps(build_ext):
+    """Compiles the custom ops with the flags of the installed TensorFlow."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:  # the sources compile independently
+            self.parallel = os.cpu_count() or 1
+
+    def build_extension(self, ext):
+        try:
+            import tensorflow as tf
+        except ImportError as error:  # pragma: no cover - build environment problem
+            raise RuntimeError(
+                "Building the workbench ops needs TensorFlow at build time. "
+                "Install it first (pip install 'tensorflow-cpu>=2.21,<2.22'), then "
+                "pip install --no-build-isolation -e ."
+            ) from error
+        arch_flags = shlex.split(os.environ.get("WORKBENCH_CXXFLAGS", DEFAULT_ARCH_FLAGS))
+        ext.extra_compile_args = (
+            ["-std=c++17", "-O3", "-fPIC", "-DNDEBUG", "-Wno-deprecated-declarations"]
+            + [flag for flag in tf.sysconfig.get_compile_flags() if not flag.startswith("--std")]
+            + arch_flags
+            + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"']
+        )
+        ext.extra_link_args = list(tf.sysconfig.get_link_flags())
+        super().build_extension(ext)
+
+
+ops_sources = sorted(
+    os.path.relpath(path, HERE) for path in glob.glob(os.path.join(HERE, "ops", "cc", "**", "*.cc"), recursive=True)
+)
+
+setup(
+    name="deep-neuroevolution-workbench",
+    version="0.1.0",
+    description="Evolve deep networks that play Atari with GA and ES on one computer, from JupyterLab.",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["workbench", "workbench.*"]),
+    ext_modules=[
+        Extension(
+            "workbench.ops._workbench_ops",
+            sources=ops_sources,
+            include_dirs=[os.path.join(HERE, "ops", "cc")],
+            language="c++",
+        )
+    ],
+    cmdclass={"build_ext": BuildTensorFlowOps},
+    install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26"],
+    extras_require={
+        "test": ["pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"],
+        "notebook": ["jupyterlab>=4", "ipywidgets>=8", "matplotlib>=3.8"],
+    },
+)

@@ -1,0 +1,9 @@
+"""Deep-neuroevolution workbench: evolve deep networks that play Atari on one computer.
+
+Subpackages:
+  workbench.ops     custom TensorFlow ops for a population of networks (and their
+                    pure-TF references)
+  workbench.models  population models (LargeModel, SmallModel, MLPModel)
+"""
+
+__version__ = "0.1.0"

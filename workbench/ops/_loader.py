@@ -1,0 +1,72 @@
+"""Finds and loads the compiled ops library once, checking it was built for the running TensorFlow."""
+import glob
+import importlib.machinery
+import os
+import re
+import threading
+
+import tensorflow as tf
+
+PURE_TF_VARIABLE = "WORKBENCH_PURE_TF"
+REBUILD_HINT = (
+    "Rebuild it with `make install` (or `pip install --no-build-isolation -e .` in the project "
+    f"directory), or set {PURE_TF_VARIABLE}=1 to run the pure-TensorFlow reference ops instead."
+)
+_BUILD_INFO = re.compile(rb"WORKBENCH_BUILD_INFO tensorflow=([^;\x00]+);")
+_lock = threading.Lock()
+_library = None
+
+
+class OpsLibraryError(RuntimeError):
+    """The compiled ops library is missing, stale or cannot be loaded."""
+
+
+def library_path():
+    """Path of the compiled library inside the package, or None if it was never built."""
+    directory = os.path.dirname(os.path.abspath(__file__))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        candidates = glob.glob(os.path.join(directory, "_workbench_ops" + suffix))
+        if candidates:
+            return candidates[0]
+    return None
+
+
+def built_for_tensorflow(path):
+    """The TensorFlow version recorded in the library file, or None if it has no record."""
+    with open(path, "rb") as stream:
+        match = _BUILD_INFO.search(stream.read())
+    return match.group(1).decode() if match else None
+
+
+def load_library():
+    """Returns the loaded ops module, loading and checking it on first use."""
+    global _library
+    with _lock:
+        if _library is None:
+            _library = _load_checked()
+        return _library
+
+
+def _load_checked():
+    path = library_path()
+    if path is None:
+        raise OpsLibraryError(
+            "The workbench ops library (workbench/ops/_workbench_ops*.so) was not found: the "
+            "package was installed without building its C++ ops. " + REBUILD_HINT
+        )
+    built_for = built_for_tensorflow(path)
+    if built_for is None:
+        raise OpsLibraryError(f"{path} carries no build record; it was not built by this project's setup.py. " + REBUILD_HINT)
+    if built_for != tf.__version__:
+        raise OpsLibraryError(
+            f"{path} was built for TensorFlow {built_for}, but TensorFlow {tf.__version__} is running. " + REBUILD_HINT
+        )
+    try:
+        return tf.load_op_library(path)
+    except (tf.errors.NotFoundError, tf.errors.AlreadyExistsError, OSError) as error:
+        raise OpsLibraryError(f"TensorFlow could not load {path}: {error}. " + REBUILD_HINT) from error
+
+
+def pure_tf_requested():
+    """True when the environment asks every op to run its pure-TF reference."""
+    return os.environ.get(PURE_TF_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
