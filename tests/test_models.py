@@ -1,0 +1,135 @@
+"""Population models: exact parameter counts, slots in and out, each member against a plain per-member network."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import assert_close_to_scale
+
+from workbench.models import LargeModel, MLPModel, SmallModel
+
+
+def plain_forward(model, parameters, observation):
+    """One member, one observation, with tf.nn.conv2d and matmul on its own weights."""
+    x = tf.convert_to_tensor(observation[None])
+    x = tf.cast(x, tf.float32) / 255.0 if x.dtype == tf.uint8 else x
+    layers = model.unflatten(parameters)
+    for i, (layer, (kernel, bias)) in enumerate(zip(model.layers, layers)):
+        if hasattr(layer, "kernel_size"):
+            k = kernel.reshape(layer.kernel_size, layer.kernel_size, -1, layer.filters)
+            x = tf.nn.conv2d(x, k, strides=layer.stride, padding="SAME") + bias
+        else:
+            x = tf.matmul(tf.reshape(x, [1, -1]), kernel) + bias
+        if i < len(layers) - 1:
+            x = tf.nn.relu(x)
+    return x.numpy()[0]
+
+
+@pytest.mark.parametrize("cls, count", [(LargeModel, 4_052_658), (SmallModel, 1_008_450)])
+def test_parameter_counts_match_the_paper(cls, count):
+    model = cls(num_actions=18, slots=1)
+    assert model.num_parameters == count
+    assert sum(int(np.prod(v.shape[1:])) for v in model.kernels + model.biases) == count
+    assert cls(num_actions=4).num_actions == 4
+
+
+def test_mlp_parameter_count():
+    model = MLPModel(observation_size=4, num_actions=2, hidden_sizes=(64, 64))
+    assert model.num_parameters == 4 * 64 + 64 + 64 * 64 + 64 + 64 * 2 + 2
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+@pytest.mark.parametrize("cls", [LargeModel, SmallModel])
+def test_each_member_matches_plain_network(rng, cls, backend):
+    model = cls(num_actions=6, slots=3, backend=backend)
+    # Output std 1.0 instead of 0.1 only to make logits differ more between members.
+    params = np.stack([model.initial_parameters(seed) for seed in range(3)])
+    params[:, -6:] = rng.standard_normal((3, 6))  # non-zero output biases
+    model.set_slots([0, 1, 2], params)
+    observations = rng.integers(0, 256, (5, 84, 84, 4), dtype=np.uint8)
+    slots = np.array([2, 0, 1, 2, 0], np.int32)
+    logits = model(observations, slots).numpy()
+    expected = np.stack([plain_forward(model, params[s], o) for s, o in zip(slots, observations)])
+    assert_close_to_scale(logits, expected)
+    np.testing.assert_array_equal(model.act(observations, slots).numpy(), expected.argmax(-1))
+
+
+def test_mlp_member_matches_plain_network(rng):
+    model = MLPModel(observation_size=8, num_actions=3, hidden_sizes=(16, 16), slots=4)
+    params = np.stack([model.initial_parameters(seed) for seed in range(4)])
+    model.set_slots(np.arange(4), params)
+    observations = rng.standard_normal((6, 8)).astype(np.float32)
+    slots = np.array([3, 3, 0, 1, 2, 0])
+    expected = np.stack([plain_forward(model, params[s], o) for s, o in zip(slots, observations)])
+    assert_close_to_scale(model(observations, slots), expected)
+
+
+def test_bfloat16_storage_matches_rounded_weights(rng):
+    model16 = SmallModel(num_actions=4, slots=2, weight_dtype="bfloat16")
+    params = np.stack([model16.initial_parameters(seed) for seed in range(2)])
+    model16.set_slots([0, 1], params)
+    rounded = np.stack([model16.get_slot(0), model16.get_slot(1)])
+    assert np.abs(rounded - params).max() <= np.abs(params).max() * 2**-8
+    observations = rng.integers(0, 256, (3, 84, 84, 4), dtype=np.uint8)
+    slots = np.array([1, 0, 1])
+    expected = np.stack([plain_forward(model16, rounded[s], o) for s, o in zip(slots, observations)])
+    assert_close_to_scale(model16(observations, slots), expected)
+
+
+def test_slots_round_trip_and_are_independent(rng):
+    model = MLPModel(5, 2, slots=3)
+    a, b = model.initial_parameters(1), model.initial_parameters(2)
+    model.set_slot(0, a)
+    model.set_slot(2, b)
+    np.testing.assert_array_equal(model.get_slot(0), a)
+    np.testing.assert_array_equal(model.get_slot(2), b)
+    np.testing.assert_array_equal(model.get_slot(1), np.zeros_like(a))
+
+
+def test_initialisation_follows_the_paper():
+    model = LargeModel(num_actions=18)
+    layers = model.unflatten(model.initial_parameters(np.random.default_rng(0)))
+    for i, ((kernel, bias), (depth, _)) in enumerate(zip(layers, model.kernel_shapes)):
+        std = 0.1 if i == len(layers) - 1 else 1.0
+        assert abs(kernel.std() * np.sqrt(depth) / std - 1) < 0.05
+        assert np.all(bias == 0)
+    np.testing.assert_array_equal(model.initial_parameters(7), model.initial_parameters(7))
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+def test_perturbed_forward_equals_materialised_member(rng, backend):
+    model = SmallModel(num_actions=5, slots=2, backend=backend)
+    params = np.stack([model.initial_parameters(seed) for seed in range(2)])
+    model.set_slots([0, 1], params)
+    parents = np.array([0, 1, 0], np.int32)
+    perturbations = model.random_perturbations(sigmas=[0.01, 0.02, 0.05], rank=2, seed=3)
+    observations = rng.integers(0, 256, (3, 84, 84, 4), dtype=np.uint8)
+    logits = model(observations, parents, perturbations).numpy()
+    expected = np.stack(
+        [plain_forward(model, model.perturbed_parameters(params[p], perturbations, b), observations[b]) for b, p in enumerate(parents)]
+    )
+    assert_close_to_scale(logits, expected)
+
+
+@pytest.mark.parametrize(
+    "call, error, pattern",
+    [
+        (lambda m: SmallModel(slots=0), ValueError, "slots must be a positive integer"),
+        (lambda m: SmallModel(num_actions=0), ValueError, "num_actions must be a positive integer"),
+        (lambda m: SmallModel(weight_dtype="float16"), ValueError, "weight_dtype must be one of"),
+        (lambda m: MLPModel(4, 2, hidden_sizes=(8, -1)), ValueError, "hidden_sizes entries"),
+        (lambda m: m.set_slot(0, np.zeros(10, np.float32)), ValueError, "parameters must be \\[num_parameters\\]"),
+        (lambda m: m.set_slot(2, m.initial_parameters(0)), ValueError, r"slots contains 2, out of range \[0, 2\)"),
+        (lambda m: m.set_slot(0, np.full(m.num_parameters, np.nan)), ValueError, "NaN or infinite"),
+        (lambda m: m.set_slots([0, 0], np.zeros((2, m.num_parameters))), ValueError, "must not repeat"),
+        (lambda m: m.set_slots([0, 1], np.zeros((1, m.num_parameters))), ValueError, "slots has 2 entries"),
+        (lambda m: m.get_slot(-1), ValueError, "slot contains -1"),
+        (lambda m: m(np.zeros((1, 84, 84, 3), np.uint8), [0]), ValueError, "observations must be"),
+        (lambda m: m(np.zeros((1, 84, 84, 4), np.float64), [0]), TypeError, "observations must be uint8 or float32"),
+        (lambda m: m(np.zeros((1, 84, 84, 4), np.uint8), [5]), ValueError, r"indices\[0\] = 5 is out of range"),
+        (lambda m: m(np.zeros((1, 84, 84, 4), np.uint8), [0], perturbations=[]), ValueError, "one entry per layer"),
+        (lambda m: m.random_perturbations([0.1], rank=0, seed=0), ValueError, "rank must be a positive integer"),
+    ],
+)
+def test_bad_input_names_the_argument(call, error, pattern):
+    model = SmallModel(num_actions=3, slots=2)
+    with pytest.raises(error, match=pattern):
+        call(model)

@@ -1,0 +1,79 @@
+"""population_conv2d: each batch entry convolved with its slot's filters, against tf.nn.conv2d per member."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import assert_close_to_scale
+
+from workbench.ops import LowRankPerturbation, population_conv2d
+
+
+def per_member_conv(x, filters, indices, stride, padding, bias=None, relu=False):
+    outputs = []
+    for b, slot in enumerate(indices):
+        kernel = tf.cast(filters[slot], tf.float32)
+        y = tf.nn.conv2d(x[b : b + 1], kernel, strides=stride, padding=padding)
+        if bias is not None:
+            y += tf.cast(bias[slot], tf.float32)
+        outputs.append(tf.nn.relu(y) if relu else y)
+    return tf.concat(outputs, 0).numpy()
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize("kernel_size, stride, size", [(8, 4, 84), (4, 2, 21), (3, 1, 11), (3, 2, 10)])
+def test_matches_per_member_conv2d(rng, backend, padding, kernel_size, stride, size):
+    channels, out, slots, batch = 4, 8, 3, 5
+    x = rng.standard_normal((batch, size, size, channels)).astype(np.float32)
+    filters = rng.standard_normal((slots, kernel_size, kernel_size, channels, out)).astype(np.float32)
+    bias = rng.standard_normal((slots, out)).astype(np.float32)
+    indices = np.array([2, 0, 2, 1, 1], np.int32)
+    expected = per_member_conv(x, filters, indices, stride, padding, bias, relu=True)
+    y = population_conv2d(x, filters, indices, strides=stride, padding=padding, bias=bias, relu=True, backend=backend)
+    assert_close_to_scale(y, expected)
+    flat = filters.reshape(slots, -1, out)
+    y_flat = population_conv2d(x, flat, indices, kernel_size=kernel_size, strides=stride, padding=padding, bias=bias, relu=True, backend=backend)
+    assert_close_to_scale(y_flat, expected)
+
+
+def test_bfloat16_filters(rng):
+    x = rng.standard_normal((3, 12, 12, 2)).astype(np.float32)
+    filters = tf.cast(rng.standard_normal((2, 3, 3, 2, 16)).astype(np.float32), tf.bfloat16)
+    indices = np.array([1, 0, 1], np.int32)
+    assert_close_to_scale(population_conv2d(x, filters, indices), per_member_conv(x, filters, indices, 1, "SAME"))
+
+
+def test_perturbed_conv_equals_conv_with_materialised_filters(rng):
+    x = rng.standard_normal((4, 9, 9, 3)).astype(np.float32)
+    filters = rng.standard_normal((2, 3, 3, 3, 5)).astype(np.float32)
+    parents = np.array([0, 0, 1, 0], np.int32)
+    p = LowRankPerturbation(
+        rng.uniform(0.1, 1, 4).astype(np.float32),
+        rng.standard_normal((4, 27, 2)).astype(np.float32),
+        rng.standard_normal((4, 5, 2)).astype(np.float32),
+    )
+    materialised = np.stack(
+        [filters[parents[b]] + p.sigmas[b] * (p.factor_a[b] @ p.factor_b[b].T).reshape(3, 3, 3, 5) for b in range(4)]
+    )
+    expected = per_member_conv(x, materialised, np.arange(4), 2, "SAME")
+    for backend in ("custom", "reference"):
+        assert_close_to_scale(population_conv2d(x, filters, parents, strides=2, perturbation=p, backend=backend), expected)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, pattern",
+    [
+        (dict(x=np.ones((2, 8, 8), np.float32)), ValueError, "x must be"),
+        (dict(filters=np.ones((2, 3, 3, 5, 4), np.float32)), ValueError, r"x.shape\[-1\] \(channels\) = 3 must equal filters.shape\[3\] = 5"),
+        (dict(filters=np.ones((2, 27, 4), np.float32)), ValueError, "kernel_size is required"),
+        (dict(filters=np.ones((2, 27, 4), np.float32), kernel_size=2), ValueError, "kh\\*kw\\*channels"),
+        (dict(padding="same"), ValueError, "padding must be"),
+        (dict(strides=0), ValueError, "strides must be"),
+        (dict(kernel_size=5), ValueError, "kernel_size"),
+        (dict(indices=np.array([0, 5], np.int32)), ValueError, r"indices\[1\] = 5 is out of range"),
+    ],
+)
+def test_bad_input_names_the_argument(kwargs, error, pattern):
+    args = dict(x=np.ones((2, 8, 8, 3), np.float32), filters=np.ones((2, 3, 3, 3, 4), np.float32), indices=np.array([0, 1], np.int32))
+    args.update(kwargs)
+    with pytest.raises(error, match=pattern):
+        population_conv2d(**args)

@@ -1,0 +1,59 @@
+"""Layer descriptions of population models: shapes, fan-in and how each layer runs for a population."""
+from dataclasses import dataclass
+
+import tensorflow as tf
+
+from workbench.ops import population_conv2d, population_matmul
+
+
+@dataclass(frozen=True)
+class Conv2D:
+    """Convolution with SAME padding; its kernel is stored im2col-flattened [kh*kw*in, filters]."""
+
+    name: str
+    filters: int
+    kernel_size: int
+    stride: int
+
+    def output_shape(self, input_shape):
+        height, width, _ = input_shape
+        return (-(-height // self.stride), -(-width // self.stride), self.filters)
+
+    def kernel_shape(self, input_shape):
+        return (self.kernel_size * self.kernel_size * input_shape[-1], self.filters)
+
+    def apply(self, x, kernel, bias, slots, relu, perturbation, backend):
+        return population_conv2d(
+            x,
+            kernel,
+            slots,
+            kernel_size=self.kernel_size,
+            strides=self.stride,
+            padding="SAME",
+            bias=bias,
+            relu=relu,
+            perturbation=perturbation,
+            backend=backend,
+        )
+
+
+@dataclass(frozen=True)
+class Dense:
+    """Fully connected layer; flattens a spatial input (height, width, channels order)."""
+
+    name: str
+    units: int
+
+    def output_shape(self, input_shape):
+        return (self.units,)
+
+    def kernel_shape(self, input_shape):
+        size = 1
+        for dim in input_shape:
+            size *= dim
+        return (size, self.units)
+
+    def apply(self, x, kernel, bias, slots, relu, perturbation, backend):
+        if x.shape.rank != 2:
+            x = tf.reshape(x, [tf.shape(x)[0], kernel.shape[1]])
+        return population_matmul(x, kernel, slots, bias=bias, relu=relu, perturbation=perturbation, backend=backend)

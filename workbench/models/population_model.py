@@ -1,0 +1,201 @@
+"""PopulationModel: one network architecture with the weights of many population members.
+
+Every variable has a leading slot dimension; batch entry b runs with the
+weights of slot slots[b] through the population ops, so a caller computes only
+the members whose episodes are still going. A member's weights move in and
+out of a slot as one flat float32 vector (the layout evolution works on).
+"""
+import numpy as np
+import tensorflow as tf
+
+from workbench.ops import LowRankPerturbation
+
+WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
+
+
+class PopulationModel(tf.Module):
+    """A stack of Conv2D/Dense layers (ReLU between them) for `slots` members.
+
+    Args:
+      layers: layer descriptions (workbench.models.layers), the last one the output.
+      input_shape: shape of one observation, e.g. (84, 84, 4) or (4,).
+      slots: how many members the model holds at once.
+      weight_dtype: "float32" or "bfloat16" storage of the weights (sums stay float32).
+      output_init_std / hidden_init_std: initialisation scale (Such et al. 2017):
+        standard normal * std / sqrt(fan_in); biases start at 0.
+      backend: "custom", "reference" or None (environment decides), for every op.
+    """
+
+    def __init__(self, layers, input_shape, slots, weight_dtype="float32", hidden_init_std=1.0, output_init_std=0.1, backend=None, name=None):
+        super().__init__(name=name)
+        if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
+            raise ValueError(f"slots must be a positive integer, got {slots!r}")
+        if weight_dtype not in WEIGHT_DTYPES:
+            raise ValueError(f"weight_dtype must be one of {sorted(WEIGHT_DTYPES)}, got {weight_dtype!r}")
+        self.layers = tuple(layers)
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.slots = int(slots)
+        self.weight_dtype = weight_dtype
+        self.backend = backend
+        self._init_stds = [hidden_init_std] * (len(self.layers) - 1) + [output_init_std]
+        self.kernel_shapes, self.output_shapes = [], []
+        shape = self.input_shape
+        for layer in self.layers:
+            self.kernel_shapes.append(layer.kernel_shape(shape))
+            shape = layer.output_shape(shape)
+            self.output_shapes.append(shape)
+        dtype = WEIGHT_DTYPES[weight_dtype]
+        with self.name_scope:
+            self.kernels = [
+                tf.Variable(tf.zeros((self.slots,) + k, dtype), trainable=False, name=f"{layer.name}_kernel")
+                for layer, k in zip(self.layers, self.kernel_shapes)
+            ]
+            self.biases = [
+                tf.Variable(tf.zeros((self.slots, k[1]), dtype), trainable=False, name=f"{layer.name}_bias")
+                for layer, k in zip(self.layers, self.kernel_shapes)
+            ]
+        self._sizes = []
+        for depth, units in self.kernel_shapes:
+            self._sizes += [depth * units, units]
+
+    # ----- parameters ---------------------------------------------------------------------
+    @property
+    def num_actions(self):
+        return self.output_shapes[-1][-1]
+
+    @property
+    def num_parameters(self):
+        """Parameters of one member (kernels and biases)."""
+        return int(sum(self._sizes))
+
+    def initial_parameters(self, seed):
+        """A member's flat initial parameters: N(0, 1) * std / sqrt(fan_in), biases 0."""
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        pieces = []
+        for (depth, units), std in zip(self.kernel_shapes, self._init_stds):
+            pieces.append((rng.standard_normal(depth * units) * (std / np.sqrt(depth))).astype(np.float32))
+            pieces.append(np.zeros(units, np.float32))
+        return np.concatenate(pieces)
+
+    def unflatten(self, parameters):
+        """Flat vector -> [(kernel [K, N], bias [N]) per layer] (numpy views)."""
+        parameters = self._check_parameters(parameters, "parameters", 1)
+        arrays = np.split(parameters, np.cumsum(self._sizes)[:-1])
+        return [(arrays[2 * i].reshape(k), arrays[2 * i + 1]) for i, k in enumerate(self.kernel_shapes)]
+
+    def set_slots(self, slots, parameters):
+        """Loads members' flat parameters [n, num_parameters] into slots [n]."""
+        parameters = self._check_parameters(parameters, "parameters", 2)
+        slots = self._check_slot_indices(slots, "slots")
+        if len(slots) != parameters.shape[0]:
+            raise ValueError(f"slots has {len(slots)} entries but parameters has {parameters.shape[0]} rows")
+        if len(np.unique(slots)) != len(slots):
+            raise ValueError("slots must not repeat: each slot receives one member")
+        if len(slots) == 0:
+            return
+        offsets = np.concatenate([[0], np.cumsum(self._sizes)])
+        index = tf.constant(slots[:, None], tf.int32)
+        variables = [v for pair in zip(self.kernels, self.biases) for v in pair]
+        for i, variable in enumerate(variables):
+            piece = parameters[:, offsets[i] : offsets[i + 1]].reshape((len(slots),) + tuple(variable.shape[1:]))
+            variable.scatter_nd_update(index, tf.cast(piece, variable.dtype))
+
+    def set_slot(self, slot, parameters):
+        """Loads one member's flat parameters into `slot`."""
+        self.set_slots([slot], self._check_parameters(parameters, "parameters", 1)[None, :])
+
+    def get_slot(self, slot):
+        """The flat float32 parameters held in `slot`."""
+        (slot,) = self._check_slot_indices([slot], "slot")
+        pieces = []
+        for kernel, bias in zip(self.kernels, self.biases):
+            pieces += [tf.cast(kernel[slot], tf.float32).numpy().ravel(), tf.cast(bias[slot], tf.float32).numpy()]
+        return np.concatenate(pieces)
+
+    # ----- forward ------------------------------------------------------------------------
+    def __call__(self, observations, slots, perturbations=None):
+        """Logits [batch, num_actions] of each observation under its slot's weights.
+
+        observations: uint8 (scaled to [0, 1] here) or float32, [batch] + input_shape.
+        slots: int [batch]. perturbations: optional list of LowRankPerturbation, one per
+        layer, making entry b's weights those of slot slots[b] plus its perturbation.
+        """
+        x = self._check_observations(observations)
+        if perturbations is not None:
+            perturbations = list(perturbations)
+            if len(perturbations) != len(self.layers):
+                raise ValueError(f"perturbations must have one entry per layer ({len(self.layers)}), got {len(perturbations)}")
+        last = len(self.layers) - 1
+        for i, (layer, kernel, bias) in enumerate(zip(self.layers, self.kernels, self.biases)):
+            perturbation = perturbations[i] if perturbations is not None else None
+            x = layer.apply(x, kernel, bias, slots, relu=i < last, perturbation=perturbation, backend=self.backend)
+        return x
+
+    def act(self, observations, slots, perturbations=None):
+        """Greedy actions (argmax of the logits), int32 [batch]."""
+        return tf.argmax(self(observations, slots, perturbations), axis=-1, output_type=tf.int32)
+
+    # ----- low-rank perturbations (EGGROLL) -------------------------------------------------
+    def random_perturbations(self, sigmas, rank, seed):
+        """Random rank-`rank` perturbations for a batch (one per entry of sigmas), per layer.
+
+        Factors are N(0, 1); the EGGROLL scale 1/sqrt(rank) is folded into sigmas.
+        """
+        sigmas = np.asarray(sigmas, np.float32)
+        if sigmas.ndim != 1:
+            raise ValueError(f"sigmas must be [batch], got shape {sigmas.shape}")
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+            raise ValueError(f"rank must be a positive integer, got {rank!r}")
+        rng = np.random.default_rng(seed)
+        batch, scaled = len(sigmas), sigmas / np.float32(np.sqrt(rank))
+        return [
+            LowRankPerturbation(
+                tf.constant(scaled),
+                tf.constant(rng.standard_normal((batch, depth, rank), dtype=np.float32)),
+                tf.constant(rng.standard_normal((batch, units, rank), dtype=np.float32)),
+                tf.constant(rng.standard_normal((batch, units), dtype=np.float32)),
+            )
+            for depth, units in self.kernel_shapes
+        ]
+
+    def perturbed_parameters(self, parameters, perturbations, index):
+        """Materialises entry `index`'s flat parameters: parent + sigma * A @ B^T (for checks)."""
+        pieces = []
+        for (kernel, bias), p in zip(self.unflatten(parameters), perturbations):
+            sigma = float(np.asarray(p.sigmas)[index])
+            a, b = np.asarray(p.factor_a)[index], np.asarray(p.factor_b)[index]
+            pieces.append((kernel + sigma * a @ b.T).ravel())
+            noise = 0.0 if p.bias_noise is None else sigma * np.asarray(p.bias_noise)[index]
+            pieces.append(bias + noise)
+        return np.concatenate(pieces).astype(np.float32)
+
+    # ----- validation -----------------------------------------------------------------------
+    def _check_parameters(self, parameters, name, rank):
+        array = np.asarray(parameters)
+        if array.ndim != rank or array.shape[-1] != self.num_parameters:
+            expected = "[num_parameters]" if rank == 1 else "[n, num_parameters]"
+            raise ValueError(f"{name} must be {expected} with num_parameters={self.num_parameters}, got shape {array.shape}")
+        if not np.issubdtype(array.dtype, np.floating):
+            raise TypeError(f"{name} must be floating point, got {array.dtype}")
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} contains NaN or infinite values")
+        return array.astype(np.float32, copy=False)
+
+    def _check_slot_indices(self, slots, name):
+        array = np.asarray(slots)
+        if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
+            raise ValueError(f"{name} must be a 1-D sequence of integers, got {slots!r}")
+        bad = array[(array < 0) | (array >= self.slots)]
+        if bad.size:
+            raise ValueError(f"{name} contains {int(bad[0])}, out of range [0, {self.slots})")
+        return array.astype(np.int64)
+
+    def _check_observations(self, observations):
+        x = tf.convert_to_tensor(observations)
+        if x.dtype == tf.uint8:
+            x = tf.cast(x, tf.float32) * (1.0 / 255.0)
+        elif x.dtype != tf.float32:
+            raise TypeError(f"observations must be uint8 or float32, got {x.dtype.name}")
+        if x.shape.rank is not None and tuple(x.shape[1:]) != self.input_shape and None not in x.shape[1:]:
+            raise ValueError(f"observations must be [batch] + {list(self.input_shape)}, got shape {x.shape}")
+        return x
