@@ -35,6 +35,28 @@ def test_matches_per_member_conv2d(rng, backend, padding, kernel_size, stride, s
     assert_close_to_scale(y_flat, expected)
 
 
+@pytest.mark.parametrize("out", [5, 16, 32, 48, 64, 119])
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16], ids=["float32", "bfloat16"])
+def test_every_output_width(rng, out, dtype):
+    """Each column tile of the kernel (64, 32, 16 and the rest) and rows that do not fill a tile."""
+    x = rng.standard_normal((3, 13, 11, 3)).astype(np.float32)
+    filters = tf.cast(rng.standard_normal((2, 3, 2, 3, out)).astype(np.float32), dtype)
+    bias = tf.cast(rng.standard_normal((2, out)).astype(np.float32), dtype)
+    indices = np.array([1, 0, 1], np.int32)
+    expected = per_member_conv(x, filters, indices, (2, 1), "SAME", bias, relu=True)
+    assert_close_to_scale(population_conv2d(x, filters, indices, strides=(2, 1), bias=bias, relu=True), expected)
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+def test_kernel_larger_than_image(rng, backend):
+    x = rng.standard_normal((2, 4, 4, 2)).astype(np.float32)
+    filters = rng.standard_normal((1, 5, 5, 2, 3)).astype(np.float32)
+    indices = np.zeros(2, np.int32)
+    same = population_conv2d(x, filters, indices, strides=3, backend=backend)
+    assert_close_to_scale(same, per_member_conv(x, filters, indices, 3, "SAME"))
+    assert population_conv2d(x, filters, indices, padding="VALID", backend=backend).shape == (2, 0, 0, 3)
+
+
 def test_bfloat16_filters(rng):
     x = rng.standard_normal((3, 12, 12, 2)).astype(np.float32)
     filters = tf.cast(rng.standard_normal((2, 3, 3, 2, 16)).astype(np.float32), tf.bfloat16)

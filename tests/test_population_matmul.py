@@ -53,6 +53,7 @@ CASES = {
     "mid_rows_single_member_gemm": (3, 12, 50, 33, 7, False),
     "conv_like_per_member_gemm": (5, 49, 72, 32, 3, False),
     "one_member_column_split": (1, None, 512, 1024, 1, False),
+    "per_member_every_tile_width": (3, 37, 40, 119, 2, False),  # 64 + 32 + 16 + 7 columns
     "depth_not_multiple_of_unroll": (4, 3, 13, 9, 5, False),
 }
 

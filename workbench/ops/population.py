@@ -96,8 +96,9 @@ def population_matmul(x, weights, indices, bias=None, relu=False, perturbation=N
 def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, padding="SAME", bias=None, relu=False, perturbation=None, backend=None):
     """2-D convolution where batch entry b uses the filters of slot indices[b].
 
-    Runs im2col (tf.image.extract_patches) and population_matmul, so only the
-    batch entries passed are computed and entries sharing a slot share reads.
+    The custom kernel builds the im2col patches block by block in cache; the
+    reference runs tf.image.extract_patches and the reference matmul. Only the
+    batch entries passed are computed.
 
     Args:
       x: float32 [batch, height, width, channels] (NHWC).
@@ -125,10 +126,40 @@ def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, paddi
         if kernel_size is None:
             raise ValueError("kernel_size is required when filters are im2col-flattened [slots, kh*kw*channels, out]")
         kernel_h, kernel_w = _pair(kernel_size, "kernel_size")
-        if channels is not None:
-            _check_match(kernel_h * kernel_w * channels, filters.shape[1], "kh*kw*channels of x", "filters.shape[1]")
+    if channels is not None:
+        _check_match(kernel_h * kernel_w * channels, filters.shape[1], "kh*kw*channels of x", "filters.shape[1]")
+    if resolve_backend(backend) == "reference":
+        return _reference_conv2d(x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu, perturbation)
+    indices = _as_indices(indices, "indices" if perturbation is None else "parents")
+    _check_match(x.shape[0], indices.shape[0], "x.shape[0] (batch)", "indices.shape[0]")
+    if bias is not None:
+        bias = _as_tensor(bias, "bias", (filters.dtype,))
+        _check_rank(bias, "bias", (2,), "[slots, N]")
+        _check_match(bias.shape[0], filters.shape[0], "bias.shape[0] (slots)", "filters.shape[0]")
+        _check_match(bias.shape[1], filters.shape[2], "bias.shape[1] (N)", "filters.shape[2]")
+    _check_slots_in_range(indices, filters, "indices" if perturbation is None else "parents")
+    geometry = dict(kernel_size=[kernel_h, kernel_w], strides=[stride_h, stride_w], padding=padding, relu=relu)
+    biases = [] if bias is None else [bias]
+    if perturbation is None:
+        return _library().workbench_population_conv2d(x=x, weights=filters, indices=indices, biases=biases, **geometry)
+    p = _validated_perturbation(perturbation, x, filters)
+    return _library().workbench_perturbed_population_conv2d(
+        x=x,
+        weights=filters,
+        parents=indices,
+        sigmas=p.sigmas,
+        factor_a=p.factor_a,
+        factor_b=p.factor_b,
+        biases=biases,
+        bias_noise=[] if p.bias_noise is None else [p.bias_noise],
+        **geometry,
+    )
+
+
+def _reference_conv2d(x, filters, indices, kernel_size, strides, padding, bias, relu, perturbation):
+    """im2col with tf.image.extract_patches, then the matmul (validated there)."""
     patches = tf.image.extract_patches(
-        x, sizes=[1, kernel_h, kernel_w, 1], strides=[1, stride_h, stride_w, 1], rates=[1, 1, 1, 1], padding=padding
+        x, sizes=[1, *kernel_size, 1], strides=[1, *strides, 1], rates=[1, 1, 1, 1], padding=padding
     )
     shape = tf.shape(patches)
     batch, out_h, out_w = shape[0], shape[1], shape[2]
@@ -139,7 +170,7 @@ def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, paddi
         bias=bias,
         relu=relu,
         perturbation=perturbation,
-        backend=backend,
+        backend="reference",
     )
     return tf.reshape(y, [batch, out_h, out_w, filters.shape[2]])
 
@@ -240,3 +271,5 @@ def _pair(value, name):
 
 tf.no_gradient("Workbench>PopulationMatmul")
 tf.no_gradient("Workbench>PerturbedPopulationMatmul")
+tf.no_gradient("Workbench>PopulationConv2D")
+tf.no_gradient("Workbench>PerturbedPopulationConv2D")

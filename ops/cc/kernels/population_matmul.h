@@ -10,10 +10,22 @@
 
 namespace workbench {
 
+// A convolution seen as a matmul: row r of member b is the patch of output
+// position r (row-major over [out_height, out_width]) of image x[b]
+// [height, width, channels], flattened as [kernel_h, kernel_w, channels] and
+// zero outside the image. Patches are built on the fly in cache-sized blocks;
+// nothing im2col-sized is written to memory.
+struct ConvGeometry {
+  bool enabled = false;
+  int64_t height = 0, width = 0, channels = 0;
+  int64_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, out_height = 0, out_width = 0;
+};
+
 // All pointers are dense row-major buffers. Optional inputs are nullptr.
 template <typename T>
 struct PopulationMatmulProblem {
-  const float* x = nullptr;         // [batch, rows, depth]
+  const float* x = nullptr;         // [batch, rows, depth], or images (conv)
   const T* weights = nullptr;       // [slots, depth, cols]
   const int32_t* slots = nullptr;   // [batch], validated in [0, num_slots)
   const T* bias = nullptr;          // [num_slots, cols] or nullptr
@@ -24,6 +36,7 @@ struct PopulationMatmulProblem {
   const float* bias_noise = nullptr;  // [batch, cols] or nullptr
   int64_t batch = 0, rows = 0, depth = 0, cols = 0, num_slots = 0, rank = 0;
   bool relu = false;
+  ConvGeometry conv;                // rows, depth derive from it when enabled
   float* y = nullptr;               // [batch, rows, cols]
 };
 

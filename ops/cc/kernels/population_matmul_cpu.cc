@@ -9,6 +9,8 @@
 //     stacked on one shared slot), bound by arithmetic.
 // bfloat16 weights are widened to float32 on the fly; sums are in float32.
 // Bias, the low-rank perturbation and ReLU are fused into the epilogue.
+// Convolutions run as per-member GEMMs over patches built block by block in
+// cache (implicit im2col).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -25,6 +27,7 @@ constexpr int64_t kMinColumnChunk = 64;    // narrowest column split
 constexpr int64_t kColumnAlign = 16;       // 64-byte float lines
 constexpr int64_t kDepthBlock = 256;       // bf16 rows widened at a time
 constexpr int64_t kTasksPerThread = 4;     // slack for load balance
+constexpr int64_t kRowBlock = 128;         // rows per GEMM in per-member tasks
 
 using RowMatrix =
     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -123,6 +126,167 @@ void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
   }
 }
 
+// sum_k a[k] * b[k] with 16 independent partial sums (vectorisable without
+// reassociating float math).
+inline float Dot(const float* a, const float* b, int64_t n) {
+  float partial[16] = {};
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    for (int i = 0; i < 16; ++i) partial[i] += a[k + i] * b[k + i];
+  }
+  float sum = 0.0f;
+  for (; k < n; ++k) sum += a[k] * b[k];
+  for (int i = 0; i < 16; ++i) sum += partial[i];
+  return sum;
+}
+
+// Register-blocked float GEMM for the per-member tasks (convolutions):
+// y[rows, width] = x[rows, depth] @ w[depth, width], all row-major with
+// strides. A tile keeps kRows x (16 * kVecs) sums in vector registers (24
+// AVX-512 registers for the shapes used) and reads x in place, so unlike a
+// packing GEMM it needs no copy of the patches. GCC vector extensions make the
+// register blocking explicit (plain loops vectorised unreliably: 8 to 118
+// GFLOP/s for the same tile); measured here ~115 GFLOP/s per core, against ~95
+// for Eigen's GEMM. Without AVX-512 the vectors are split: correct, slower.
+typedef float Vec16 __attribute__((vector_size(64)));
+
+template <int kRows, int kVecs>
+inline void GemmTile(const float* x, int64_t ldx, int64_t depth, const float* w,
+                     int64_t ldw, float* y, int64_t ldy) {
+  Vec16 acc[kRows][kVecs];
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < kVecs; ++v) acc[r][v] = Vec16{};
+  }
+  for (int64_t k = 0; k < depth; ++k) {
+    Vec16 wk[kVecs];
+    for (int v = 0; v < kVecs; ++v) {
+      std::memcpy(&wk[v], w + k * ldw + 16 * v, sizeof(Vec16));
+    }
+    for (int r = 0; r < kRows; ++r) {
+      const float a = x[r * ldx + k];
+      for (int v = 0; v < kVecs; ++v) acc[r][v] += a * wk[v];
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < kVecs; ++v) {
+      std::memcpy(y + r * ldy + 16 * v, &acc[r][v], sizeof(Vec16));
+    }
+  }
+}
+
+// The last rows < kRows of a column strip, in one tile of exactly that many.
+template <int kRows, int kVecs>
+void GemmRemainderRows(int64_t rows, const float* x, int64_t ldx, int64_t depth,
+                       const float* w, int64_t ldw, float* y, int64_t ldy) {
+  if constexpr (kRows > 0) {
+    if (rows == kRows) {
+      GemmTile<kRows, kVecs>(x, ldx, depth, w, ldw, y, ldy);
+    } else {
+      GemmRemainderRows<kRows - 1, kVecs>(rows, x, ldx, depth, w, ldw, y, ldy);
+    }
+  }
+}
+
+template <int kRows, int kVecs>
+void GemmColumns(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+                 const float* w, int64_t ldw, float* y, int64_t ldy) {
+  int64_t r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    GemmTile<kRows, kVecs>(x + r * ldx, ldx, depth, w, ldw, y + r * ldy, ldy);
+  }
+  GemmRemainderRows<kRows - 1, kVecs>(rows - r, x + r * ldx, ldx, depth, w, ldw,
+                                      y + r * ldy, ldy);
+}
+
+void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+               const float* w, int64_t ldw, int64_t width, float* y,
+               int64_t ldy) {
+  int64_t c = 0;
+  for (; c + 64 <= width; c += 64) {
+    GemmColumns<6, 4>(x, ldx, rows, depth, w + c, ldw, y + c, ldy);
+  }
+  if (c + 32 <= width) {
+    GemmColumns<12, 2>(x, ldx, rows, depth, w + c, ldw, y + c, ldy);
+    c += 32;
+  }
+  if (c + 16 <= width) {
+    GemmColumns<12, 1>(x, ldx, rows, depth, w + c, ldw, y + c, ldy);
+    c += 16;
+  }
+  if (c == width) return;
+  // Fewer than 16 columns left (logits, low-rank projections): dot products
+  // against the transposed columns, vectorised along depth.
+  const int64_t rest = width - c;
+  thread_local std::vector<float> columns;
+  columns.resize(rest * depth);
+  for (int64_t k = 0; k < depth; ++k) {
+    for (int64_t j = 0; j < rest; ++j) columns[j * depth + k] = w[k * ldw + c + j];
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < rest; ++j) {
+      y[r * ldy + c + j] = Dot(x + r * ldx, columns.data() + j * depth, depth);
+    }
+  }
+}
+
+// Widens weight columns [0, width) of w (row stride ldw) into dense float
+// rows (stride width); float weights are used in place.
+const float* WeightsAsFloat(const float* w, int64_t ldw, int64_t, int64_t,
+                            std::vector<float>*, int64_t* ld_out) {
+  *ld_out = ldw;
+  return w;
+}
+const float* WeightsAsFloat(const Eigen::bfloat16* w, int64_t ldw,
+                            int64_t depth, int64_t width,
+                            std::vector<float>* buffer, int64_t* ld_out) {
+  buffer->resize(depth * width);
+  for (int64_t k = 0; k < depth; ++k) {
+    for (int64_t j = 0; j < width; ++j) {
+      (*buffer)[k * width + j] = LoadAsFloat(w + k * ldw, j);
+    }
+  }
+  *ld_out = width;
+  return buffer->data();
+}
+
+// out[r - row_begin, :] = patch of output position r of `image`, for
+// r in [row_begin, row_end).
+// Inline copy: the spans are short (tens of floats), too short for memcpy's call.
+inline void CopyFloats(const float* src, int64_t n, float* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+void BuildPatches(const ConvGeometry& g, const float* image, int64_t row_begin,
+                  int64_t row_end, float* out) {
+  const int64_t span = g.kernel_w * g.channels;  // one kernel row of a patch
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t top = (r / g.out_width) * g.stride_h - g.pad_top;
+    const int64_t left = (r % g.out_width) * g.stride_w - g.pad_left;
+    const bool inside_w = left >= 0 && left + g.kernel_w <= g.width;
+    for (int64_t i = 0; i < g.kernel_h; ++i, out += span) {
+      const int64_t row = top + i;
+      if (row < 0 || row >= g.height) {
+        std::fill(out, out + span, 0.0f);
+        continue;
+      }
+      const float* src = image + (row * g.width + left) * g.channels;
+      if (inside_w) {
+        CopyFloats(src, span, out);
+        continue;
+      }
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        float* dst = out + j * g.channels;
+        const int64_t col = left + j;
+        if (col < 0 || col >= g.width) {
+          std::fill(dst, dst + g.channels, 0.0f);
+        } else {
+          CopyFloats(src + j * g.channels, g.channels, dst);
+        }
+      }
+    }
+  }
+}
+
 // One unit of work: members order[order_begin:order_end] (all on one slot),
 // their rows [row_begin, row_end), columns [col_begin, col_end).
 struct Task {
@@ -133,14 +297,15 @@ template <typename T>
 class Plan {
  public:
   Plan(const PopulationMatmulProblem<T>& p, int num_threads)
-      : p_(p), per_member_(p.rows >= kPerMemberMinRows) {
+      : p_(p), per_member_(p.conv.enabled || p.rows >= kPerMemberMinRows) {
     GroupBySlot();
     MakeTasks(kTasksPerThread * std::max(1, num_threads));
   }
 
   void Run(const ParallelFor& parallel_for) {
-    if (p_.sigmas != nullptr && p_.rank > 0) {
-      // u[b] = x[b] @ factor_a[b]: the rank-R projection of each member.
+    if (!per_member_ && p_.sigmas != nullptr && p_.rank > 0) {
+      // u[b] = x[b] @ factor_a[b]: the rank-R projection of each member
+      // (per-member tasks project their own rows).
       lowrank_u_.resize(p_.batch * p_.rows * p_.rank);
       parallel_for(p_.batch, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
@@ -232,14 +397,7 @@ class Plan {
     const int64_t width = t.col_end - t.col_begin;
     const T* w = p_.weights + p_.slots[first] * p_.depth * p_.cols + t.col_begin;
     if (per_member_) {
-      // Rows of one member are contiguous in x and y: GEMM straight into y.
-      const int64_t offset = first * p_.rows + t.row_begin;
-      float* out = p_.y + offset * p_.cols + t.col_begin;
-      Gemm(p_.x + offset * p_.depth, p_.depth, t.row_end - t.row_begin,
-           p_.depth, w, p_.cols, width, out, p_.cols);
-      for (int64_t r = t.row_begin; r < t.row_end; ++r) {
-        FinishRow(first, r, out + (r - t.row_begin) * p_.cols, t);
-      }
+      RunMemberRows(first, w, width, t);
       return;
     }
     const int64_t members = t.order_end - t.order_begin;
@@ -265,38 +423,74 @@ class Plan {
     }
     for (int64_t i = 0; i < members; ++i) {
       for (int64_t r = 0; r < p_.rows; ++r) {
-        FinishRow(order_[t.order_begin + i], r,
-                  acc.data() + (i * p_.rows + r) * width, t);
+        const int64_t member = order_[t.order_begin + i];
+        const float* u =
+            lowrank_u_.empty()
+                ? nullptr
+                : lowrank_u_.data() + (member * p_.rows + r) * p_.rank;
+        FinishRow(member, r, acc.data() + (i * p_.rows + r) * width, u, t);
+      }
+    }
+  }
+
+  // Rows of one member (a row block at a time): GEMM straight into y, where
+  // the member's rows are contiguous; conv rows are patches built in cache.
+  void RunMemberRows(int64_t member, const T* w, int64_t width, const Task& t) {
+    thread_local std::vector<float> patches, projected, widened;
+    const bool lowrank = p_.sigmas != nullptr && p_.rank > 0;
+    int64_t ldw = 0;
+    const float* wf = WeightsAsFloat(w, p_.cols, p_.depth, width, &widened, &ldw);
+    for (int64_t r0 = t.row_begin; r0 < t.row_end; r0 += kRowBlock) {
+      const int64_t n = std::min(kRowBlock, t.row_end - r0);
+      const float* x = p_.x + (member * p_.rows + r0) * p_.depth;
+      if (p_.conv.enabled) {
+        const ConvGeometry& g = p_.conv;
+        patches.resize(n * p_.depth);
+        BuildPatches(g, p_.x + member * g.height * g.width * g.channels, r0,
+                     r0 + n, patches.data());
+        x = patches.data();
+      }
+      float* out = p_.y + (member * p_.rows + r0) * p_.cols + t.col_begin;
+      TiledGemm(x, p_.depth, n, p_.depth, wf, ldw, width, out, p_.cols);
+      if (lowrank) {
+        projected.resize(n * p_.rank);
+        TiledGemm(x, p_.depth, n, p_.depth,
+                  p_.factor_a + member * p_.depth * p_.rank, p_.rank, p_.rank,
+                  projected.data(), p_.rank);
+      }
+      for (int64_t r = 0; r < n; ++r) {
+        FinishRow(member, r0 + r, out + r * p_.cols,
+                  lowrank ? projected.data() + r * p_.rank : nullptr, t);
       }
     }
   }
 
   // y[member, row, cols] = act(acc + bias + perturbation), for the task's
-  // columns. `acc` may alias the output.
-  void FinishRow(int64_t member, int64_t row, const float* acc, const Task& t) {
+  // columns. `acc` may alias the output; `u` is the row's low-rank
+  // projection x @ factor_a (nullptr without perturbation).
+  void FinishRow(int64_t member, int64_t row, const float* acc, const float* u,
+                 const Task& t) {
     float* out = p_.y + (member * p_.rows + row) * p_.cols;
-    const int64_t slot = p_.slots[member];
-    const T* bias = p_.bias ? p_.bias + slot * p_.cols : nullptr;
+    const int64_t c0 = t.col_begin, c1 = t.col_end;
+    if (acc != out + c0) std::copy(acc, acc + (c1 - c0), out + c0);
+    if (p_.bias) {
+      const T* bias = p_.bias + p_.slots[member] * p_.cols;
+      for (int64_t c = c0; c < c1; ++c) out[c] += LoadAsFloat(bias, c);
+    }
     const float sigma = p_.sigmas ? p_.sigmas[member] : 0.0f;
-    const float* noise =
-        p_.bias_noise ? p_.bias_noise + member * p_.cols : nullptr;
-    const float* u = lowrank_u_.empty()
-                         ? nullptr
-                         : lowrank_u_.data() + (member * p_.rows + row) * p_.rank;
-    const float* factor_b =
-        u ? p_.factor_b + member * p_.cols * p_.rank : nullptr;
-    for (int64_t c = t.col_begin; c < t.col_end; ++c) {
-      float value = acc[c - t.col_begin];
-      if (bias) value += LoadAsFloat(bias, c);
-      if (noise) value += sigma * noise[c];
-      if (u) {
-        float lowrank = 0.0f;
-        const float* fb = factor_b + c * p_.rank;
-        for (int64_t r = 0; r < p_.rank; ++r) lowrank += u[r] * fb[r];
-        value += sigma * lowrank;
+    if (p_.bias_noise) {
+      const float* noise = p_.bias_noise + member * p_.cols;
+      for (int64_t c = c0; c < c1; ++c) out[c] += sigma * noise[c];
+    }
+    if (u) {
+      const float* factor_b = p_.factor_b + member * p_.cols * p_.rank;
+      for (int64_t r = 0; r < p_.rank; ++r) {
+        const float scale = sigma * u[r];
+        for (int64_t c = c0; c < c1; ++c) out[c] += scale * factor_b[c * p_.rank + r];
       }
-      if (p_.relu) value = std::max(value, 0.0f);
-      out[c] = value;
+    }
+    if (p_.relu) {
+      for (int64_t c = c0; c < c1; ++c) out[c] = std::max(out[c], 0.0f);
     }
   }
 
@@ -307,7 +501,7 @@ class Plan {
   std::vector<std::pair<int64_t, int64_t>> groups_;  // [begin, end) in order_
   std::vector<Task> tasks_;
   std::vector<float> gathered_;   // x rows in order_ (only if needs_gather_)
-  std::vector<float> lowrank_u_;  // [batch, rows, rank]
+  std::vector<float> lowrank_u_;  // [batch, rows, rank], stacked tasks only
 };
 
 }  // namespace

@@ -1,6 +1,10 @@
-// TensorFlow CPU kernels of the population matmul ops: validate the inputs
+// TensorFlow CPU kernels of the population ops: validate the inputs
 // (every bad call becomes an InvalidArgument error naming the argument), then
 // hand a PopulationMatmulProblem to the CPU math on TF's intra-op thread pool.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "population_matmul.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/register_types.h"
@@ -37,11 +41,52 @@ absl::Status CheckShape(const Tensor& tensor, const char* name,
                          tensor.shape().DebugString());
 }
 
-template <typename T, bool kPerturbed>
+// Fills the convolution geometry from the image shape and the op's attributes.
+absl::Status MakeConvGeometry(const Tensor& x, const std::vector<int32_t>& kernel_size,
+                              const std::vector<int32_t>& strides, bool same,
+                              ConvGeometry* g) {
+  if (x.dims() != 4) {
+    return InvalidArgument("x must be [batch, height, width, channels], got ",
+                           x.shape().DebugString());
+  }
+  g->enabled = true;
+  g->height = x.dim_size(1);
+  g->width = x.dim_size(2);
+  g->channels = x.dim_size(3);
+  g->kernel_h = kernel_size[0];
+  g->kernel_w = kernel_size[1];
+  g->stride_h = strides[0];
+  g->stride_w = strides[1];
+  if (same) {  // as tf.nn.conv2d: the extra padding goes after
+    g->out_height = (g->height + g->stride_h - 1) / g->stride_h;
+    g->out_width = (g->width + g->stride_w - 1) / g->stride_w;
+    g->pad_top = std::max<int64_t>(
+                     (g->out_height - 1) * g->stride_h + g->kernel_h - g->height, 0) / 2;
+    g->pad_left = std::max<int64_t>(
+                      (g->out_width - 1) * g->stride_w + g->kernel_w - g->width, 0) / 2;
+  } else {
+    g->out_height = g->height >= g->kernel_h ? (g->height - g->kernel_h) / g->stride_h + 1 : 0;
+    g->out_width = g->width >= g->kernel_w ? (g->width - g->kernel_w) / g->stride_w + 1 : 0;
+  }
+  return absl::OkStatus();
+}
+
+template <typename T, bool kPerturbed, bool kConv>
 class PopulationMatmulOp : public OpKernel {
  public:
   explicit PopulationMatmulOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("relu", &relu_));
+    if (kConv) {
+      std::string padding;
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("kernel_size", &kernel_size_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("strides", &strides_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("padding", &padding));
+      OP_REQUIRES(ctx, kernel_size_.size() == 2 && kernel_size_[0] > 0 && kernel_size_[1] > 0,
+                  InvalidArgument("kernel_size must be two positive integers"));
+      OP_REQUIRES(ctx, strides_.size() == 2 && strides_[0] > 0 && strides_[1] > 0,
+                  InvalidArgument("strides must be two positive integers"));
+      same_padding_ = padding == "SAME";
+    }
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -49,25 +94,35 @@ class PopulationMatmulOp : public OpKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& weights = ctx->input(1);
     const Tensor& indices = ctx->input(2);
-    OP_REQUIRES(ctx, x.dims() == 2 || x.dims() == 3,
-                InvalidArgument("x must be [batch, K] or [batch, rows, K], got ",
-                                x.shape().DebugString()));
+    PopulationMatmulProblem<T> p;
+    if (kConv) {
+      OP_REQUIRES_OK(ctx, MakeConvGeometry(x, kernel_size_, strides_, same_padding_, &p.conv));
+    } else {
+      OP_REQUIRES(ctx, x.dims() == 2 || x.dims() == 3,
+                  InvalidArgument("x must be [batch, K] or [batch, rows, K], got ",
+                                  x.shape().DebugString()));
+    }
     OP_REQUIRES(ctx, weights.dims() == 3,
                 InvalidArgument("weights must be [slots, K, N], got ",
                                 weights.shape().DebugString()));
     OP_REQUIRES(ctx, weights.dim_size(0) > 0,
                 InvalidArgument("weights has 0 slots; a population needs at "
                                 "least one slot"));
-    PopulationMatmulProblem<T> p;
     p.batch = x.dim_size(0);
-    p.rows = x.dims() == 3 ? x.dim_size(1) : 1;
-    p.depth = x.dim_size(x.dims() - 1);
+    if (kConv) {
+      p.rows = p.conv.out_height * p.conv.out_width;
+      p.depth = p.conv.kernel_h * p.conv.kernel_w * p.conv.channels;
+    } else {
+      p.rows = x.dims() == 3 ? x.dim_size(1) : 1;
+      p.depth = x.dim_size(x.dims() - 1);
+    }
     p.num_slots = weights.dim_size(0);
     p.cols = weights.dim_size(2);
     p.relu = relu_;
     OP_REQUIRES(ctx, weights.dim_size(1) == p.depth,
-                InvalidArgument("x has K=", p.depth,
-                                " (last dimension) but weights has K=",
+                InvalidArgument(kConv ? "kernel_h * kernel_w * channels of x is K="
+                                      : "x has K=",
+                                p.depth, " but weights has K=",
                                 weights.dim_size(1), " (weights.shape[1])"));
     OP_REQUIRES_OK(ctx, CheckShape(indices, indices_name, {p.batch}, "[batch]"));
 
@@ -121,11 +176,15 @@ class PopulationMatmulOp : public OpKernel {
     }
 
     TensorShape out_shape = x.shape();
+    if (kConv) {
+      out_shape.set_dim(1, p.conv.out_height);
+      out_shape.set_dim(2, p.conv.out_width);
+    }
     out_shape.set_dim(x.dims() - 1, p.cols);
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &y));
     if (y->NumElements() == 0) return;
-    p.x = x.flat<float>().data();
+    p.x = x.flat<float>().data();  // images when kConv
     p.weights = weights.flat<T>().data();
     p.slots = slots.data();
     p.y = y->flat<float>().data();
@@ -145,17 +204,27 @@ class PopulationMatmulOp : public OpKernel {
 
  private:
   bool relu_ = false;
+  std::vector<int32_t> kernel_size_, strides_;  // conv only
+  bool same_padding_ = true;                    // conv only
 };
 
 #define REGISTER_POPULATION_MATMUL(T)                                       \
   REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationMatmul")                \
                               .Device(DEVICE_CPU)                           \
                               .TypeConstraint<T>("T"),                      \
-                          PopulationMatmulOp<T, false>);                    \
+                          PopulationMatmulOp<T, false, false>);             \
   REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationMatmul")       \
                               .Device(DEVICE_CPU)                           \
                               .TypeConstraint<T>("T"),                      \
-                          PopulationMatmulOp<T, true>);
+                          PopulationMatmulOp<T, true, false>);              \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationConv2D")                \
+                              .Device(DEVICE_CPU)                           \
+                              .TypeConstraint<T>("T"),                      \
+                          PopulationMatmulOp<T, false, true>);              \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationConv2D")       \
+                              .Device(DEVICE_CPU)                           \
+                              .TypeConstraint<T>("T"),                      \
+                          PopulationMatmulOp<T, true, true>);
 
 REGISTER_POPULATION_MATMUL(float);
 REGISTER_POPULATION_MATMUL(Eigen::bfloat16);

@@ -1,7 +1,9 @@
-// Registration and shape functions of the population matmul ops.
+// Registration and shape functions of the population ops.
 //
 // PopulationMatmul: y[b] = act(x[b] @ weights[indices[b]] + biases[indices[b]])
-// PerturbedPopulationMatmul: the same with member b's weights replaced by
+// PopulationConv2D: the same with x[b] an image and its rows the patches
+//   (im2col, built on the fly) of a convolution.
+// Perturbed*: member b's weights replaced by
 //   weights[parents[b]] + sigmas[b] * factor_a[b] @ factor_b[b]^T
 // (a rank-R perturbation, EGGROLL) and its bias by
 //   biases[parents[b]] + sigmas[b] * bias_noise[b].
@@ -45,13 +47,27 @@ absl::Status MergeNamed(InferenceContext* c, DimensionHandle a,
   return absl::OkStatus();
 }
 
-absl::Status PopulationMatmulShape(InferenceContext* c, bool perturbed) {
+// Output size of one spatial dimension (as tf.nn.conv2d), or -1 if unknown.
+int64_t ConvOutputSize(int64_t input, int64_t kernel, int64_t stride,
+                       bool same) {
+  if (input < 0) return -1;
+  if (same) return (input + stride - 1) / stride;
+  return input >= kernel ? (input - kernel) / stride + 1 : 0;
+}
+
+absl::Status PopulationMatmulShape(InferenceContext* c, bool perturbed,
+                                   bool conv) {
   ShapeHandle x = c->input(0);
   ShapeHandle weights = c->input(1);
   ShapeHandle indices = c->input(2);
   const char* indices_name = perturbed ? "parents" : "indices";
-  TF_RETURN_IF_ERROR(
-      CheckRank(c, x, "x", 2, 3, "[batch, K] or [batch, rows, K]"));
+  if (conv) {
+    TF_RETURN_IF_ERROR(
+        CheckRank(c, x, "x", 4, 4, "[batch, height, width, channels]"));
+  } else {
+    TF_RETURN_IF_ERROR(
+        CheckRank(c, x, "x", 2, 3, "[batch, K] or [batch, rows, K]"));
+  }
   TF_RETURN_IF_ERROR(CheckRank(c, weights, "weights", 3, 3, "[slots, K, N]"));
   TF_RETURN_IF_ERROR(CheckRank(c, indices, indices_name, 1, 1, "[batch]"));
   TF_RETURN_IF_ERROR(c->WithRankAtLeast(x, 2, &x));
@@ -68,9 +84,32 @@ absl::Status PopulationMatmulShape(InferenceContext* c, bool perturbed) {
                                 absl::StrCat("x.shape[0] and ", indices_name,
                                              ".shape[0] (batch)"),
                                 &batch));
-  TF_RETURN_IF_ERROR(MergeNamed(c, c->Dim(x, -1), c->Dim(weights, 1),
-                                "x.shape[-1] and weights.shape[1] (K)",
-                                &depth));
+  std::vector<int32_t> kernel_size, strides;
+  std::string padding;
+  if (conv) {
+    TF_RETURN_IF_ERROR(c->GetAttr("kernel_size", &kernel_size));
+    TF_RETURN_IF_ERROR(c->GetAttr("strides", &strides));
+    TF_RETURN_IF_ERROR(c->GetAttr("padding", &padding));
+    if (kernel_size.size() != 2 || strides.size() != 2 ||
+        kernel_size[0] < 1 || kernel_size[1] < 1 || strides[0] < 1 ||
+        strides[1] < 1) {
+      return absl::InvalidArgumentError(
+          "kernel_size and strides must each be two positive integers");
+    }
+    DimensionHandle channels = c->Dim(x, 3);
+    DimensionHandle patch = c->UnknownDim();
+    if (InferenceContext::ValueKnown(channels)) {
+      patch = c->MakeDim(int64_t{kernel_size[0]} * kernel_size[1] *
+                         InferenceContext::Value(channels));
+    }
+    TF_RETURN_IF_ERROR(MergeNamed(
+        c, patch, c->Dim(weights, 1),
+        "kernel_h * kernel_w * x.shape[3] and weights.shape[1] (K)", &depth));
+  } else {
+    TF_RETURN_IF_ERROR(MergeNamed(c, c->Dim(x, -1), c->Dim(weights, 1),
+                                  "x.shape[-1] and weights.shape[1] (K)",
+                                  &depth));
+  }
   DimensionHandle cols = c->Dim(weights, 2);
 
   std::vector<ShapeHandle> biases;
@@ -122,7 +161,16 @@ absl::Status PopulationMatmulShape(InferenceContext* c, bool perturbed) {
     }
   }
 
-  if (InferenceContext::RankKnown(x) && InferenceContext::Rank(x) == 2) {
+  if (conv) {
+    const bool same = padding == "SAME";
+    const int64_t out_h = ConvOutputSize(
+        InferenceContext::Value(c->Dim(x, 1)), kernel_size[0], strides[0], same);
+    const int64_t out_w = ConvOutputSize(
+        InferenceContext::Value(c->Dim(x, 2)), kernel_size[1], strides[1], same);
+    c->set_output(0, c->MakeShape({batch, out_h < 0 ? c->UnknownDim() : c->MakeDim(out_h),
+                                   out_w < 0 ? c->UnknownDim() : c->MakeDim(out_w),
+                                   cols}));
+  } else if (InferenceContext::RankKnown(x) && InferenceContext::Rank(x) == 2) {
     c->set_output(0, c->MakeShape({batch, cols}));
   } else if (InferenceContext::RankKnown(x)) {
     c->set_output(0, c->MakeShape({batch, c->Dim(x, 1), cols}));
@@ -144,7 +192,7 @@ REGISTER_OP("Workbench>PopulationMatmul")
     .Attr("num_biases: int >= 0 = 0")
     .Attr("relu: bool = false")
     .SetShapeFn([](InferenceContext* c) {
-      return PopulationMatmulShape(c, /*perturbed=*/false);
+      return PopulationMatmulShape(c, /*perturbed=*/false, /*conv=*/false);
     })
     .Doc(R"doc(
 Matmul of a batch against per-member weights: y[b] = x[b] @ weights[indices[b]].
@@ -173,7 +221,7 @@ REGISTER_OP("Workbench>PerturbedPopulationMatmul")
     .Attr("num_bias_noise: int >= 0 = 0")
     .Attr("relu: bool = false")
     .SetShapeFn([](InferenceContext* c) {
-      return PopulationMatmulShape(c, /*perturbed=*/true);
+      return PopulationMatmulShape(c, /*perturbed=*/true, /*conv=*/false);
     })
     .Doc(R"doc(
 Population matmul with low-rank perturbed members (EGGROLL):
@@ -181,6 +229,53 @@ y[b] = x[b] @ weights[parents[b]] + sigmas[b] * (x[b] @ factor_a[b]) @ factor_b[
        (+ biases[parents[b]] + sigmas[b] * bias_noise[b]).
 Members that share a parent share its weight reads; no member's weights are
 materialised.
+)doc");
+
+REGISTER_OP("Workbench>PopulationConv2D")
+    .Input("x: float")
+    .Input("weights: T")
+    .Input("indices: int32")
+    .Input("biases: num_biases * T")
+    .Output("y: float")
+    .Attr("T: {float, bfloat16}")
+    .Attr("num_biases: int >= 0 = 0")
+    .Attr("kernel_size: list(int)")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("relu: bool = false")
+    .SetShapeFn([](InferenceContext* c) {
+      return PopulationMatmulShape(c, /*perturbed=*/false, /*conv=*/true);
+    })
+    .Doc(R"doc(
+2-D convolution (NHWC, as tf.nn.conv2d) of image x[b] with the filters of slot
+indices[b]. weights: [slots, kernel_h * kernel_w * channels, filters], the
+im2col flattening of [kernel_h, kernel_w, channels, filters].
+y: [batch, out_height, out_width, filters].
+)doc");
+
+REGISTER_OP("Workbench>PerturbedPopulationConv2D")
+    .Input("x: float")
+    .Input("weights: T")
+    .Input("parents: int32")
+    .Input("sigmas: float")
+    .Input("factor_a: float")
+    .Input("factor_b: float")
+    .Input("biases: num_biases * T")
+    .Input("bias_noise: num_bias_noise * float")
+    .Output("y: float")
+    .Attr("T: {float, bfloat16}")
+    .Attr("num_biases: int >= 0 = 0")
+    .Attr("num_bias_noise: int >= 0 = 0")
+    .Attr("kernel_size: list(int)")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("relu: bool = false")
+    .SetShapeFn([](InferenceContext* c) {
+      return PopulationMatmulShape(c, /*perturbed=*/true, /*conv=*/true);
+    })
+    .Doc(R"doc(
+PopulationConv2D with low-rank perturbed members (see
+PerturbedPopulationMatmul); factor_a is [batch, kernel_h * kernel_w * channels, rank].
 )doc");
 
 }  // namespace workbench

@@ -1,0 +1,219 @@
+"""Benchmark: inference of a population of networks that each have their own weights.
+
+One observation per member, LargeModel and SmallModel, P = 32 and 128 members.
+Measured in the same run:
+  read_gbps     memory read bandwidth: best of 3 sums over a 256 MB array (numpy on one
+                thread and tf.reduce_sum on all threads; the larger is the limit)
+  peak_gflops   float32 matmul peak: best of tf.matmul 2048x2048
+  homogeneous   one shared network on the same batch (plain tf.nn.conv2d / tf.matmul)
+  puretf        best pure-TF heterogeneous formulation: gather + batched matmul (the ops'
+                reference backend) or grouped tf.nn.conv2d + batched matmul on the slot variables
+  op_fp32       the custom ops, float32 weights, distinct members
+  op_bf16       the custom ops, bfloat16 weights, distinct members
+  op_lowrank    the custom ops in perturbed mode: every member is the shared parent plus its
+                own rank-r perturbation (EGGROLL), nothing materialised
+  roofline      distinct float32 members at the machine's limit:
+                max(weight bytes / read_gbps, FLOPs / peak_gflops)
+Throughputs are observations per second; ratios are what to read (absolute times on shared
+machines are noise). Prints a table, then one JSON line.
+
+  python bench/population_inference.py [--quick | --smoke] [--rank R]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.models import LargeModel, SmallModel  # noqa: E402
+from workbench.models.layers import Conv2D  # noqa: E402
+
+TARGETS = {"op_vs_roofline": 0.8, "bf16_vs_fp32": 1.7, "lowrank_vs_homogeneous": 0.8, "op_vs_puretf": 1.3}
+
+
+def best_seconds(fn, repeats):
+    """Best wall time of fn() over `repeats` runs after one warm-up run (results fetched)."""
+    _fetch(fn())
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _fetch(fn())
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _fetch(result):
+    return result.numpy() if hasattr(result, "numpy") else result
+
+
+def measure_read_gbps(repeats=3, megabytes=256):
+    array = np.ones(megabytes * 2**20 // 4, np.float32)
+    one_thread = array.nbytes / best_seconds(lambda: array.sum(), repeats) / 1e9
+    tensor = tf.constant(array)
+    reduce_sum = tf.function(lambda: tf.reduce_sum(tensor))
+    all_threads = array.nbytes / best_seconds(reduce_sum, repeats) / 1e9
+    return max(one_thread, all_threads), one_thread, all_threads
+
+
+def measure_peak_gflops(repeats=5, size=2048):
+    a = tf.random.normal([size, size])
+    matmul = tf.function(lambda: tf.matmul(a, a))
+    return 2 * size**3 / best_seconds(matmul, repeats) / 1e9
+
+
+def flops_per_observation(model):
+    total = 0
+    for layer, (depth, units), out_shape in zip(model.layers, model.kernel_shapes, model.output_shapes):
+        positions = out_shape[0] * out_shape[1] if isinstance(layer, Conv2D) else 1
+        total += 2 * positions * depth * units
+    return total
+
+
+def fill_random(model, seed):
+    """Distinct random weights in every slot, at the paper's initial scale (fast, in TF)."""
+    tf.random.set_seed(seed)
+    for i, (kernel, bias) in enumerate(zip(model.kernels, model.biases)):
+        depth = kernel.shape[1]
+        std = 0.1 if i == len(model.kernels) - 1 else 1.0
+        kernel.assign(tf.cast(tf.random.normal(kernel.shape) * (std / np.sqrt(depth)), kernel.dtype))
+        bias.assign(tf.cast(tf.random.normal(bias.shape) * 0.01, bias.dtype))
+
+
+def copy_weights(source, target):
+    for src, dst in zip(source.kernels + source.biases, target.kernels + target.biases):
+        dst.assign(tf.cast(src, dst.dtype))
+
+
+def homogeneous_forward(model, observations):
+    """One network (slot 0) on the whole batch: what shared-weight inference costs."""
+    x = tf.cast(observations, tf.float32) / 255.0
+    last = len(model.layers) - 1
+    for i, (layer, kernel, bias) in enumerate(zip(model.layers, model.kernels, model.biases)):
+        if isinstance(layer, Conv2D):
+            k = tf.reshape(kernel[0], [layer.kernel_size, layer.kernel_size, -1, layer.filters])
+            x = tf.nn.conv2d(x, k, strides=layer.stride, padding="SAME") + bias[0]
+        else:
+            x = tf.matmul(tf.reshape(x, [tf.shape(x)[0], -1]), kernel[0]) + bias[0]
+        x = tf.nn.relu(x) if i < last else x
+    return x
+
+
+def grouped_conv_forward(model, observations):
+    """Pure TF, member b on slot b: grouped conv (groups = members) and batched matmul."""
+    members = observations.shape[0]
+    x = tf.cast(observations, tf.float32) / 255.0
+    last = len(model.layers) - 1
+    for i, (layer, kernel, bias) in enumerate(zip(model.layers, model.kernels, model.biases)):
+        if isinstance(layer, Conv2D):
+            height, width, channels = x.shape[1:]
+            stacked = tf.reshape(tf.transpose(x, [1, 2, 0, 3]), [1, height, width, members * channels])
+            k = tf.reshape(kernel, [members, layer.kernel_size, layer.kernel_size, channels, layer.filters])
+            k = tf.reshape(tf.transpose(k, [1, 2, 3, 0, 4]), [layer.kernel_size, layer.kernel_size, channels, members * layer.filters])
+            y = tf.nn.conv2d(stacked, k, strides=layer.stride, padding="SAME")
+            out_h, out_w = y.shape[1:3]
+            x = tf.transpose(tf.reshape(y, [out_h, out_w, members, layer.filters]), [2, 0, 1, 3]) + bias[:, None, None, :]
+        else:
+            x = tf.squeeze(tf.matmul(tf.reshape(x, [members, 1, -1]), kernel), 1) + bias
+        x = tf.nn.relu(x) if i < last else x
+    return x
+
+
+def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng):
+    model = cls(num_actions=18, slots=members, backend="custom")
+    fill_random(model, seed=members)
+    model16 = cls(num_actions=18, slots=members, weight_dtype="bfloat16", backend="custom")
+    copy_weights(model, model16)
+    reference = cls(num_actions=18, slots=members, backend="reference")
+    copy_weights(model, reference)
+    observations = tf.constant(rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8))
+    distinct = tf.range(members, dtype=tf.int32)
+    shared = tf.zeros([members], tf.int32)
+    perturbations = model.random_perturbations(np.full(members, 0.002, np.float32), rank=rank, seed=members)
+
+    candidates = {
+        "homogeneous": tf.function(lambda: homogeneous_forward(model, observations)),
+        "puretf_gather_matmul": tf.function(lambda: reference(observations, distinct)),
+        "puretf_grouped_conv": tf.function(lambda: grouped_conv_forward(model, observations)),
+        "op_fp32": tf.function(lambda: model(observations, distinct)),
+        "op_bf16": tf.function(lambda: model16(observations, distinct)),
+        "op_lowrank": tf.function(lambda: model(observations, shared, perturbations)),
+    }
+    # Same numbers from every heterogeneous formulation (a benchmark of wrong answers is void).
+    expected = candidates["op_fp32"]().numpy()
+    for name in ("puretf_gather_matmul", "puretf_grouped_conv"):
+        error = np.abs(candidates[name]().numpy() - expected).max()
+        assert error <= 1e-3 * max(np.abs(expected).max(), 1e-6), f"{name} disagrees with op_fp32: {error}"
+    rates = {name: members / best_seconds(fn, repeats) for name, fn in candidates.items()}
+    puretf_name = max(("puretf_gather_matmul", "puretf_grouped_conv"), key=rates.get)
+    rates["puretf"] = rates[puretf_name]
+
+    weight_bytes = model.num_parameters * 4 * members
+    flops = flops_per_observation(model) * members
+    roofline_seconds = max(weight_bytes / (read_gbps * 1e9), flops / (peak_gflops * 1e9))
+    rates["roofline"] = members / roofline_seconds
+    return {
+        "obs_per_s": {k: round(v, 1) for k, v in rates.items()},
+        "puretf_formulation": puretf_name.replace("puretf_", ""),
+        "weight_mb_per_member": round(model.num_parameters * 4 / 2**20, 2),
+        "mflop_per_obs": round(flops_per_observation(model) / 1e6, 2),
+        "roofline_bound": "memory" if weight_bytes / read_gbps >= flops / peak_gflops else "compute",
+        "op_vs_puretf": round(rates["op_fp32"] / rates["puretf"], 3),
+        "op_vs_roofline": round(rates["op_fp32"] / rates["roofline"], 3),
+        "bf16_vs_fp32": round(rates["op_bf16"] / rates["op_fp32"], 3),
+        "lowrank_vs_homogeneous": round(rates["op_lowrank"] / rates["homogeneous"], 3),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fewer repetitions (under 3 minutes)")
+    mode.add_argument("--smoke", action="store_true", help="tiny populations, one repetition: checks the script runs")
+    parser.add_argument("--rank", type=int, default=1, help="rank of the low-rank perturbations (default 1)")
+    parser.add_argument("--members", type=int, nargs="+", default=None, help="population sizes (default 32 128)")
+    args = parser.parse_args(argv)
+    if args.rank < 1:
+        parser.error("--rank must be >= 1")
+    repeats = 1 if args.smoke else 3 if args.quick else 10
+    members_list = args.members or ([2] if args.smoke else [32, 128])
+    if any(m < 1 for m in members_list):
+        parser.error("--members must be positive")
+
+    read_gbps, read_one, read_all = measure_read_gbps(1 if args.smoke else 3, 16 if args.smoke else 256)
+    peak_gflops = measure_peak_gflops(1 if args.smoke else 5, 512 if args.smoke else 2048)
+    print(f"read bandwidth {read_gbps:.1f} GB/s (numpy 1 thread {read_one:.1f}, tf all threads {read_all:.1f}); "
+          f"matmul peak {peak_gflops:.0f} GFLOP/s; threads {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}")
+    rng = np.random.default_rng(0)
+    results = {}
+    columns = ["homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"]
+    print(f"{'model':<12}{'P':>5} " + "".join(f"{c:>13}" for c in columns) + "   op/puretf op/roof bf16/fp32 lowrank/homog")
+    for cls in (LargeModel, SmallModel):
+        for members in members_list:
+            r = bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng)
+            results.setdefault(cls.__name__, {})[str(members)] = r
+            print(f"{cls.__name__:<12}{members:>5} " + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
+                  + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f} {r['lowrank_vs_homogeneous']:>13.2f}")
+    summary = {
+        "benchmark": "population_inference",
+        "mode": "smoke" if args.smoke else "quick" if args.quick else "full",
+        "unit": "observations/s",
+        "read_gbps": round(read_gbps, 2),
+        "read_gbps_numpy_1thread": round(read_one, 2),
+        "read_gbps_tf_all_threads": round(read_all, 2),
+        "peak_gflops": round(peak_gflops, 1),
+        "lowrank_rank": args.rank,
+        "targets_large_p128": TARGETS,
+        "results": results,
+    }
+    print(json.dumps(summary, separators=(",", ":")))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
