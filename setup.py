@@ -72,7 +72,7 @@ setup(
     cmdclass={"build_ext": BuildTensorFlowOps},
     install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26"],
     extras_require={
-        "test": ["pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29"],
+        "test": ["pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "matplotlib>=3.8"],
         "notebook": ["jupyterlab>=4", "ipywidgets>=8", "matplotlib>=3.8"],
     },
 )

@@ -1,0 +1,39 @@
+# The two commands of the README: `make demo` (installs, then runs the main job) and
+# `make test` (installs, then runs the test suite). Both create ./.venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TF_REQUIREMENT := tensorflow-cpu>=2.21,<2.22
+INSTALLED := $(VENV)/.workbench-installed
+OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
+
+.PHONY: install demo test bench lab clean
+
+install: $(INSTALLED)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+
+# TensorFlow first: the ops compile against the installed TensorFlow (no build isolation,
+# so the build reuses it). Rebuilds only when the build inputs change.
+$(INSTALLED): $(PY) setup.py pyproject.toml $(OPS_SOURCES)
+	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test]"
+	touch $@
+
+demo: install
+	$(PY) bench/population_inference.py --quick
+
+bench: install
+	$(PY) bench/population_inference.py
+
+test: install
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
+
+lab: install
+	$(PY) -m pip install --quiet -e ".[notebook]" --no-build-isolation
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean:
+	rm -rf build *.egg-info workbench/ops/_workbench_ops*.so

@@ -1,0 +1,27 @@
+"""The inference benchmark runs end to end (tiny sizes) and ends with the documented JSON line."""
+import json
+import os
+import subprocess
+import sys
+
+BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "population_inference.py")
+
+
+def test_smoke_run_prints_ratios_as_json():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, BENCH, "--smoke"], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "population_inference" and summary["mode"] == "smoke"
+    assert summary["read_gbps"] > 0 and summary["peak_gflops"] > 0
+    for model in ("LargeModel", "SmallModel"):
+        entry = summary["results"][model]["2"]
+        for key in ("homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"):
+            assert entry["obs_per_s"][key] > 0
+        for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous"):
+            assert entry[ratio] > 0
+
+
+def test_bad_arguments_are_refused():
+    result = subprocess.run([sys.executable, BENCH, "--rank", "0"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "--rank must be >= 1" in result.stderr
