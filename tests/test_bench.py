@@ -20,6 +20,7 @@ def test_smoke_run_prints_ratios_as_json():
             assert entry["obs_per_s"][key] > 0
         for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous"):
             assert entry[ratio] > 0
+        assert 0.0 <= entry["dense_input_zero_fraction"] <= 1.0
 
 
 def test_bad_arguments_are_refused():

@@ -218,3 +218,27 @@ def test_raw_op_shape_function_names_arguments():
         tf.function(lambda: library.workbench_population_matmul(x=X[:, :3], weights=W, indices=I, biases=[]))()
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"biases must have shape"):
         library.workbench_population_matmul(x=X, weights=W, indices=I, biases=[np.ones((3, 4), np.float32)])
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("batch, shared", [(6, False), (5, True)])
+def test_sparse_inputs_skip_weight_rows_without_changing_sums(rng, dtype, batch, shared):
+    """The streaming kernel skips weight rows whose inputs are all zero (ReLU outputs)."""
+    x, weights, indices, bias, _ = make_case(rng, batch, None, 203, 40, 3, dtype, shared)
+    x[rng.random(x.shape) < 0.8] = 0.0
+    x[0] = 0.0  # a row with no active input at all: the output is the bias
+    x[1, ::2] = -0.0
+    expected = numpy_matmul(x, weights, indices, bias)
+    y = population_matmul(x, weights, indices, bias=bias).numpy()
+    assert_close_to_scale(y, expected)
+    np.testing.assert_array_equal(y[0], np.asarray(tf.cast(bias, tf.float32))[indices[0]])
+
+
+def test_non_finite_inputs_propagate_like_the_reference(rng):
+    x, weights, indices, _, _ = make_case(rng, 3, None, 16, 8, 2)
+    x[1, 5] = np.nan
+    x[2, 3] = np.inf
+    custom = population_matmul(x, weights, indices).numpy()
+    reference = population_matmul(x, weights, indices, backend="reference").numpy()
+    np.testing.assert_array_equal(np.isnan(custom), np.isnan(reference))
+    assert np.isnan(custom[1]).all() and np.isfinite(custom[0]).all()

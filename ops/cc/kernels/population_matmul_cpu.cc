@@ -5,7 +5,7 @@
 // pool. Each task runs one of two kernels:
 //   - a streaming kernel for a few rows (one observation per member: the
 //     dense layers), bound by how fast the weights stream from memory;
-//   - an Eigen GEMM for many rows (convolutions as im2col, or many members
+//   - a register-blocked GEMM for many rows (convolutions, or many members
 //     stacked on one shared slot), bound by arithmetic.
 // bfloat16 weights are widened to float32 on the fly; sums are in float32.
 // Bias, the low-rank perturbation and ReLU are fused into the epilogue.
@@ -25,15 +25,9 @@ constexpr int64_t kPerMemberMinRows = 16;  // members with >= rows: own GEMM
 constexpr int64_t kStackMaxRows = 256;     // stacked rows in one task
 constexpr int64_t kMinColumnChunk = 64;    // narrowest column split
 constexpr int64_t kColumnAlign = 16;       // 64-byte float lines
-constexpr int64_t kDepthBlock = 256;       // bf16 rows widened at a time
+constexpr int64_t kDepthBlock = 512;       // weight rows per GEMM pass
 constexpr int64_t kTasksPerThread = 4;     // slack for load balance
 constexpr int64_t kRowBlock = 128;         // rows per GEMM in per-member tasks
-
-using RowMatrix =
-    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMatrixMap =
-    Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
-using MatrixMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
 
 inline float LoadAsFloat(const float* p, int64_t i) { return p[i]; }
 inline float LoadAsFloat(const Eigen::bfloat16* p, int64_t i) {
@@ -48,81 +42,58 @@ inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // weight column, so float32 and bfloat16 stream the same bytes per step.
 template <typename T>
 constexpr int64_t kStreamUnroll = 16 / sizeof(T);  // float: 4, bf16: 8
-// Bytes ahead of the current weights that the streaming kernel prefetches
+// How far ahead of the current weight rows the streaming kernel prefetches
 // (measured here: software prefetch adds ~20 % over the hardware prefetchers).
 constexpr int64_t kPrefetchBytes = 8192;
 
 // acc[r, 0:width] = sum_k xrows[r][k] * w[k, 0:width] for a few rows r.
-// Each weight row is read from memory once for all rows.
+// Each weight row is read from memory once for all rows, and weight rows
+// whose inputs are zero in every row are not read at all: the inputs of dense
+// layers come out of a ReLU, and about half of them are zero. Skipping adds
+// exact zeros only, so the sums are the same (for finite weights).
 template <typename T>
 void StreamRows(const float* const* xrows, int64_t num_rows, int64_t depth,
                 const T* w, int64_t ldw, int64_t width, float* acc) {
   constexpr int64_t kUnroll = kStreamUnroll<T>;
   std::fill(acc, acc + num_rows * width, 0.0f);
-  const int64_t prefetch_elements = kPrefetchBytes / sizeof(T);
-  const T* w_end = w + depth * ldw;
-  int64_t k = 0;
-  for (; k + kUnroll <= depth; k += kUnroll) {
-    const T* wk = w + k * ldw;
-    for (int64_t i = 0; i < kUnroll; ++i) {
-      const T* ahead = wk + i * ldw + prefetch_elements;
-      if (ahead + width > w_end) break;
+  thread_local std::vector<int64_t> active;  // k with a non-zero input
+  active.clear();
+  for (int64_t k = 0; k < depth; ++k) {
+    bool any = false;
+    for (int64_t r = 0; r < num_rows; ++r) any |= xrows[r][k] != 0.0f;
+    if (any) active.push_back(k);
+  }
+  const int64_t count = static_cast<int64_t>(active.size());
+  const int64_t ahead = std::max<int64_t>(
+      kUnroll, CeilDiv(kPrefetchBytes, width * static_cast<int64_t>(sizeof(T))));
+  int64_t i = 0;
+  for (; i + kUnroll <= count; i += kUnroll) {
+    for (int64_t u = 0; u < kUnroll && i + u + ahead < count; ++u) {
+      const T* later = w + active[i + u + ahead] * ldw;
       for (int64_t j = 0; j < width; j += 64 / sizeof(T)) {
-        __builtin_prefetch(ahead + j, 0, 1);
+        __builtin_prefetch(later + j, 0, 1);
       }
     }
+    const T* rows[kUnroll];
+    for (int64_t u = 0; u < kUnroll; ++u) rows[u] = w + active[i + u] * ldw;
     for (int64_t r = 0; r < num_rows; ++r) {
       float a[kUnroll];
-      for (int64_t i = 0; i < kUnroll; ++i) a[i] = xrows[r][k + i];
+      for (int64_t u = 0; u < kUnroll; ++u) a[u] = xrows[r][active[i + u]];
       float* out = acc + r * width;
       for (int64_t j = 0; j < width; ++j) {
         float sum = out[j];
-        for (int64_t i = 0; i < kUnroll; ++i) sum += a[i] * LoadAsFloat(wk + i * ldw, j);
+        for (int64_t u = 0; u < kUnroll; ++u) sum += a[u] * LoadAsFloat(rows[u], j);
         out[j] = sum;
       }
     }
   }
-  for (; k < depth; ++k) {
-    const T* w0 = w + k * ldw;
+  for (; i < count; ++i) {
+    const T* row = w + active[i] * ldw;
     for (int64_t r = 0; r < num_rows; ++r) {
-      const float a0 = xrows[r][k];
+      const float a0 = xrows[r][active[i]];
       float* out = acc + r * width;
-      for (int64_t j = 0; j < width; ++j) out[j] += a0 * LoadAsFloat(w0, j);
+      for (int64_t j = 0; j < width; ++j) out[j] += a0 * LoadAsFloat(row, j);
     }
-  }
-}
-
-// out[rows, width] = x[rows, depth] @ w[depth, width] (all with strides).
-void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-          const float* w, int64_t ldw, int64_t width, float* out,
-          int64_t ldo) {
-  MatrixMap y(out, rows, width, Eigen::OuterStride<>(ldo));
-  if (depth == 0) {
-    y.setZero();
-    return;
-  }
-  y.noalias() = ConstMatrixMap(x, rows, depth, Eigen::OuterStride<>(ldx)) *
-                ConstMatrixMap(w, depth, width, Eigen::OuterStride<>(ldw));
-}
-
-// bfloat16 weights: widen a block of weight rows, then GEMM on the block.
-void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-          const Eigen::bfloat16* w, int64_t ldw, int64_t width, float* out,
-          int64_t ldo) {
-  MatrixMap y(out, rows, width, Eigen::OuterStride<>(ldo));
-  y.setZero();
-  thread_local std::vector<float> block;
-  block.resize(kDepthBlock * width);
-  for (int64_t k0 = 0; k0 < depth; k0 += kDepthBlock) {
-    const int64_t kb = std::min(kDepthBlock, depth - k0);
-    for (int64_t k = 0; k < kb; ++k) {
-      const Eigen::bfloat16* src = w + (k0 + k) * ldw;
-      float* dst = block.data() + k * width;
-      for (int64_t j = 0; j < width; ++j) dst[j] = LoadAsFloat(src, j);
-    }
-    y.noalias() +=
-        ConstMatrixMap(x + k0, rows, kb, Eigen::OuterStride<>(ldx)) *
-        ConstMatrixMap(block.data(), kb, width, Eigen::OuterStride<>(width));
   }
 }
 
@@ -152,10 +123,13 @@ typedef float Vec16 __attribute__((vector_size(64)));
 
 template <int kRows, int kVecs>
 inline void GemmTile(const float* x, int64_t ldx, int64_t depth, const float* w,
-                     int64_t ldw, float* y, int64_t ldy) {
+                     int64_t ldw, float* y, int64_t ldy, bool accumulate) {
   Vec16 acc[kRows][kVecs];
   for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < kVecs; ++v) acc[r][v] = Vec16{};
+    for (int v = 0; v < kVecs; ++v) {
+      acc[r][v] = Vec16{};
+      if (accumulate) std::memcpy(&acc[r][v], y + r * ldy + 16 * v, sizeof(Vec16));
+    }
   }
   for (int64_t k = 0; k < depth; ++k) {
     Vec16 wk[kVecs];
@@ -177,40 +151,45 @@ inline void GemmTile(const float* x, int64_t ldx, int64_t depth, const float* w,
 // The last rows < kRows of a column strip, in one tile of exactly that many.
 template <int kRows, int kVecs>
 void GemmRemainderRows(int64_t rows, const float* x, int64_t ldx, int64_t depth,
-                       const float* w, int64_t ldw, float* y, int64_t ldy) {
+                       const float* w, int64_t ldw, float* y, int64_t ldy,
+                       bool accumulate) {
   if constexpr (kRows > 0) {
     if (rows == kRows) {
-      GemmTile<kRows, kVecs>(x, ldx, depth, w, ldw, y, ldy);
+      GemmTile<kRows, kVecs>(x, ldx, depth, w, ldw, y, ldy, accumulate);
     } else {
-      GemmRemainderRows<kRows - 1, kVecs>(rows, x, ldx, depth, w, ldw, y, ldy);
+      GemmRemainderRows<kRows - 1, kVecs>(rows, x, ldx, depth, w, ldw, y, ldy,
+                                          accumulate);
     }
   }
 }
 
 template <int kRows, int kVecs>
 void GemmColumns(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-                 const float* w, int64_t ldw, float* y, int64_t ldy) {
+                 const float* w, int64_t ldw, float* y, int64_t ldy,
+                 bool accumulate) {
   int64_t r = 0;
   for (; r + kRows <= rows; r += kRows) {
-    GemmTile<kRows, kVecs>(x + r * ldx, ldx, depth, w, ldw, y + r * ldy, ldy);
+    GemmTile<kRows, kVecs>(x + r * ldx, ldx, depth, w, ldw, y + r * ldy, ldy,
+                           accumulate);
   }
   GemmRemainderRows<kRows - 1, kVecs>(rows - r, x + r * ldx, ldx, depth, w, ldw,
-                                      y + r * ldy, ldy);
+                                      y + r * ldy, ldy, accumulate);
 }
 
+// y (=|+=) x @ w for one block of depth, column strip by column strip.
 void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
                const float* w, int64_t ldw, int64_t width, float* y,
-               int64_t ldy) {
+               int64_t ldy, bool accumulate) {
   int64_t c = 0;
   for (; c + 64 <= width; c += 64) {
-    GemmColumns<6, 4>(x, ldx, rows, depth, w + c, ldw, y + c, ldy);
+    GemmColumns<6, 4>(x, ldx, rows, depth, w + c, ldw, y + c, ldy, accumulate);
   }
   if (c + 32 <= width) {
-    GemmColumns<12, 2>(x, ldx, rows, depth, w + c, ldw, y + c, ldy);
+    GemmColumns<12, 2>(x, ldx, rows, depth, w + c, ldw, y + c, ldy, accumulate);
     c += 32;
   }
   if (c + 16 <= width) {
-    GemmColumns<12, 1>(x, ldx, rows, depth, w + c, ldw, y + c, ldy);
+    GemmColumns<12, 1>(x, ldx, rows, depth, w + c, ldw, y + c, ldy, accumulate);
     c += 16;
   }
   if (c == width) return;
@@ -224,8 +203,52 @@ void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
   }
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < rest; ++j) {
-      y[r * ldy + c + j] = Dot(x + r * ldx, columns.data() + j * depth, depth);
+      const float dot = Dot(x + r * ldx, columns.data() + j * depth, depth);
+      y[r * ldy + c + j] = accumulate ? y[r * ldy + c + j] + dot : dot;
     }
+  }
+}
+
+// Splits depth into equal blocks of at most kDepthBlock.
+inline int64_t DepthBlock(int64_t depth) {
+  return CeilDiv(depth, CeilDiv(depth, kDepthBlock));
+}
+
+// y[rows, width] = x[rows, depth] @ w[depth, width] (all with strides), in
+// blocks of depth so the weights of a column strip stay in L2 while the row
+// tiles pass over them.
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+          const float* w, int64_t ldw, int64_t width, float* y, int64_t ldy) {
+  if (depth == 0) {
+    for (int64_t r = 0; r < rows; ++r) std::fill(y + r * ldy, y + r * ldy + width, 0.0f);
+    return;
+  }
+  const int64_t block = DepthBlock(depth);
+  for (int64_t k0 = 0; k0 < depth; k0 += block) {
+    const int64_t kb = std::min(block, depth - k0);
+    TiledGemm(x + k0, ldx, rows, kb, w + k0 * ldw, ldw, width, y, ldy, k0 > 0);
+  }
+}
+
+// bfloat16 weights: widen a block of weight rows, then multiply the block.
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+          const Eigen::bfloat16* w, int64_t ldw, int64_t width, float* y,
+          int64_t ldy) {
+  if (depth == 0) {
+    Gemm(x, ldx, rows, 0, static_cast<const float*>(nullptr), 0, width, y, ldy);
+    return;
+  }
+  thread_local std::vector<float> widened;
+  const int64_t block = DepthBlock(depth);
+  widened.resize(block * width);
+  for (int64_t k0 = 0; k0 < depth; k0 += block) {
+    const int64_t kb = std::min(block, depth - k0);
+    for (int64_t k = 0; k < kb; ++k) {
+      const Eigen::bfloat16* src = w + (k0 + k) * ldw;
+      float* dst = widened.data() + k * width;
+      for (int64_t j = 0; j < width; ++j) dst[j] = LoadAsFloat(src, j);
+    }
+    TiledGemm(x + k0, ldx, rows, kb, widened.data(), width, width, y, ldy, k0 > 0);
   }
 }
 
@@ -451,12 +474,11 @@ class Plan {
         x = patches.data();
       }
       float* out = p_.y + (member * p_.rows + r0) * p_.cols + t.col_begin;
-      TiledGemm(x, p_.depth, n, p_.depth, wf, ldw, width, out, p_.cols);
+      Gemm(x, p_.depth, n, p_.depth, wf, ldw, width, out, p_.cols);
       if (lowrank) {
         projected.resize(n * p_.rank);
-        TiledGemm(x, p_.depth, n, p_.depth,
-                  p_.factor_a + member * p_.depth * p_.rank, p_.rank, p_.rank,
-                  projected.data(), p_.rank);
+        Gemm(x, p_.depth, n, p_.depth, p_.factor_a + member * p_.depth * p_.rank,
+             p_.rank, p_.rank, projected.data(), p_.rank);
       }
       for (int64_t r = 0; r < n; ++r) {
         FinishRow(member, r0 + r, out + r * p_.cols,
