@@ -99,3 +99,26 @@ def test_bad_input_names_the_argument(kwargs, error, pattern):
     args.update(kwargs)
     with pytest.raises(error, match=pattern):
         population_conv2d(**args)
+
+
+def test_raw_conv_op_validates_geometry():
+    from workbench.ops import load_library
+
+    library = load_library()
+    images = np.ones((2, 8, 8, 3), np.float32)
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=r"kernel_h \* kernel_w \* x.shape\[3\] and weights.shape\[1\]"):
+        tf.function(lambda: library.workbench_population_conv2d(
+            x=images, weights=np.ones((1, 26, 4), np.float32), indices=[0, 0], biases=[],
+            kernel_size=[3, 3], strides=[1, 1], padding="SAME"))()
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match="kernel_size and strides must each be two positive integers"):
+        tf.function(lambda: library.workbench_population_conv2d(
+            x=images, weights=np.ones((1, 27, 4), np.float32), indices=[0, 0], biases=[],
+            kernel_size=[3, 3], strides=[0, 1], padding="SAME"))()
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match="x must be"):
+        library.workbench_population_conv2d(
+            x=images[0], weights=np.ones((1, 27, 4), np.float32), indices=[0], biases=[],
+            kernel_size=[3, 3], strides=[1, 1], padding="SAME")
+    y = library.workbench_population_conv2d(
+        x=images, weights=np.ones((1, 27, 4), np.float32), indices=[0, 0], biases=[],
+        kernel_size=[3, 3], strides=[2, 2], padding="VALID")
+    assert y.shape == (2, 3, 3, 4) and np.all(y.numpy() == 27.0)
