@@ -11,6 +11,7 @@ Measured in the same run:
                 reference backend) or grouped tf.nn.conv2d + batched matmul on the slot variables
   op_fp32       the custom ops, float32 weights, distinct members
   op_bf16       the custom ops, bfloat16 weights, distinct members
+  dense_layer_* the widest dense layer alone with float32 / bfloat16 weights (where the bytes are)
   op_lowrank    the custom ops in perturbed mode: every member is the shared parent plus its
                 own rank-r perturbation (EGGROLL), nothing materialised
   roofline      distinct float32 members at the machine's limit:
@@ -38,6 +39,7 @@ import tensorflow as tf  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.models import LargeModel, SmallModel  # noqa: E402
 from workbench.models.layers import Conv2D  # noqa: E402
+from workbench.ops import population_matmul  # noqa: E402
 
 TARGETS = {"op_vs_roofline": 0.8, "bf16_vs_fp32": 1.7, "lowrank_vs_homogeneous": 0.8, "op_vs_puretf": 1.3}
 
@@ -91,16 +93,19 @@ def flops_per_observation(model):
     return total
 
 
-def dense_input_zero_fraction(model, observations, slots):
-    """Fraction of exact zeros among the inputs of the model's dense layers (after ReLU)."""
+def layer_inputs(model, observations, slots):
+    """The input of every layer of the model (computed with the pure-TF reference)."""
     x = tf.cast(observations, tf.float32) / 255.0
-    zeros = total = 0
+    inputs = []
     for i, (layer, kernel, bias) in enumerate(zip(model.layers, model.kernels, model.biases)):
-        if not isinstance(layer, Conv2D) and i > 0:
-            zeros += int(tf.reduce_sum(tf.cast(tf.equal(x, 0.0), tf.int64)))
-            total += int(tf.size(x))
+        inputs.append(x)
         x = layer.apply(x, kernel, bias, slots, relu=i < len(model.layers) - 1, perturbation=None, backend="reference")
-    return zeros / max(total, 1)
+    return inputs
+
+
+def zero_fraction(tensors):
+    zeros = sum(int(tf.reduce_sum(tf.cast(tf.equal(t, 0.0), tf.int64))) for t in tensors)
+    return zeros / max(sum(int(tf.size(t)) for t in tensors), 1)
 
 
 def fill_random(model, seed):
@@ -164,7 +169,15 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
     shared = tf.zeros([members], tf.int32)
     perturbations = model.random_perturbations(np.full(members, 0.002, np.float32), rank=rank, seed=members)
 
+    # The widest dense layer alone (the bulk of the weight bytes), fp32 vs bf16 weights.
+    inputs = layer_inputs(model, observations, distinct)
+    dense = [i for i, layer in enumerate(model.layers) if not isinstance(layer, Conv2D)][0]
+    dense_input = tf.reshape(inputs[dense], [members, -1])
     candidates = {
+        "dense_layer_fp32": tf.function(
+            lambda: population_matmul(dense_input, model.kernels[dense], distinct, bias=model.biases[dense], relu=True)),
+        "dense_layer_bf16": tf.function(
+            lambda: population_matmul(dense_input, model16.kernels[dense], distinct, bias=model16.biases[dense], relu=True)),
         "homogeneous": tf.function(lambda: homogeneous_forward(model, observations)),
         "puretf_gather_matmul": tf.function(lambda: reference(observations, distinct)),
         "puretf_grouped_conv": tf.function(lambda: grouped_conv_forward(model, observations)),
@@ -194,12 +207,14 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
         "weight_mb_per_member": round(model.num_parameters * 4 / 2**20, 2),
         "mflop_per_obs": round(flops_per_observation(model) / 1e6, 2),
         "roofline_bound": "memory" if weight_bytes / read_gbps >= flops / peak_gflops else "compute",
-        "dense_input_zero_fraction": round(dense_input_zero_fraction(model, observations, distinct), 3),
+        "dense_input_zero_fraction": round(zero_fraction(
+            [inputs[i] for i, layer in enumerate(model.layers) if not isinstance(layer, Conv2D) and i > 0]), 3),
         "read_gbps": round(read_gbps, 2),
         "op_vs_puretf": round(rates["op_fp32"] / rates["puretf"], 3),
         "op_vs_roofline": round(rates["op_fp32"] / rates["roofline"], 3),
         "bf16_vs_fp32": round(rates["op_bf16"] / rates["op_fp32"], 3),
         "lowrank_vs_homogeneous": round(rates["op_lowrank"] / rates["homogeneous"], 3),
+        "dense_layer_bf16_vs_fp32": round(rates["dense_layer_bf16"] / rates["dense_layer_fp32"], 3),
     }
 
 
@@ -228,13 +243,15 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     results = {}
     columns = ["homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"]
-    print(f"{'model':<12}{'P':>5} " + "".join(f"{c:>13}" for c in columns) + "   op/puretf op/roof bf16/fp32 lowrank/homog zero-inputs")
+    print(f"{'model':<12}{'P':>5} " + "".join(f"{c:>13}" for c in columns)
+          + "   op/puretf op/roof bf16/fp32 (dense) lowrank/homog zero-inputs")
     for cls in (LargeModel, SmallModel):
         for members in members_list:
             r = bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe)
             results.setdefault(cls.__name__, {})[str(members)] = r
             print(f"{cls.__name__:<12}{members:>5} " + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
-                  + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f} {r['lowrank_vs_homogeneous']:>13.2f}"
+                  + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f}"
+                  + f" ({r['dense_layer_bf16_vs_fp32']:.2f}) {r['lowrank_vs_homogeneous']:>13.2f}"
                   + f" {r['dense_input_zero_fraction']:>11.2f}")
     summary = {
         "benchmark": "population_inference",
