@@ -57,39 +57,17 @@ def population_matmul(x, weights, indices, bias=None, relu=False, perturbation=N
     backend = resolve_backend(backend)
     x = _as_tensor(x, "x", (tf.float32,))
     weights = _as_tensor(weights, "weights", WEIGHT_DTYPES)
-    indices = _as_indices(indices, "indices" if perturbation is None else "parents")
     _check_rank(x, "x", (2, 3), "[batch, K] or [batch, rows, K]")
     _check_rank(weights, "weights", (3,), "[slots, K, N]")
-    _check_dim(weights.shape[0], "weights.shape[0] (slots)", lambda n: n > 0, "a population needs at least one slot")
     _check_match(x.shape[-1], weights.shape[1], "x.shape[-1] (K)", "weights.shape[1]")
-    _check_match(x.shape[0], indices.shape[0], "x.shape[0] (batch)", "indices.shape[0]")
-    if bias is not None:
-        bias = _as_tensor(bias, "bias", (weights.dtype,))
-        _check_rank(bias, "bias", (2,), "[slots, N]")
-        _check_match(bias.shape[0], weights.shape[0], "bias.shape[0] (slots)", "weights.shape[0]")
-        _check_match(bias.shape[1], weights.shape[2], "bias.shape[1] (N)", "weights.shape[2]")
-    _check_slots_in_range(indices, weights, "indices" if perturbation is None else "parents")
+    indices, bias = _checked_slots_and_bias(x, weights, "weights", indices, bias, perturbation)
+    if backend == "custom":
+        return _run_custom("population_matmul", x, weights, indices, bias, perturbation, relu=relu)
     if perturbation is None:
-        if backend == "reference":
-            return reference.population_matmul(x, weights, indices, bias=bias, relu=relu)
-        return _library().workbench_population_matmul(
-            x=x, weights=weights, indices=indices, biases=[] if bias is None else [bias], relu=relu
-        )
+        return reference.population_matmul(x, weights, indices, bias=bias, relu=relu)
     p = _validated_perturbation(perturbation, x, weights)
-    if backend == "reference":
-        return reference.perturbed_population_matmul(
-            x, weights, indices, p.sigmas, p.factor_a, p.factor_b, bias=bias, bias_noise=p.bias_noise, relu=relu
-        )
-    return _library().workbench_perturbed_population_matmul(
-        x=x,
-        weights=weights,
-        parents=indices,
-        sigmas=p.sigmas,
-        factor_a=p.factor_a,
-        factor_b=p.factor_b,
-        biases=[] if bias is None else [bias],
-        bias_noise=[] if p.bias_noise is None else [p.bias_noise],
-        relu=relu,
+    return reference.perturbed_population_matmul(
+        x, weights, indices, p.sigmas, p.factor_a, p.factor_b, bias=bias, bias_noise=p.bias_noise, relu=relu
     )
 
 
@@ -130,29 +108,18 @@ def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, paddi
         _check_match(kernel_h * kernel_w * channels, filters.shape[1], "kh*kw*channels of x", "filters.shape[1]")
     if resolve_backend(backend) == "reference":
         return _reference_conv2d(x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu, perturbation)
-    indices = _as_indices(indices, "indices" if perturbation is None else "parents")
-    _check_match(x.shape[0], indices.shape[0], "x.shape[0] (batch)", "indices.shape[0]")
-    if bias is not None:
-        bias = _as_tensor(bias, "bias", (filters.dtype,))
-        _check_rank(bias, "bias", (2,), "[slots, N]")
-        _check_match(bias.shape[0], filters.shape[0], "bias.shape[0] (slots)", "filters.shape[0]")
-        _check_match(bias.shape[1], filters.shape[2], "bias.shape[1] (N)", "filters.shape[2]")
-    _check_slots_in_range(indices, filters, "indices" if perturbation is None else "parents")
-    geometry = dict(kernel_size=[kernel_h, kernel_w], strides=[stride_h, stride_w], padding=padding, relu=relu)
-    biases = [] if bias is None else [bias]
-    if perturbation is None:
-        return _library().workbench_population_conv2d(x=x, weights=filters, indices=indices, biases=biases, **geometry)
-    p = _validated_perturbation(perturbation, x, filters)
-    return _library().workbench_perturbed_population_conv2d(
-        x=x,
-        weights=filters,
-        parents=indices,
-        sigmas=p.sigmas,
-        factor_a=p.factor_a,
-        factor_b=p.factor_b,
-        biases=biases,
-        bias_noise=[] if p.bias_noise is None else [p.bias_noise],
-        **geometry,
+    indices, bias = _checked_slots_and_bias(x, filters, "filters", indices, bias, perturbation)
+    return _run_custom(
+        "population_conv2d",
+        x,
+        filters,
+        indices,
+        bias,
+        perturbation,
+        kernel_size=[kernel_h, kernel_w],
+        strides=[stride_h, stride_w],
+        padding=padding,
+        relu=relu,
     )
 
 
@@ -177,6 +144,41 @@ def _reference_conv2d(x, filters, indices, kernel_size, strides, padding, bias, 
 
 def _library():
     return _loader.load_library()
+
+
+def _checked_slots_and_bias(x, weights, weights_name, indices, bias, perturbation):
+    """Validates the slot indices (parents in the perturbed mode) and the bias against the weights."""
+    indices_name = "indices" if perturbation is None else "parents"
+    indices = _as_indices(indices, indices_name)
+    _check_dim(weights.shape[0], f"{weights_name}.shape[0] (slots)", lambda n: n > 0, "a population needs at least one slot")
+    _check_match(x.shape[0], indices.shape[0], "x.shape[0] (batch)", f"{indices_name}.shape[0]")
+    if bias is not None:
+        bias = _as_tensor(bias, "bias", (weights.dtype,))
+        _check_rank(bias, "bias", (2,), "[slots, N]")
+        _check_match(bias.shape[0], weights.shape[0], "bias.shape[0] (slots)", f"{weights_name}.shape[0]")
+        _check_match(bias.shape[1], weights.shape[2], "bias.shape[1] (N)", f"{weights_name}.shape[2]")
+    _check_slots_in_range(indices, weights, indices_name)
+    return indices, bias
+
+
+def _run_custom(op, x, weights, indices, bias, perturbation, **attrs):
+    """Runs the custom op `op`, or its Perturbed form when a perturbation is given."""
+    library = _library()
+    biases = [] if bias is None else [bias]
+    if perturbation is None:
+        return getattr(library, f"workbench_{op}")(x=x, weights=weights, indices=indices, biases=biases, **attrs)
+    p = _validated_perturbation(perturbation, x, weights)
+    return getattr(library, f"workbench_perturbed_{op}")(
+        x=x,
+        weights=weights,
+        parents=indices,
+        sigmas=p.sigmas,
+        factor_a=p.factor_a,
+        factor_b=p.factor_b,
+        biases=biases,
+        bias_noise=[] if p.bias_noise is None else [p.bias_noise],
+        **attrs,
+    )
 
 
 def _as_tensor(value, name, dtypes):
