@@ -10,6 +10,8 @@ Measured in the same run:
   puretf        best pure-TF heterogeneous formulation: gather + batched matmul (the ops'
                 reference backend) or grouped tf.nn.conv2d + batched matmul on the slot variables
   op_fp32       the custom ops, float32 weights, distinct members
+  op_fp32_im2col  the same with tf.image.extract_patches + the matmul op for the convolutions
+                (conv_op_vs_im2col: why the convolutions have an op of their own)
   op_bf16       the custom ops, bfloat16 weights, distinct members
   dense_layer_* the widest dense layer alone with float32 / bfloat16 weights (where the bytes are)
   op_lowrank    the custom ops in perturbed mode: every member is the shared parent plus its
@@ -137,6 +139,24 @@ def homogeneous_forward(model, observations):
     return x
 
 
+def im2col_forward(model, observations, slots):
+    """The custom matmul op with tf.image.extract_patches for the convolutions (the
+    alternative to the dedicated conv op that the issue names)."""
+    x = tf.cast(observations, tf.float32) / 255.0
+    last = len(model.layers) - 1
+    for i, (layer, kernel, bias) in enumerate(zip(model.layers, model.kernels, model.biases)):
+        if isinstance(layer, Conv2D):
+            size, stride = layer.kernel_size, layer.stride
+            patches = tf.image.extract_patches(x, [1, size, size, 1], [1, stride, stride, 1], [1, 1, 1, 1], "SAME")
+            height, width = patches.shape[1:3]
+            y = population_matmul(tf.reshape(patches, [patches.shape[0], height * width, -1]), kernel, slots,
+                                  bias=bias, relu=i < last, backend="custom")
+            x = tf.reshape(y, [-1, height, width, layer.filters])
+        else:
+            x = layer.apply(x, kernel, bias, slots, relu=i < last, perturbation=None, backend="custom")
+    return x
+
+
 def grouped_conv_forward(model, observations):
     """Pure TF, member b on slot b: grouped conv (groups = members) and batched matmul."""
     members = observations.shape[0]
@@ -182,12 +202,13 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
         "puretf_gather_matmul": tf.function(lambda: reference(observations, distinct)),
         "puretf_grouped_conv": tf.function(lambda: grouped_conv_forward(model, observations)),
         "op_fp32": tf.function(lambda: model(observations, distinct)),
+        "op_fp32_im2col": tf.function(lambda: im2col_forward(model, observations, distinct)),
         "op_bf16": tf.function(lambda: model16(observations, distinct)),
         "op_lowrank": tf.function(lambda: model(observations, shared, perturbations)),
     }
     # Same numbers from every heterogeneous formulation (a benchmark of wrong answers is void).
     expected = candidates["op_fp32"]().numpy()
-    for name in ("puretf_gather_matmul", "puretf_grouped_conv"):
+    for name in ("puretf_gather_matmul", "puretf_grouped_conv", "op_fp32_im2col"):
         error = np.abs(candidates[name]().numpy() - expected).max()
         assert error <= 1e-3 * max(np.abs(expected).max(), 1e-6), f"{name} disagrees with op_fp32: {error}"
     seconds = interleaved_best_seconds(dict(candidates, read_probe=bandwidth_probe[0]), repeats)
@@ -215,6 +236,7 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
         "bf16_vs_fp32": round(rates["op_bf16"] / rates["op_fp32"], 3),
         "lowrank_vs_homogeneous": round(rates["op_lowrank"] / rates["homogeneous"], 3),
         "dense_layer_bf16_vs_fp32": round(rates["dense_layer_bf16"] / rates["dense_layer_fp32"], 3),
+        "conv_op_vs_im2col": round(rates["op_fp32"] / rates["op_fp32_im2col"], 3),
     }
 
 

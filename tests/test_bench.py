@@ -18,7 +18,7 @@ def test_smoke_run_prints_ratios_as_json():
         entry = summary["results"][model]["2"]
         for key in ("homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"):
             assert entry["obs_per_s"][key] > 0
-        for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32"):
+        for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32", "conv_op_vs_im2col"):
             assert entry[ratio] > 0
         assert 0.0 <= entry["dense_input_zero_fraction"] <= 1.0
 
