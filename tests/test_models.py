@@ -5,6 +5,7 @@ import tensorflow as tf
 from conftest import assert_close_to_scale
 
 from workbench.models import LargeModel, MLPModel, SmallModel
+from workbench.ops import LowRankPerturbation
 
 
 def plain_forward(model, parameters, observation):
@@ -133,3 +134,22 @@ def test_bad_input_names_the_argument(call, error, pattern):
     model = SmallModel(num_actions=3, slots=2)
     with pytest.raises(error, match=pattern):
         call(model)
+
+
+@pytest.mark.parametrize("weight_dtype", ["float32", "bfloat16"])
+def test_logits_do_not_depend_on_the_rest_of_the_batch(rng, weight_dtype):
+    """A member's logits are the same bits alone, in a batch, permuted, or beside siblings."""
+    model = SmallModel(num_actions=18, slots=4, weight_dtype=weight_dtype)
+    model.set_slots(np.arange(4), np.stack([model.initial_parameters(seed) for seed in range(4)]))
+    observations = rng.integers(0, 256, (12, 84, 84, 4), dtype=np.uint8)
+    slots = np.array([0, 1, 2, 3] * 3, np.int32)
+    batch = model(observations, slots).numpy()
+    order = rng.permutation(12)
+    np.testing.assert_array_equal(model(observations[order], slots[order]).numpy(), batch[order])
+    for b in (0, 7):
+        np.testing.assert_array_equal(model(observations[b : b + 1], slots[b : b + 1]).numpy()[0], batch[b])
+    siblings = np.zeros(12, np.int32)
+    perturbations = model.random_perturbations(np.full(12, 0.01), rank=1, seed=5)
+    children = model(observations, siblings, perturbations).numpy()
+    alone = [LowRankPerturbation(*(t[3:4] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise))) for p in perturbations]
+    np.testing.assert_array_equal(model(observations[3:4], siblings[:1], alone).numpy()[0], children[3])

@@ -242,3 +242,24 @@ def test_non_finite_inputs_propagate_like_the_reference(rng):
     reference = population_matmul(x, weights, indices, backend="reference").numpy()
     np.testing.assert_array_equal(np.isnan(custom), np.isnan(reference))
     assert np.isnan(custom[1]).all() and np.isfinite(custom[0]).all()
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("rows, cols", [(None, 18), (None, 100), (3, 37), (20, 50)])
+@pytest.mark.parametrize("perturbed", [False, True], ids=["plain", "perturbed"])
+def test_a_member_gets_the_same_bits_whatever_else_is_in_the_batch(rng, dtype, rows, cols, perturbed):
+    """Batch invariance: how members are grouped (alone, with siblings on one slot, among
+    others) never changes a member's result, so evaluations can be re-batched freely."""
+    batch = 24
+    x, weights, _, bias, p = make_case(rng, batch, rows, 300, cols, 4, dtype, rank=2 if perturbed else None)
+    x[x < 0] = 0.0  # ReLU-like inputs exercise the skipping of zero rows
+    shared = np.zeros(batch, np.int32)
+    together = population_matmul(x, weights, shared, bias=bias, relu=True, perturbation=p).numpy()
+    for b in (0, 5, 23):
+        alone_p = None if p is None else LowRankPerturbation(*(t[b : b + 1] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise)))
+        alone = population_matmul(x[b : b + 1], weights, shared[:1], bias=bias, relu=True, perturbation=alone_p).numpy()
+        np.testing.assert_array_equal(alone[0], together[b])
+    mixed = np.array([0 if b % 3 == 0 else 1 + b % 3 for b in range(batch)], np.int32)
+    mixed_out = population_matmul(x, weights, mixed, bias=bias, relu=True, perturbation=p).numpy()
+    for b in range(0, batch, 3):
+        np.testing.assert_array_equal(mixed_out[b], together[b])

@@ -441,8 +441,27 @@ class Plan {
           members == 1
               ? p_.x + first * p_.rows * p_.depth
               : gathered_.data() + t.order_begin * p_.rows * p_.depth;
-      Gemm(x, p_.depth, total_rows, p_.depth, w, p_.cols, width, acc.data(),
-           width);
+      // Full 16-column strips in the GEMM; the last < 16 columns in the
+      // streaming kernel. Both sum over depth in order with one rounding per
+      // step, so a row gets the same bits here as in a streaming task: how
+      // members are grouped never changes their results.
+      const int64_t strips = width - width % 16;
+      Gemm(x, p_.depth, total_rows, p_.depth, w, p_.cols, strips, acc.data(), width);
+      if (strips < width) {
+        const int64_t rest = width - strips;
+        thread_local std::vector<float> tail;
+        tail.resize(kStreamMaxRows * rest);
+        for (int64_t r0 = 0; r0 < total_rows; r0 += kStreamMaxRows) {
+          const int64_t n = std::min(kStreamMaxRows, total_rows - r0);
+          const float* rows[kStreamMaxRows];
+          for (int64_t i = 0; i < n; ++i) rows[i] = x + (r0 + i) * p_.depth;
+          StreamRows(rows, n, p_.depth, w + strips, p_.cols, rest, tail.data());
+          for (int64_t i = 0; i < n; ++i) {
+            std::copy(tail.data() + i * rest, tail.data() + (i + 1) * rest,
+                      acc.data() + (r0 + i) * width + strips);
+          }
+        }
+      }
     }
     for (int64_t i = 0; i < members; ++i) {
       for (int64_t r = 0; r < p_.rows; ++r) {
