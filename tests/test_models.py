@@ -41,9 +41,9 @@ def test_mlp_parameter_count():
 @pytest.mark.parametrize("cls", [LargeModel, SmallModel])
 def test_each_member_matches_plain_network(rng, cls, backend):
     model = cls(num_actions=6, slots=3, backend=backend)
-    # Output std 1.0 instead of 0.1 only to make logits differ more between members.
+    # Non-zero output biases, so a wrong bias slot would show.
     params = np.stack([model.initial_parameters(seed) for seed in range(3)])
-    params[:, -6:] = rng.standard_normal((3, 6))  # non-zero output biases
+    params[:, -6:] = rng.standard_normal((3, 6))
     model.set_slots([0, 1, 2], params)
     observations = rng.integers(0, 256, (5, 84, 84, 4), dtype=np.uint8)
     slots = np.array([2, 0, 1, 2, 0], np.int32)

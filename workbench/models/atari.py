@@ -1,6 +1,6 @@
 """The Deep GA networks for Atari (Such et al. 2017), input uint8 [84, 84, 4], SAME padding."""
 from workbench.models.layers import Conv2D, Dense
-from workbench.models.population_model import PopulationModel
+from workbench.models.population_model import PopulationModel, positive_int
 
 ATARI_INPUT_SHAPE = (84, 84, 4)
 
@@ -14,7 +14,7 @@ class LargeModel(PopulationModel):
             Conv2D("conv2", 64, 4, 2),
             Conv2D("conv3", 64, 3, 1),
             Dense("dense", 512),
-            Dense("logits", _positive(num_actions, "num_actions")),
+            Dense("logits", positive_int(num_actions, "num_actions")),
         ]
         super().__init__(layers, ATARI_INPUT_SHAPE, slots, **kwargs)
 
@@ -27,12 +27,7 @@ class SmallModel(PopulationModel):
             Conv2D("conv1", 16, 8, 4),
             Conv2D("conv2", 32, 4, 2),
             Dense("dense", 256),
-            Dense("logits", _positive(num_actions, "num_actions")),
+            Dense("logits", positive_int(num_actions, "num_actions")),
         ]
         super().__init__(layers, ATARI_INPUT_SHAPE, slots, **kwargs)
 
-
-def _positive(value, name):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value

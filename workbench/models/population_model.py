@@ -13,6 +13,13 @@ from workbench.ops import LowRankPerturbation
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
 
 
+def positive_int(value, name):
+    """`value` if it is a positive integer, else a ValueError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 class PopulationModel(tf.Module):
     """A stack of Conv2D/Dense layers (ReLU between them) for `slots` members.
 
@@ -28,8 +35,7 @@ class PopulationModel(tf.Module):
 
     def __init__(self, layers, input_shape, slots, weight_dtype="float32", hidden_init_std=1.0, output_init_std=0.1, backend=None, name=None):
         super().__init__(name=name)
-        if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
-            raise ValueError(f"slots must be a positive integer, got {slots!r}")
+        positive_int(slots, "slots")
         if weight_dtype not in WEIGHT_DTYPES:
             raise ValueError(f"weight_dtype must be one of {sorted(WEIGHT_DTYPES)}, got {weight_dtype!r}")
         self.layers = tuple(layers)
@@ -144,8 +150,7 @@ class PopulationModel(tf.Module):
         sigmas = np.asarray(sigmas, np.float32)
         if sigmas.ndim != 1:
             raise ValueError(f"sigmas must be [batch], got shape {sigmas.shape}")
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
-            raise ValueError(f"rank must be a positive integer, got {rank!r}")
+        positive_int(rank, "rank")
         rng = np.random.default_rng(seed)
         batch, scaled = len(sigmas), sigmas / np.float32(np.sqrt(rank))
         return [
