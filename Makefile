@@ -19,7 +19,7 @@ $(PY):
 # so the build reuses it). Rebuilds only when the build inputs change.
 $(INSTALLED): $(PY) setup.py pyproject.toml $(OPS_SOURCES)
 	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy
-	$(PY) -m pip install --quiet --no-build-isolation -e ".[test]"
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook]"
 	touch $@
 
 demo: install
@@ -32,7 +32,6 @@ test: install
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
 
 lab: install
-	$(PY) -m pip install --quiet -e ".[notebook]" --no-build-isolation
 	$(VENV)/bin/jupyter lab notebooks/
 
 clean:

@@ -263,3 +263,30 @@ def test_a_member_gets_the_same_bits_whatever_else_is_in_the_batch(rng, dtype, r
     mixed_out = population_matmul(x, weights, mixed, bias=bias, relu=True, perturbation=p).numpy()
     for b in range(0, batch, 3):
         np.testing.assert_array_equal(mixed_out[b], together[b])
+
+
+def test_concurrent_calls_from_threads_give_sequential_results(rng):
+    """The trainer calls the ops from background threads: per-thread scratch, no shared state."""
+    import threading
+
+    cases = [make_case(rng, 9, rows, 120, 70, 3, dtype) for rows in (None, 20) for dtype in (tf.float32, tf.bfloat16)]
+    expected = [population_matmul(x, w, i, bias=b, relu=True).numpy() for x, w, i, b, _ in cases]
+    results, errors = {}, []
+
+    def worker(k):
+        try:
+            for _ in range(20):
+                x, w, i, b, _ = cases[k % len(cases)]
+                results.setdefault(k, []).append(population_matmul(x, w, i, bias=b, relu=True).numpy())
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not errors
+    for k, outputs in results.items():
+        for output in outputs:
+            np.testing.assert_array_equal(output, expected[k % len(cases)])
