@@ -41,7 +41,7 @@ class BuildTensorFlowOps(build_ext):
             ) from error
         arch_flags = shlex.split(os.environ.get("WORKBENCH_CXXFLAGS", DEFAULT_ARCH_FLAGS))
         ext.extra_compile_args = (
-            ["-std=c++17", "-O3", "-fPIC", "-DNDEBUG", "-Wno-deprecated-declarations"]
+            ["-std=c++17", "-O3", "-fPIC", "-DNDEBUG", "-Wno-deprecated-declarations", "-Wno-interference-size"]
             + [flag for flag in tf.sysconfig.get_compile_flags() if not flag.startswith("--std")]
             + arch_flags
             + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"']
