@@ -230,28 +230,6 @@ void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
   }
 }
 
-// bfloat16 weights: widen a block of weight rows, then multiply the block.
-void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-          const Eigen::bfloat16* w, int64_t ldw, int64_t width, float* y,
-          int64_t ldy) {
-  if (depth == 0) {
-    Gemm(x, ldx, rows, 0, static_cast<const float*>(nullptr), 0, width, y, ldy);
-    return;
-  }
-  thread_local std::vector<float> widened;
-  const int64_t block = DepthBlock(depth);
-  widened.resize(block * width);
-  for (int64_t k0 = 0; k0 < depth; k0 += block) {
-    const int64_t kb = std::min(block, depth - k0);
-    for (int64_t k = 0; k < kb; ++k) {
-      const Eigen::bfloat16* src = w + (k0 + k) * ldw;
-      float* dst = widened.data() + k * width;
-      for (int64_t j = 0; j < width; ++j) dst[j] = LoadAsFloat(src, j);
-    }
-    TiledGemm(x + k0, ldx, rows, kb, widened.data(), width, width, y, ldy, k0 > 0);
-  }
-}
-
 // Widens weight columns [0, width) of w (row stride ldw) into dense float
 // rows (stride width); float weights are used in place.
 const float* WeightsAsFloat(const float* w, int64_t ldw, int64_t, int64_t,
@@ -272,13 +250,31 @@ const float* WeightsAsFloat(const Eigen::bfloat16* w, int64_t ldw,
   return buffer->data();
 }
 
-// out[r - row_begin, :] = patch of output position r of `image`, for
-// r in [row_begin, row_end).
+// bfloat16 weights: widen a block of weight rows, then multiply the block.
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+          const Eigen::bfloat16* w, int64_t ldw, int64_t width, float* y,
+          int64_t ldy) {
+  if (depth == 0) {
+    Gemm(x, ldx, rows, 0, static_cast<const float*>(nullptr), 0, width, y, ldy);
+    return;
+  }
+  thread_local std::vector<float> widened;
+  const int64_t block = DepthBlock(depth);
+  for (int64_t k0 = 0; k0 < depth; k0 += block) {
+    const int64_t kb = std::min(block, depth - k0);
+    int64_t ld = 0;
+    const float* wf = WeightsAsFloat(w + k0 * ldw, ldw, kb, width, &widened, &ld);
+    TiledGemm(x + k0, ldx, rows, kb, wf, ld, width, y, ldy, k0 > 0);
+  }
+}
+
 // Inline copy: the spans are short (tens of floats), too short for memcpy's call.
 inline void CopyFloats(const float* src, int64_t n, float* dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
 }
 
+// out[r - row_begin, :] = patch of output position r of `image`, for
+// r in [row_begin, row_end).
 void BuildPatches(const ConvGeometry& g, const float* image, int64_t row_begin,
                   int64_t row_end, float* out) {
   const int64_t span = g.kernel_w * g.channels;  // one kernel row of a patch
