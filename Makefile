@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 TF_REQUIREMENT := tensorflow-cpu>=2.21,<2.22
+ALE_REQUIREMENT := ale-py>=0.12,<0.13
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
@@ -15,10 +16,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 
-# TensorFlow first: the ops compile against the installed TensorFlow (no build isolation,
-# so the build reuses it). Rebuilds only when the build inputs change.
-$(INSTALLED): $(PY) setup.py pyproject.toml $(OPS_SOURCES)
-	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy
+# TensorFlow and ale-py first: the ops compile against the installed TensorFlow and
+# link ALE built from the sources of the installed ale-py version (ops/build_ale.py,
+# cached under ~/.cache). No build isolation, so the build reuses them. Rebuilds
+# only when the build inputs change.
+$(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py $(OPS_SOURCES)
+	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" scikit-build-core
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook]"
 	touch $@
 

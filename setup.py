@@ -7,18 +7,28 @@ fails the install. The library carries the TensorFlow version it was built
 for (a WORKBENCH_BUILD_INFO string); the loader refuses a library built for
 another version and says how to rebuild.
 
+The emulation ops link ALE's C++ core statically; ops/build_ale.py builds it
+once from the ale-py source distribution of the installed ale-py version and
+caches the build (see that file). Symbols of ALE stay hidden inside the ops
+library, so it can share a process with ale-py's own copy of ALE.
+
 Environment variables:
   WORKBENCH_CXXFLAGS  extra compiler flags (default: -march=native -mno-avx512fp16;
                       set to an empty string for a portable build).
+  WORKBENCH_ALE_CACHE where finished ALE builds are kept (default ~/.cache/...).
 """
 import glob
 import os
 import shlex
+import sys
 
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "ops"))
+import build_ale  # noqa: E402  (ops/build_ale.py)
+
 DEFAULT_ARCH_FLAGS = "-march=native -mno-avx512fp16"
 
 
@@ -39,14 +49,22 @@ class BuildTensorFlowOps(build_ext):
                 "Install it first (pip install 'tensorflow-cpu>=2.21,<2.22'), then "
                 "pip install --no-build-isolation -e ."
             ) from error
+        ale_include, ale_library = build_ale.ensure_ale()
+        ext.include_dirs = list(ext.include_dirs) + [ale_include]
+        ext.extra_objects = [ale_library]
         arch_flags = shlex.split(os.environ.get("WORKBENCH_CXXFLAGS", DEFAULT_ARCH_FLAGS))
         ext.extra_compile_args = (
             ["-std=c++17", "-O3", "-fPIC", "-DNDEBUG", "-Wno-deprecated-declarations", "-Wno-interference-size"]
             + [flag for flag in tf.sysconfig.get_compile_flags() if not flag.startswith("--std")]
             + arch_flags
-            + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"']
+            + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"', f'-DWORKBENCH_ALE_VERSION="{build_ale.installed_ale_version()}"']
         )
-        ext.extra_link_args = list(tf.sysconfig.get_link_flags())
+        ext.extra_link_args = list(tf.sysconfig.get_link_flags()) + [
+            "-Wl,--exclude-libs,libale.a",  # keep ALE's symbols private to this library
+            "-lz",  # ALE reads compressed ROMs and states with zlib
+            "-pthread",
+            "-flto=auto",  # use the link-time-optimised code of libale.a (ALE is built for LTO)
+        ]
         super().build_extension(ext)
 
 
@@ -70,9 +88,9 @@ setup(
         )
     ],
     cmdclass={"build_ext": BuildTensorFlowOps},
-    install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26"],
+    install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.0"],
     extras_require={
-        "test": ["pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "matplotlib>=3.8"],
+        "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "matplotlib>=3.8"],
         "notebook": ["jupyterlab>=4", "ipywidgets>=8", "matplotlib>=3.8"],
     },
 )

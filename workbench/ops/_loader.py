@@ -1,4 +1,8 @@
-"""Finds and loads the compiled ops library once, checking it was built for the running TensorFlow."""
+"""Finds and loads the compiled ops library once, checking it was built for the running TensorFlow.
+
+The library carries a build record, `WORKBENCH_BUILD_INFO tensorflow=X;ale=Y;`,
+read from the file before loading it (build_record()).
+"""
 import glob
 import importlib.machinery
 import os
@@ -12,7 +16,7 @@ REBUILD_HINT = (
     "Rebuild it with `make install` (or `pip install --no-build-isolation -e .` in the project "
     f"directory), or set {PURE_TF_VARIABLE}=1 to run the pure-TensorFlow reference ops instead."
 )
-_BUILD_INFO = re.compile(rb"WORKBENCH_BUILD_INFO tensorflow=([^;\x00]+);")
+_BUILD_INFO = re.compile(rb"WORKBENCH_BUILD_INFO ((?:[a-z_]+=[^;\x00]*;)+)")
 _lock = threading.Lock()
 _library = None
 
@@ -31,11 +35,18 @@ def library_path():
     return None
 
 
-def built_for_tensorflow(path):
-    """The TensorFlow version recorded in the library file, or None if it has no record."""
+def build_record(path):
+    """The build record of the library file as a dict (e.g. {"tensorflow": "2.21.0", "ale": "0.12.1"}), {} if none."""
     with open(path, "rb") as stream:
         match = _BUILD_INFO.search(stream.read())
-    return match.group(1).decode() if match else None
+    if not match:
+        return {}
+    return dict(item.split("=", 1) for item in match.group(1).decode().split(";") if item)
+
+
+def built_for_tensorflow(path):
+    """The TensorFlow version recorded in the library file, or None if it has no record."""
+    return build_record(path).get("tensorflow")
 
 
 def load_library():

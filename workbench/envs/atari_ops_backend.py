@@ -1,0 +1,60 @@
+"""The custom-op Atari backend: emulators inside a TensorFlow resource (workbench.ops.atari_env).
+
+The resource is freed when the backend is closed or garbage-collected.
+"""
+import weakref
+
+import numpy as np
+import tensorflow as tf
+
+from workbench.ops import atari_env
+
+
+class OpsAtariBackend:
+    """Emulators of one game stepped by the ops on TF's intra-op thread pool."""
+
+    name = "custom"
+
+    def __init__(self, config, batch_size):
+        self.handle, action_set = atari_env.create(
+            config.rom_path,
+            batch_size,
+            frame_skip=config.frameskip,
+            noop_max=config.noop_max,
+            repeat_action_probability=config.repeat_action_probability,
+            max_episode_frames=config.frame_cap,
+            fire_reset=config.fire_reset,
+            screen_size=config.screen_size,
+            stack_size=config.stack_size,
+        )
+        self.action_set = action_set.numpy()
+        self._finalizer = weakref.finalize(self, atari_env.destroy, self.handle)
+        self._finalizer.atexit = False  # TensorFlow may be torn down by then; the process frees all
+
+    @staticmethod
+    def _indices(indices):
+        return tf.constant(indices, tf.int32)
+
+    def reset(self, indices, seeds):
+        atari_env.reset(self.handle, self._indices(indices), tf.constant(seeds, tf.int64))
+
+    def step(self, indices, actions):
+        rewards, done = atari_env.step(self.handle, self._indices(indices), tf.constant(actions, tf.int32))
+        return rewards.numpy(), done.numpy()
+
+    def observation(self, indices):
+        return atari_env.observation(self.handle, self._indices(indices)).numpy()
+
+    def screen(self, indices):
+        return atari_env.screen(self.handle, self._indices(indices)).numpy()
+
+    def ram(self, indices):
+        return atari_env.ram(self.handle, self._indices(indices)).numpy()
+
+    def status(self, indices):
+        values = atari_env.status(self.handle, self._indices(indices))
+        names = ("lives", "episode_frames", "episode_return", "done", "truncated")
+        return {name: value.numpy() for name, value in zip(names, values)}
+
+    def close(self):
+        self._finalizer()  # destroys the resource once

@@ -1,0 +1,150 @@
+"""EnvBatch: the interface every environment batch shares (Atari on the ops or ale-py, Gymnasium).
+
+A batch holds batch_size environments of one kind. Calls name the
+environments they touch by `indices`, so episodes of different lengths never
+wait for each other:
+
+    obs = batch.reset()                        # all, seeds derived from the batch seed
+    rewards, done = batch.step([0, 3], [1, 2])  # only environments 0 and 3
+    obs = batch.observation([0, 3])
+
+This class validates every argument (a ValueError/TypeError naming it) and
+keeps the per-episode seeds; subclasses implement the _reset/_step/... hooks
+on valid, deduplicated int32 indices.
+"""
+import numpy as np
+
+from workbench.envs.rng import episode_seed
+
+
+def _integer_vector(values, name):
+    array = np.asarray(values)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a vector, got shape {array.shape}")
+    return array
+
+
+class EnvBatch:
+    """Base of all environment batches; see the module docstring."""
+
+    def __init__(self, batch_size, seed):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an integer, got {seed!r}")
+        self.batch_size = int(batch_size)
+        self.seed = int(seed)
+        self._episodes = np.zeros(self.batch_size, np.int64)  # resets so far, per environment
+        self._started = np.zeros(self.batch_size, bool)
+        self._done = np.zeros(self.batch_size, bool)
+        self._closed = False
+
+    # -- what subclasses provide -------------------------------------------------------
+    num_actions = None  # size of the discrete action set
+    observation_shape = None
+    observation_dtype = None
+
+    def _reset(self, indices, seeds):
+        raise NotImplementedError
+
+    def _step(self, indices, actions):
+        raise NotImplementedError
+
+    def _observation(self, indices):
+        raise NotImplementedError
+
+    def _close(self):
+        pass
+
+    # -- the public interface ----------------------------------------------------------
+    def reset(self, indices=None, seeds=None):
+        """Starts new episodes; returns their observations. seeds default to per-episode seeds of the batch seed."""
+        indices = self.check_indices(indices)
+        if seeds is None:
+            seeds = np.array([episode_seed(self.seed, i, self._episodes[i]) for i in indices], np.int64)
+        else:
+            seeds = _integer_vector(seeds, "seeds")
+            if seeds.shape[0] != indices.shape[0]:
+                raise ValueError(f"seeds must have one value per index ({indices.shape[0]}), got {seeds.shape[0]}")
+            if seeds.size and (seeds.min() < -(1 << 63) or seeds.max() >= (1 << 63)):
+                raise ValueError("seeds must fit in int64")
+            seeds = seeds.astype(np.int64)
+        if indices.size:
+            self._reset(indices, seeds)
+        self._episodes[indices] += 1
+        self._started[indices] = True
+        self._done[indices] = False
+        return self.observation(indices)
+
+    def step(self, indices, actions):
+        """One step of the environments at indices; returns (rewards float32 [n], done bool [n])."""
+        indices = self.check_indices(indices, started=True)
+        actions = _integer_vector(actions, "actions")
+        if actions.shape[0] != indices.shape[0]:
+            raise ValueError(f"actions must have one value per index ({indices.shape[0]}), got {actions.shape[0]}")
+        bad = np.flatnonzero((actions < 0) | (actions >= self.num_actions))
+        if bad.size:
+            i = bad[0]
+            raise ValueError(
+                f"actions[{i}] = {actions[i]} is not an action of this environment: valid actions are "
+                f"0..{self.num_actions - 1}"
+            )
+        finished = np.flatnonzero(self._done[indices])
+        if finished.size:
+            i = finished[0]
+            raise ValueError(f"indices[{i}] = {indices[i]} is at the end of its episode; reset it before stepping")
+        if not indices.size:
+            return np.zeros(0, np.float32), np.zeros(0, bool)
+        rewards, done = self._step(indices, actions.astype(np.int32))
+        rewards, done = np.asarray(rewards, np.float32), np.asarray(done, bool)
+        self._done[indices] = done
+        return rewards, done
+
+    def observation(self, indices=None):
+        """Current observations of the environments at indices ([n, *observation_shape])."""
+        indices = self.check_indices(indices, started=True)
+        if not indices.size:
+            return np.zeros((0,) + tuple(self.observation_shape), self.observation_dtype)
+        return np.asarray(self._observation(indices))
+
+    def done(self, indices=None):
+        """Whether each episode at indices has ended (never-reset environments count as not done)."""
+        return self._done[self.check_indices(indices)].copy()
+
+    def close(self):
+        """Frees the environments; later calls raise. Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def check_indices(self, indices, started=False):
+        """Validated int32 indices (all environments when None): in range, distinct, reset if `started`."""
+        if self._closed:
+            raise RuntimeError(f"this {type(self).__name__} is closed")
+        if indices is None:
+            indices = np.arange(self.batch_size, dtype=np.int32)
+        else:
+            indices = _integer_vector(indices, "indices")
+        bad = np.flatnonzero((indices < 0) | (indices >= self.batch_size))
+        if bad.size:
+            i = bad[0]
+            raise ValueError(f"indices[{i}] = {indices[i]} is out of range [0, {self.batch_size})")
+        if np.unique(indices).size != indices.size:
+            values, counts = np.unique(indices, return_counts=True)
+            raise ValueError(f"indices must be distinct; {values[counts > 1].tolist()} repeated")
+        if started:
+            fresh = np.flatnonzero(~self._started[indices])
+            if fresh.size:
+                i = fresh[0]
+                raise ValueError(f"indices[{i}] = {indices[i]} has not been reset yet; call reset first")
+        return indices.astype(np.int32)

@@ -1,0 +1,69 @@
+"""Game names: ale-py ids ("pong", "montezuma_revenge") and Gymnasium ids ("ALE/Pong-v5") to ROMs.
+
+ROMs come from the installed ale-py wheel. Unknown names raise a ValueError
+that lists the closest known names.
+"""
+import difflib
+import functools
+import re
+
+_GYM_ATARI_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+?)(?:NoFrameskip|Deterministic)?(?:-ram)?(?:-v\d+)?$")
+
+
+@functools.lru_cache(maxsize=None)
+def atari_game_ids():
+    """All ale-py ROM ids of the installed wheel, sorted ("adventure", ..., "zaxxon")."""
+    from ale_py import roms
+
+    return tuple(sorted(roms.get_all_rom_ids()))
+
+
+@functools.lru_cache(maxsize=None)
+def _by_pascal_name():
+    from ale_py.registration import rom_id_to_name
+
+    return {rom_id_to_name(game).lower(): game for game in atari_game_ids()}
+
+
+def find_atari_game(name):
+    """The ale-py id of an Atari game name, or None when `name` names no Atari game."""
+    if not isinstance(name, str):
+        raise TypeError(f"game must be a string such as 'pong' or 'ALE/Pong-v5', got {type(name).__name__}")
+    ids = atari_game_ids()
+    candidate = name.strip()
+    if candidate.lower() in ids:
+        return candidate.lower()
+    match = _GYM_ATARI_ID.match(candidate)
+    if match:
+        return _by_pascal_name().get(match.group("name").lower())
+    return None
+
+
+def close_matches(name, choices, count=5):
+    lowered = {choice.lower(): choice for choice in choices}
+    return [lowered[m] for m in difflib.get_close_matches(str(name).lower(), list(lowered), n=count, cutoff=0.5)]
+
+
+def resolve_atari_game(name):
+    """The ale-py id of `name`; ValueError listing close matches when it is unknown."""
+    game = find_atari_game(name)
+    if game is None:
+        key = _GYM_ATARI_ID.match(name.strip())
+        probe = key.group("name") if key else name
+        suggestions = close_matches(probe, atari_game_ids()) or close_matches(name, atari_game_ids())
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        raise ValueError(
+            f"game {name!r} is not an Atari game of the installed ale-py ({len(atari_game_ids())} games; "
+            f"see workbench.envs.atari_game_ids()).{hint}"
+        )
+    return game
+
+
+def rom_path(game):
+    """Path of the ROM file of an ale-py game id."""
+    from ale_py import roms
+
+    path = roms.get_rom_path(game)
+    if path is None:
+        raise ValueError(f"game {game!r} has no ROM in the installed ale-py wheel")
+    return str(path)

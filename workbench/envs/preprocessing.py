@@ -1,0 +1,48 @@
+"""Atari frame preprocessing in numpy, bit for bit equal to the ops (ops/cc/kernels/frame_preprocessing.*).
+
+max of two grayscale frames, then an exact area resize (OpenCV's INTER_AREA rule
+in integer arithmetic, round-half-to-even), and a stack of the last frames.
+"""
+import functools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=None)
+def area_weights(in_size, out_size):
+    """Integer matrix [out_size, in_size]: the overlap of output o and source s in units of 1/out_size.
+
+    Each row sums to in_size; out = weights_rows @ frame @ weights_cols.T / (in_h * in_w).
+    """
+    if in_size < 1 or out_size < 1:
+        raise ValueError(f"sizes must be positive, got in_size={in_size}, out_size={out_size}")
+    o = np.arange(out_size, dtype=np.int64)[:, None]
+    s = np.arange(in_size, dtype=np.int64)[None, :]
+    lo = np.maximum(o * in_size, s * out_size)
+    hi = np.minimum((o + 1) * in_size, (s + 1) * out_size)
+    weights = np.maximum(hi - lo, 0)
+    weights.setflags(write=False)
+    return weights
+
+
+def round_half_even_divide(numerator, divisor):
+    """round(numerator / divisor) with ties to even, exactly, for non-negative integer arrays."""
+    q, r = np.divmod(numerator, divisor)
+    twice = 2 * r
+    return q + ((twice > divisor) | ((twice == divisor) & (q % 2 == 1)))
+
+
+def area_resize(frame, height, width):
+    """Exact area resize of a uint8 [H, W] frame to [height, width] (uint8)."""
+    frame = np.asarray(frame)
+    if frame.ndim != 2 or frame.dtype != np.uint8:
+        raise ValueError(f"frame must be a uint8 [H, W] array, got {frame.dtype} {frame.shape}")
+    in_h, in_w = frame.shape
+    rows, cols = area_weights(in_h, height), area_weights(in_w, width)
+    sums = rows @ frame.astype(np.int64) @ cols.T
+    return round_half_even_divide(sums, in_h * in_w).astype(np.uint8)
+
+
+def max_and_resize(newest, previous, size):
+    """The observation frame of a step: area_resize(max(newest, previous)) to [size, size]."""
+    return area_resize(np.maximum(newest, previous), size, size)

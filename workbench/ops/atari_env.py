@@ -1,0 +1,81 @@
+"""Thin wrappers of the in-graph Atari emulator ops (usable eagerly and inside tf.function).
+
+A batch of emulators of one game is a TensorFlow resource; each op touches
+only the emulators at `indices` (int32 vector of distinct values), so episodes
+of different lengths never wait for each other. Stepping runs on TF's intra-op
+thread pool, one emulator per task. Most users want workbench.envs.AtariBatch,
+which validates arguments and picks a backend; these are the building blocks
+for graphs (the pipelined evaluator).
+"""
+import importlib.metadata
+
+import tensorflow as tf
+
+from workbench.ops import _loader
+
+_checked_ale = False
+
+
+def _library():
+    """The ops library, after checking that its ALE matches the installed ale-py (whose ROMs it loads)."""
+    global _checked_ale
+    library = _loader.load_library()
+    if not _checked_ale:
+        built = _loader.build_record(_loader.library_path()).get("ale")
+        installed = importlib.metadata.version("ale-py")
+        if built != installed:
+            raise _loader.OpsLibraryError(
+                f"The ops library was built with ALE {built}, but ale-py {installed} is installed "
+                "(its ROM table may differ). " + _loader.REBUILD_HINT
+            )
+        _checked_ale = True
+    return library
+
+
+def create(rom_path, batch_size, *, frame_skip=4, noop_max=30, repeat_action_probability=0.0,
+           max_episode_frames=0, fire_reset=True, screen_size=84, stack_size=4):
+    """Creates the emulators; returns (handle, action_set) with the game's minimal action set (ALE ids)."""
+    return _library().workbench_atari_env_create(
+        rom_path=str(rom_path), batch_size=batch_size, frame_skip=frame_skip, noop_max=noop_max,
+        repeat_action_probability=repeat_action_probability, max_episode_frames=max_episode_frames,
+        fire_reset=fire_reset, screen_size=screen_size, stack_size=stack_size,
+    )
+
+
+def destroy(handle):
+    """Frees the emulators (in-flight ops keep them alive until they finish)."""
+    tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
+
+
+def reset(handle, indices, seeds):
+    """Starts a new episode in each emulator of indices; seeds (int64) drive no-ops and sticky actions."""
+    return _library().workbench_atari_env_reset(handle=handle, indices=indices, seeds=seeds)
+
+
+def step(handle, indices, actions):
+    """One agent step; actions index the minimal action set. Returns (rewards float32, done bool)."""
+    return _library().workbench_atari_env_step(handle=handle, indices=indices, actions=actions)
+
+
+def observation(handle, indices):
+    """uint8 [n, screen_size, screen_size, stack_size], oldest frame first on the last axis."""
+    return _library().workbench_atari_env_observation(handle=handle, indices=indices)
+
+
+def screen(handle, indices):
+    """uint8 [n, 210, 160, 3] RGB screens of the last emulated frame."""
+    return _library().workbench_atari_env_screen(handle=handle, indices=indices)
+
+
+def ram(handle, indices):
+    """uint8 [n, 128] console RAM."""
+    return _library().workbench_atari_env_ram(handle=handle, indices=indices)
+
+
+def status(handle, indices):
+    """(lives int32, episode_frames int32, episode_return float32, done bool, truncated bool), each [n]."""
+    return _library().workbench_atari_env_status(handle=handle, indices=indices)
+
+
+for _op in ("Create", "Reset", "Step", "Observation", "Screen", "Ram", "Status"):
+    tf.no_gradient(f"Workbench>AtariEnv{_op}")
