@@ -54,8 +54,7 @@ AtariEmulator::AtariEmulator(const AtariConfig& config, const FrameResizer* resi
   screen_height_ = static_cast<int>(ale_->getScreen().height());
   screen_width_ = static_cast<int>(ale_->getScreen().width());
   const size_t screen = static_cast<size_t>(screen_height_) * screen_width_;
-  screens_[0].assign(screen, 0);
-  screens_[1].assign(screen, 0);
+  previous_screen_.assign(screen, 0);
   const size_t frame = static_cast<size_t>(config_.screen_size) * config_.screen_size;
   stack_.assign(frame * config_.stack_size, 0);
 }
@@ -76,16 +75,14 @@ int AtariEmulator::ActFrame(int ale_action) {
   return ale_->act(static_cast<ale::Action>(ale_action));
 }
 
-void AtariEmulator::GrabScreen(int slot) {
-  std::memcpy(screens_[slot].data(), ale_->getScreen().getArray(), screens_[slot].size());
-}
+const uint8_t* AtariEmulator::LiveScreen() const { return ale_->getScreen().getArray(); }
 
-void AtariEmulator::PushFrame(int newest_slot, bool same_as_previous) {
+void AtariEmulator::PushFrame(const uint8_t* previous) {
   const size_t frame = static_cast<size_t>(config_.screen_size) * config_.screen_size;
   stack_head_ = (stack_head_ + 1) % config_.stack_size;
-  const uint8_t* newest = screens_[newest_slot].data();
-  const uint8_t* previous = same_as_previous ? newest : screens_[newest_slot ^ 1].data();
-  resizer_->MaxAndResize(newest, previous, gray_.data(), stack_.data() + stack_head_ * frame, &scratch_);
+  const uint8_t* newest = LiveScreen();
+  resizer_->MaxAndResize(newest, previous != nullptr ? previous : newest, gray_.data(),
+                         stack_.data() + stack_head_ * frame, &scratch_);
 }
 
 void AtariEmulator::Reset(uint64_t seed) {
@@ -96,23 +93,23 @@ void AtariEmulator::Reset(uint64_t seed) {
   episode_return_ = 0.0f;
   previous_action_ = ale::PLAYER_A_NOOP;
 
-  int newest = 0, screens_in_call = 1;
-  GrabScreen(newest);
-  auto act_and_grab = [&](int ale_action) {
+  // The observation is the max of the last two screens of the call (the
+  // screen after reset_game counts as one).
+  bool have_previous = false;
+  auto act = [&](int ale_action) {
+    std::memcpy(previous_screen_.data(), LiveScreen(), previous_screen_.size());
+    have_previous = true;
     ActFrame(ale_action);
-    newest ^= 1;
-    GrabScreen(newest);
-    ++screens_in_call;
     terminated_ = ale_->game_over(false);
     truncated_ = !terminated_ && AtFrameCap();
     return !done();
   };
   const int noops = config_.noop_max > 0 ? 1 + static_cast<int>(rng_.Next() % config_.noop_max) : 0;
   bool running = true;
-  for (int i = 0; i < noops && running; ++i) running = act_and_grab(ale::PLAYER_A_NOOP);
-  if (running && config_.fire_reset && has_fire_) act_and_grab(ale::PLAYER_A_FIRE);
+  for (int i = 0; i < noops && running; ++i) running = act(ale::PLAYER_A_NOOP);
+  if (running && config_.fire_reset && has_fire_) act(ale::PLAYER_A_FIRE);
 
-  PushFrame(newest, screens_in_call == 1);
+  PushFrame(have_previous ? previous_screen_.data() : nullptr);
   const size_t frame = static_cast<size_t>(config_.screen_size) * config_.screen_size;
   for (int s = 0; s < config_.stack_size; ++s) {
     if (s != stack_head_) std::memcpy(stack_.data() + s * frame, stack_.data() + stack_head_ * frame, frame);
@@ -123,21 +120,22 @@ float AtariEmulator::Step(int action) {
   const int requested = action_set_[action];
   const double sticky = config_.repeat_action_probability;
   int64_t reward = 0;
-  int newest = 0, screens_in_call = 0;
+  // The observation is the max of the last two frames of the step (one
+  // frame when the episode ends before the second-to-last).
+  bool have_previous = false;
   for (int f = 0; f < config_.frame_skip; ++f) {
     int applied = requested;
     if (sticky > 0.0 && rng_.Uniform() < sticky) applied = previous_action_;
     reward += ActFrame(applied);
     terminated_ = ale_->game_over(false);
     truncated_ = !terminated_ && AtFrameCap();
-    if (f >= config_.frame_skip - 2 || done()) {
-      if (screens_in_call > 0) newest ^= 1;
-      GrabScreen(newest);
-      ++screens_in_call;
-    }
     if (done()) break;
+    if (f == config_.frame_skip - 2) {
+      std::memcpy(previous_screen_.data(), LiveScreen(), previous_screen_.size());
+      have_previous = true;
+    }
   }
-  PushFrame(newest, screens_in_call == 1);
+  PushFrame(have_previous ? previous_screen_.data() : nullptr);
   episode_return_ += static_cast<float>(reward);
   return static_cast<float>(reward);
 }
@@ -145,9 +143,19 @@ float AtariEmulator::Step(int action) {
 void AtariEmulator::WriteObservation(uint8_t* out) const {
   const int size = config_.screen_size, stack = config_.stack_size;
   const size_t frame = static_cast<size_t>(size) * size;
+  // Oldest first: slot head+1 (mod stack) ... head.
+  auto slot = [&](int k) { return stack_.data() + ((stack_head_ + 1 + k) % stack) * frame; };
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the 4-frame path writes little-endian words");
+  if (stack == 4) {  // the usual case: one 32-bit word per pixel, vectorised
+    const uint8_t *c0 = slot(0), *c1 = slot(1), *c2 = slot(2), *c3 = slot(3);
+    for (size_t p = 0; p < frame; ++p) {
+      const uint32_t word = uint32_t{c0[p]} | uint32_t{c1[p]} << 8 | uint32_t{c2[p]} << 16 | uint32_t{c3[p]} << 24;
+      std::memcpy(out + 4 * p, &word, 4);  // little-endian: c0 first
+    }
+    return;
+  }
   for (int k = 0; k < stack; ++k) {
-    // Oldest first: slot head+1 (mod stack) ... head.
-    const uint8_t* src = stack_.data() + ((stack_head_ + 1 + k) % stack) * frame;
+    const uint8_t* src = slot(k);
     for (size_t p = 0; p < frame; ++p) out[p * stack + k] = src[p];
   }
 }

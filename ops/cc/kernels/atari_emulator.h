@@ -88,8 +88,9 @@ class AtariEmulator {
  private:
   // Acts for one frame and keeps the frame count and game-over flags.
   int ActFrame(int ale_action);
-  void GrabScreen(int slot);
-  void PushFrame(int newest_slot, bool same_as_previous);
+  const uint8_t* LiveScreen() const;
+  // Pushes the max of the live screen and `previous` (a screen, or null for none).
+  void PushFrame(const uint8_t* previous);
   bool AtFrameCap() const;
 
   AtariConfig config_;
@@ -105,10 +106,10 @@ class AtariEmulator {
   float episode_return_ = 0.0f;
 
   std::vector<uint8_t> gray_;         // palette index -> grayscale
-  std::vector<uint8_t> screens_[2];  // palette indices of the last two frames
+  std::vector<uint8_t> previous_screen_;  // palette indices of the frame before the last
   std::vector<uint8_t> stack_;        // [stack_size][screen_size^2], ring
   int stack_head_ = 0;                // slot of the newest frame
-  std::vector<uint16_t> scratch_;
+  FrameResizer::Scratch scratch_;
 };
 
 // Empty string when `path` is a ROM that ALE supports, else the reason.

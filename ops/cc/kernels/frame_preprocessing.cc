@@ -3,6 +3,10 @@
 
 #include <algorithm>
 
+#if defined(__AVX512VBMI__) || WORKBENCH_AVX512_RESIZE
+#include <immintrin.h>
+#endif
+
 namespace workbench {
 
 AreaAxis MakeAreaAxis(int in_size, int out_size) {
@@ -38,54 +42,146 @@ AreaAxis MakeAreaAxis(int in_size, int out_size) {
 FrameResizer::FrameResizer(int in_h, int in_w, int out_h, int out_w)
     : rows_(MakeAreaAxis(in_h, out_h)),
       cols_(MakeAreaAxis(in_w, out_w)),
-      divisor_(static_cast<uint32_t>(in_h * in_w)) {
-  // floor(s / d) == (s * ceil(2^shift / d)) >> shift for all s < 2^24 when
-  // 2^shift >= 2^24 * d (the error term stays below 1 / d).
-  int log2_d = 0;
-  while ((uint64_t{1} << log2_d) < divisor_) ++log2_d;
-  shift_ = 24 + log2_d;
-  magic_ = ((uint64_t{1} << shift_) + divisor_ - 1) / divisor_;
+      divisor_(static_cast<uint32_t>(in_h * in_w)),
+      inverse_divisor_(1.0f / static_cast<float>(in_h * in_w)) {
+#if WORKBENCH_AVX512_RESIZE
+  // Chunks of 16 outputs for the vector column pass, when every chunk's taps
+  // fall in 32 consecutive sums (true for 160 -> 84); else the scalar loop runs.
+  const int taps = cols_.taps;
+  if (taps > 3) return;  // Chunk holds up to 3 taps
+  for (int j0 = 0; j0 < out_w; j0 += 16) {
+    Chunk chunk;
+    chunk.base = cols_.first[j0];
+    chunk.lanes = 0;
+    for (int lane = 0; lane < 16; ++lane) {
+      const int j = j0 + lane;
+      for (int t = 0; t < taps; ++t) {
+        chunk.index[16 * t + lane] = 0;
+        chunk.weight[16 * t + lane] = 0;
+        if (j >= out_w) continue;
+        const int offset = cols_.first[j] + t - chunk.base;
+        if (offset >= 32) {
+          chunks_.clear();
+          return;
+        }
+        chunk.index[16 * t + lane] = offset;
+        chunk.weight[16 * t + lane] = cols_.weight[j * taps + t];
+      }
+      if (j < out_w) chunk.lanes |= static_cast<uint16_t>(1u << lane);
+    }
+    chunks_.push_back(chunk);
+  }
+#endif
 }
 
-uint8_t FrameResizer::RoundedQuotient(uint32_t sum) const {
-  uint32_t q = static_cast<uint32_t>((sum * magic_) >> shift_);
-  const uint32_t twice_remainder = 2 * (sum - q * divisor_);
-  if (twice_remainder > divisor_ || (twice_remainder == divisor_ && (q & 1))) ++q;
-  return static_cast<uint8_t>(q);
+namespace {
+
+// dst[p] = max(gray[a[p]], gray[b[p]]) for p < n.
+void MaxGray(const uint8_t* a, const uint8_t* b, const uint8_t* gray, uint8_t* dst, size_t n) {
+  size_t p = 0;
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+  // 64 table lookups per instruction pair: vpermi2b looks up 128 entries,
+  // bit 7 of the index picks the half of the table.
+  const __m512i t0 = _mm512_loadu_si512(gray), t1 = _mm512_loadu_si512(gray + 64);
+  const __m512i t2 = _mm512_loadu_si512(gray + 128), t3 = _mm512_loadu_si512(gray + 192);
+  auto lookup = [&](__m512i index) {
+    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);
+    const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);
+    return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high);
+  };
+  for (; p + 64 <= n; p += 64) {
+    const __m512i ga = lookup(_mm512_loadu_si512(a + p));
+    const __m512i gb = lookup(_mm512_loadu_si512(b + p));
+    _mm512_storeu_si512(dst + p, _mm512_max_epu8(ga, gb));
+  }
+#endif
+  for (; p < n; ++p) dst[p] = std::max(gray[a[p]], gray[b[p]]);
 }
+
+}  // namespace
 
 void FrameResizer::MaxAndResize(const uint8_t* a, const uint8_t* b, const uint8_t* gray, uint8_t* out,
-                                std::vector<uint16_t>* scratch) const {
+                                Scratch* scratch) const {
   const int in_h = rows_.in_size, in_w = cols_.in_size;
   const int out_h = rows_.out_size, out_w = cols_.out_size;
   const int row_taps = rows_.taps, col_taps = cols_.taps;
-  // Layout of scratch: the max grayscale frame [in_h*in_w] (as uint16 for the
-  // vector loop), then one row of column sums [in_w].
-  scratch->resize(static_cast<size_t>(in_h + 1) * in_w);
-  uint16_t* frame = scratch->data();
-  uint16_t* column_sums = frame + static_cast<size_t>(in_h) * in_w;
-  const size_t pixels = static_cast<size_t>(in_h) * in_w;
-  for (size_t p = 0; p < pixels; ++p) frame[p] = std::max(gray[a[p]], gray[b[p]]);
+  scratch->frame.resize(static_cast<size_t>(in_h) * in_w);
+  scratch->column_sums.assign(in_w + 32, 0);  // padded: vector reads may run past in_w
+  const uint8_t* frame = scratch->frame.data();
+  uint32_t* __restrict column_sums = scratch->column_sums.data();
+  MaxGray(a, b, gray, scratch->frame.data(), scratch->frame.size());
   for (int o = 0; o < out_h; ++o) {
-    // Rows first, vectorised along x: sums <= 255 * in_h fit in uint16.
+    // Rows first, vectorised along x.
     const int32_t* wy = rows_.weight.data() + o * row_taps;
-    const uint16_t* src = frame + static_cast<size_t>(rows_.first[o]) * in_w;
+    const uint8_t* src = frame + static_cast<size_t>(rows_.first[o]) * in_w;
     for (int x = 0; x < in_w; ++x) column_sums[x] = 0;
     for (int t = 0; t < row_taps; ++t) {
-      const uint16_t w = static_cast<uint16_t>(wy[t]);
-      const uint16_t* row = src + static_cast<size_t>(t) * in_w;
+      const uint32_t w = static_cast<uint32_t>(wy[t]);
+      const uint8_t* row = src + static_cast<size_t>(t) * in_w;
       for (int x = 0; x < in_w; ++x) column_sums[x] += w * row[x];
     }
-    // Then columns: sums <= 255 * in_h * in_w < 2^24.
+    // Then columns (sums <= 255 * in_h * in_w < 2^24) and the exact division.
     uint8_t* dst = out + static_cast<size_t>(o) * out_w;
+#if WORKBENCH_AVX512_RESIZE
+    if (!chunks_.empty()) {
+      ResizeColumnsAvx512(column_sums, dst);
+      continue;
+    }
+#endif
     for (int j = 0; j < out_w; ++j) {
       const int32_t* wx = cols_.weight.data() + j * col_taps;
-      const uint16_t* s = column_sums + cols_.first[j];
+      const uint32_t* s = column_sums + cols_.first[j];
       uint32_t sum = 0;
       for (int t = 0; t < col_taps; ++t) sum += static_cast<uint32_t>(wx[t]) * s[t];
       dst[j] = RoundedQuotient(sum);
     }
   }
 }
+
+uint8_t FrameResizer::RoundedQuotient(uint32_t sum) const {
+  // A float estimate of the quotient (off by at most one: sum < 2^24), then
+  // exact integer corrections; the same steps as the vector path.
+  const int32_t d = static_cast<int32_t>(divisor_), n = static_cast<int32_t>(sum);
+  int32_t q = static_cast<int32_t>(static_cast<float>(n) * inverse_divisor_);
+  int32_t r = n - q * d;
+  if (r >= d) ++q, r -= d;
+  if (r < 0) --q, r += d;
+  if (2 * r > d || (2 * r == d && (q & 1))) ++q;
+  return static_cast<uint8_t>(q);
+}
+
+#if WORKBENCH_AVX512_RESIZE
+void FrameResizer::ResizeColumnsAvx512(const uint32_t* column_sums, uint8_t* dst) const {
+  // 16 outputs per chunk read 32 consecutive sums (two registers) and pick
+  // each tap's source with one two-register permute.
+  const __m512i d = _mm512_set1_epi32(static_cast<int32_t>(divisor_));
+  const __m512 inverse = _mm512_set1_ps(inverse_divisor_);
+  const __m512i one = _mm512_set1_epi32(1), zero = _mm512_setzero_si512();
+  const int taps = cols_.taps;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    const Chunk& chunk = chunks_[c];
+    const __m512i lo = _mm512_loadu_si512(column_sums + chunk.base);
+    const __m512i hi = _mm512_loadu_si512(column_sums + chunk.base + 16);
+    __m512i sum = zero;
+    for (int t = 0; t < taps; ++t) {
+      const __m512i picked = _mm512_permutex2var_epi32(lo, _mm512_loadu_si512(chunk.index + 16 * t), hi);
+      sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(picked, _mm512_loadu_si512(chunk.weight + 16 * t)));
+    }
+    // Float estimate of the quotient (off by at most one), corrected exactly.
+    __m512i q = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), inverse));
+    __m512i r = _mm512_sub_epi32(sum, _mm512_mullo_epi32(q, d));
+    const __mmask16 over = _mm512_cmpge_epi32_mask(r, d), under = _mm512_cmplt_epi32_mask(r, zero);
+    q = _mm512_mask_add_epi32(q, over, q, one);
+    r = _mm512_mask_sub_epi32(r, over, r, d);
+    q = _mm512_mask_sub_epi32(q, under, q, one);
+    r = _mm512_mask_add_epi32(r, under, r, d);
+    const __m512i twice = _mm512_add_epi32(r, r);
+    const __mmask16 up = _mm512_cmpgt_epi32_mask(twice, d) |
+                         (_mm512_cmpeq_epi32_mask(twice, d) & _mm512_test_epi32_mask(q, one));
+    q = _mm512_mask_add_epi32(q, up, q, one);
+    _mm_mask_storeu_epi8(dst + 16 * c, chunk.lanes, _mm512_cvtepi32_epi8(q));
+  }
+}
+#endif
 
 }  // namespace workbench
