@@ -1,4 +1,4 @@
-"""The inference benchmark runs end to end (tiny sizes) and ends with the documented JSON line."""
+"""The benchmarks run end to end (tiny sizes) and end with the documented JSON line."""
 import json
 import os
 import subprocess
@@ -26,3 +26,24 @@ def test_smoke_run_prints_ratios_as_json():
 def test_bad_arguments_are_refused():
     result = subprocess.run([sys.executable, BENCH, "--rank", "0"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "--rank must be >= 1" in result.stderr
+
+
+EMULATION_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "emulation.py")
+
+
+def test_emulation_smoke_run_prints_ratios_as_json():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, EMULATION_BENCH, "--smoke", "--batch", "4"], capture_output=True,
+                            text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "emulation" and summary["mode"] == "smoke" and summary["game"] == "pong"
+    for key in ("raw_ale_fps", "op_fps", "op_python_fps", "vector_env_fps", "gymnasium_fps", "op_vs_vector_env",
+                "op_vs_raw_limit"):
+        assert summary[key] > 0, key
+
+
+def test_emulation_bench_refuses_an_unknown_game():
+    result = subprocess.run([sys.executable, EMULATION_BENCH, "--game", "frostbyte"], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 2 and "frostbite" in result.stderr

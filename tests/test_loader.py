@@ -23,6 +23,19 @@ def test_library_is_built_for_the_running_tensorflow():
     assert hasattr(_loader.load_library(), "workbench_population_matmul")
 
 
+def test_library_records_the_ale_it_links_and_refuses_another_ale_py(monkeypatch):
+    import importlib.metadata
+
+    from workbench.ops import atari_env
+
+    record = _loader.build_record(_loader.library_path())
+    assert record["ale"] == importlib.metadata.version("ale-py")
+    monkeypatch.setattr(atari_env, "_checked_ale", False)
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1")
+    with pytest.raises(_loader.OpsLibraryError, match="built with ALE .* ale-py 0.0.1 is installed.*make install"):
+        atari_env.create("unused.bin", 1)
+
+
 def test_missing_library_says_how_to_rebuild(fresh_loader, monkeypatch):
     monkeypatch.setattr(fresh_loader, "library_path", lambda: None)
     with pytest.raises(fresh_loader.OpsLibraryError, match="was not found.*make install.*WORKBENCH_PURE_TF=1"):

@@ -91,7 +91,7 @@ class AtariBatch(EnvBatch):
 
     # Atari extras.
     def screen(self, indices=None):
-        """RGB screens uint8 [n, 210, 160, 3] of the last emulated frame (for dashboards and videos)."""
+        """RGB screens uint8 [n, height, width, 3] (210x160 for most games) of the last frame, for dashboards and videos."""
         return self._backend.screen(self.check_indices(indices))
 
     def ram(self, indices=None):

@@ -1,7 +1,11 @@
 """Game names: ale-py ids ("pong", "montezuma_revenge") and Gymnasium ids ("ALE/Pong-v5") to ROMs.
 
-ROMs come from the installed ale-py wheel. Unknown names raise a ValueError
-that lists the closest known names.
+ROMs come from the installed ale-py wheel. Its ROM folder also holds a few
+multi-player-only games (combat, joust, maze_craze, warlords in 0.12.1) that
+ALE's single-agent interface cannot load (ale-py's loadROM exits the process on
+them, and ale-py registers no environment for them); they are left out of
+atari_game_ids() and their names raise a ValueError that says why. Unknown
+names raise a ValueError listing the closest known names.
 """
 import difflib
 import functools
@@ -11,11 +15,23 @@ _GYM_ATARI_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+?)(?:NoFrameskip|Det
 
 
 @functools.lru_cache(maxsize=None)
-def atari_game_ids():
-    """All ale-py ROM ids of the installed wheel, sorted ("adventure", ..., "zaxxon")."""
-    from ale_py import roms
+def _rom_ids_by_support():
+    from ale_py import ALEInterface, roms
 
-    return tuple(sorted(roms.get_all_rom_ids()))
+    supported, unsupported = [], []
+    for game in sorted(roms.get_all_rom_ids()):
+        (supported if ALEInterface.isSupportedROM(roms.get_rom_path(game)) else unsupported).append(game)
+    return tuple(supported), tuple(unsupported)
+
+
+def atari_game_ids():
+    """The ale-py ids of the games ALE can play, sorted ("adventure", ..., "zaxxon")."""
+    return _rom_ids_by_support()[0]
+
+
+def unsupported_rom_ids():
+    """ROMs of the wheel that ALE's single-agent interface cannot load (multi-player only)."""
+    return _rom_ids_by_support()[1]
 
 
 @functools.lru_cache(maxsize=None)
@@ -47,6 +63,11 @@ def close_matches(name, choices, count=5):
 def resolve_atari_game(name):
     """The ale-py id of `name`; ValueError listing close matches when it is unknown."""
     game = find_atari_game(name)
+    if game is None and str(name).strip().lower() in unsupported_rom_ids():
+        raise ValueError(
+            f"game {name!r} is a multi-player-only ROM of the ale-py wheel that ALE's single-agent "
+            "interface cannot load (ale-py registers no environment for it either)"
+        )
     if game is None:
         key = _GYM_ATARI_ID.match(name.strip())
         probe = key.group("name") if key else name

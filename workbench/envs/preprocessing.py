@@ -38,9 +38,17 @@ def area_resize(frame, height, width):
     if frame.ndim != 2 or frame.dtype != np.uint8:
         raise ValueError(f"frame must be a uint8 [H, W] array, got {frame.dtype} {frame.shape}")
     in_h, in_w = frame.shape
-    rows, cols = area_weights(in_h, height), area_weights(in_w, width)
-    sums = rows @ frame.astype(np.int64) @ cols.T
+    rows, cols = _float_weights(in_h, height), _float_weights(in_w, width)
+    # Float64 BLAS products of integers below 2^53 are exact: the sums are the integer sums.
+    sums = (rows @ frame.astype(np.float64) @ cols.T).astype(np.int64)
     return round_half_even_divide(sums, in_h * in_w).astype(np.uint8)
+
+
+@functools.lru_cache(maxsize=None)
+def _float_weights(in_size, out_size):
+    weights = area_weights(in_size, out_size).astype(np.float64)
+    weights.setflags(write=False)
+    return weights
 
 
 def max_and_resize(newest, previous, size):

@@ -63,7 +63,7 @@ def observation(handle, indices):
 
 
 def screen(handle, indices):
-    """uint8 [n, 210, 160, 3] RGB screens of the last emulated frame."""
+    """uint8 [n, height, width, 3] RGB screens of the last emulated frame (210x160 for most games)."""
     return _library().workbench_atari_env_screen(handle=handle, indices=indices)
 
 

@@ -9,6 +9,8 @@
 #include "ale/ale_interface.hpp"
 #include "ale/common/ColourPalette.hpp"
 #include "ale/emucore/OSystem.hxx"
+#include "ale/games/RomSettings.hpp"
+#include "ale/games/Roms.hpp"
 
 namespace workbench {
 
@@ -19,14 +21,17 @@ void QuietAleLogging() {
 
 std::string CheckRom(const std::string& path) {
   QuietAleLogging();
+  // ALE's loadROM exits the process on a file it cannot wrap, so check first
+  // with its own rule: the MD5 or else the file name must name a supported game
+  // (the ale-py wheel ships a few ROMs, e.g. combat.bin, known by name only).
   try {
-    if (!ale::ALEInterface::isSupportedROM(path).has_value()) {
-      return "is not a ROM that ALE supports (its MD5 is not in ALE's table)";
-    }
+    if (ale::ALEInterface::isSupportedROM(path).has_value()) return "";
+    std::unique_ptr<ale::RomSettings> by_name(ale::buildRomRLWrapper(path, ""));
+    if (by_name != nullptr) return "";
+    return "is not a ROM that ALE supports (neither its MD5 nor its file name is in ALE's table)";
   } catch (const std::exception& error) {
     return error.what();
   }
-  return "";
 }
 
 AtariEmulator::AtariEmulator(const AtariConfig& config, const FrameResizer* resizer)

@@ -50,8 +50,11 @@ class SplitMix64 {
 
 class AtariEmulator {
  public:
-  // Loads the ROM (already checked by the caller with IsSupportedRom).
+  // Loads the ROM (already checked by the caller with CheckRom). The resizer
+  // (shared by a batch, from this game's screen size) may be given later with
+  // set_resizer, before the first Reset.
   AtariEmulator(const AtariConfig& config, const FrameResizer* resizer);
+  void set_resizer(const FrameResizer* resizer) { resizer_ = resizer; }
   ~AtariEmulator();
   AtariEmulator(const AtariEmulator&) = delete;
   AtariEmulator& operator=(const AtariEmulator&) = delete;

@@ -29,16 +29,14 @@ using ::tensorflow::errors::InvalidArgument;
 
 class AtariEnvBatch : public ::tensorflow::ResourceBase {
  public:
-  explicit AtariEnvBatch(const AtariConfig& config)
-      : config(config),
-        resizer(210, 160, config.screen_size, config.screen_size) {}
+  explicit AtariEnvBatch(const AtariConfig& config) : config(config) {}
 
   std::string DebugString() const override {
     return "AtariEnvBatch(" + config.rom_path + ", " + std::to_string(emulators.size()) + ")";
   }
 
   const AtariConfig config;
-  const FrameResizer resizer;  // 210x160: the screen of every ALE game
+  std::unique_ptr<const FrameResizer> resizer;  // from the game's screen size to screen_size
   std::vector<std::unique_ptr<AtariEmulator>> emulators;
   std::mutex mu;  // one call at a time per batch
 };
@@ -99,14 +97,22 @@ class AtariEnvCreateOp : public OpKernel {
     auto* batch = new AtariEnvBatch(config_);
     ::tensorflow::core::ScopedUnref unref_on_error(batch);
     batch->emulators.resize(batch_size_);
-    // Loading a ROM takes tens of milliseconds: load them in parallel.
-    OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_, 1000000, [&](int64_t i) {
-                     batch->emulators[i].reset(new AtariEmulator(batch->config, &batch->resizer));
+    // The first emulator tells the screen size (210x160 for most games, 250x160
+    // for a few); the others load in parallel (a ROM takes tens of milliseconds).
+    OP_REQUIRES_OK(ctx, ForEach(ctx, 1, 1000000, [&](int64_t) {
+                     batch->emulators[0].reset(new AtariEmulator(batch->config, nullptr));
                    }));
     const AtariEmulator& first = *batch->emulators[0];
-    OP_REQUIRES(ctx, first.screen_height() == batch->resizer.in_h() && first.screen_width() == batch->resizer.in_w(),
+    const int64_t pixels = static_cast<int64_t>(first.screen_height()) * first.screen_width();
+    OP_REQUIRES(ctx, pixels > 0 && pixels * 255 < (int64_t{1} << 24),
                 ::tensorflow::errors::Unimplemented("rom_path '", config_.rom_path, "' has a ", first.screen_height(),
-                                                    "x", first.screen_width(), " screen; only 210x160 is supported"));
+                                                    "x", first.screen_width(), " screen, too large for the resize"));
+    batch->resizer.reset(new FrameResizer(first.screen_height(), first.screen_width(), config_.screen_size,
+                                          config_.screen_size));
+    batch->emulators[0]->set_resizer(batch->resizer.get());
+    OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_ - 1, 1000000, [&](int64_t i) {
+                     batch->emulators[i + 1].reset(new AtariEmulator(batch->config, batch->resizer.get()));
+                   }));
     Tensor* action_set = nullptr;
     const std::vector<int>& actions = batch->emulators[0]->action_set();
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({static_cast<int64_t>(actions.size())}),

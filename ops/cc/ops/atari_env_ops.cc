@@ -109,7 +109,7 @@ REGISTER_OP("Workbench>AtariEnvScreen")
       c->set_output(0, c->MakeShape({n, c->UnknownDim(), c->UnknownDim(), 3}));
       return absl::OkStatus();
     })
-    .Doc("The RGB screens [n, 210, 160, 3] of the last emulated frame.");
+    .Doc("The RGB screens [n, height, width, 3] of the last emulated frame (210x160 for most games).");
 
 REGISTER_OP("Workbench>AtariEnvRam")
     .Input("handle: resource")

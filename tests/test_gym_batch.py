@@ -1,0 +1,72 @@
+"""GymBatch (Gymnasium environments behind the EnvBatch interface) and make_batch."""
+import numpy as np
+import pytest
+
+from workbench.envs import AtariBatch, GymBatch, make_batch
+
+
+def test_cartpole_batch_shapes_and_per_index_stepping():
+    batch = GymBatch("CartPole-v1", 4, seed=3)
+    obs = batch.reset()
+    assert obs.shape == (4, 4) and obs.dtype == np.float32
+    assert batch.num_actions == 2 and batch.observation_shape == (4,)
+    rewards, done = batch.step([1, 3], [0, 1])
+    assert rewards.tolist() == [1.0, 1.0] and done.tolist() == [False, False]
+    status = batch.status()
+    assert status["episode_steps"].tolist() == [0, 1, 0, 1]
+    assert status["episode_return"].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert not np.array_equal(batch.observation([1]), obs[1:2])  # only stepped ones moved
+    np.testing.assert_array_equal(batch.observation([0]), obs[0:1])
+
+
+def test_same_seed_same_episodes_and_seeds_per_episode():
+    def play(batch):
+        trace = [batch.reset()]
+        rng = np.random.default_rng(0)
+        for _ in range(300):
+            finished = np.flatnonzero(batch.done())
+            if finished.size:
+                trace.append(batch.reset(finished))
+            rewards, done = batch.step(np.arange(3), rng.integers(2, size=3))
+            trace += [rewards, done, batch.observation()]
+        return trace
+
+    a, b = play(GymBatch("CartPole-v1", 3, seed=9)), play(GymBatch("CartPole-v1", 3, seed=9))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    c = play(GymBatch("CartPole-v1", 3, seed=10))
+    assert not np.array_equal(a[0], c[0])
+
+
+def test_episode_limit_truncates():
+    batch = GymBatch("CartPole-v1", 1, max_episode_steps=5)
+    batch.reset()
+    for _ in range(5):
+        _, done = batch.step([0], [0]) if not batch.done()[0] else (None, None)
+    assert batch.done()[0]
+    with pytest.raises(ValueError, match="end of its episode"):
+        batch.step([0], [0])
+
+
+def test_bad_environments_and_arguments():
+    with pytest.raises(ValueError, match="CartPole-v1"):
+        GymBatch("CartPol-v1", 2)
+    with pytest.raises(ValueError, match="discrete actions"):
+        GymBatch("Pendulum-v1", 1)
+    with pytest.raises(ValueError, match="batch_size"):
+        GymBatch("CartPole-v1", 0)
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        GymBatch("CartPole-v1", 1, max_episode_steps=0)
+    batch = GymBatch("Acrobot-v1", 2)
+    batch.reset()
+    with pytest.raises(ValueError, match="actions\\[0\\] = 3"):
+        batch.step([0], [3])
+    with pytest.raises(ValueError, match="render_mode"):
+        batch.screen()
+
+
+def test_make_batch_picks_the_kind_from_the_name():
+    assert isinstance(make_batch("CartPole-v1", 1), GymBatch)
+    atari = make_batch("ALE/Breakout-v5", 1, backend="reference")
+    assert isinstance(atari, AtariBatch) and atari.game == "breakout"
+    with pytest.raises(ValueError, match="Did you mean"):
+        make_batch("CartPol-v1", 1)
