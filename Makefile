@@ -38,4 +38,4 @@ lab: install
 	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
-	rm -rf build *.egg-info workbench/ops/_workbench_ops*.so
+	rm -rf build *.egg-info workbench/ops/_workbench_*.so

@@ -1,15 +1,16 @@
 """Build of the deep-neuroevolution workbench: the Python package and its C++ TensorFlow ops.
 
-The ops in ops/cc are compiled into one shared library inside the package
-(workbench/ops/_workbench_ops*.so) with TensorFlow's own compile and link
-flags, read from the TensorFlow installed at build time. A compiler failure
-fails the install. The library carries the TensorFlow version it was built
-for (a WORKBENCH_BUILD_INFO string); the loader refuses a library built for
-another version and says how to rebuild.
+The ops in ops/cc are compiled into two shared libraries inside the package,
+workbench/ops/_workbench_ops*.so (population inference) and
+workbench/ops/_workbench_atari_ops*.so (Atari emulation), with TensorFlow's
+own compile and link flags, read from the TensorFlow installed at build time.
+A compiler failure fails the install. Each library carries the TensorFlow and
+ALE versions it was built for (a WORKBENCH_BUILD_INFO string); the loader
+refuses a library built for another version and says how to rebuild.
 
-The emulation ops link ALE's C++ core statically; ops/build_ale.py builds it
+The emulation library links ALE's C++ core statically; ops/build_ale.py builds it
 once from the ale-py source distribution of the installed ale-py version and
-caches the build (see that file). Symbols of ALE stay hidden inside the ops
+caches the build (see that file). Symbols of ALE stay hidden inside that
 library, so it can share a process with ale-py's own copy of ALE.
 
 Environment variables:
@@ -33,7 +34,7 @@ DEFAULT_ARCH_FLAGS = "-march=native -mno-avx512fp16"
 
 
 class BuildTensorFlowOps(build_ext):
-    """Compiles the custom ops with the flags of the installed TensorFlow."""
+    """Compiles the custom ops with the flags of the installed TensorFlow (and ALE for the emulation ops)."""
 
     def finalize_options(self):
         super().finalize_options()
@@ -49,28 +50,42 @@ class BuildTensorFlowOps(build_ext):
                 "Install it first (pip install 'tensorflow-cpu>=2.21,<2.22'), then "
                 "pip install --no-build-isolation -e ."
             ) from error
-        ale_include, ale_library = build_ale.ensure_ale()
-        ext.include_dirs = list(ext.include_dirs) + [ale_include]
-        ext.extra_objects = [ale_library]
         arch_flags = shlex.split(os.environ.get("WORKBENCH_CXXFLAGS", DEFAULT_ARCH_FLAGS))
+        ale_version = build_ale.installed_ale_version()
         ext.extra_compile_args = (
             ["-std=c++17", "-O3", "-fPIC", "-DNDEBUG", "-Wno-deprecated-declarations", "-Wno-interference-size"]
             + [flag for flag in tf.sysconfig.get_compile_flags() if not flag.startswith("--std")]
             + arch_flags
-            + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"', f'-DWORKBENCH_ALE_VERSION="{build_ale.installed_ale_version()}"']
+            + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"', f'-DWORKBENCH_ALE_VERSION="{ale_version}"']
         )
-        ext.extra_link_args = list(tf.sysconfig.get_link_flags()) + [
-            "-Wl,--exclude-libs,libale.a",  # keep ALE's symbols private to this library
-            "-lz",  # ALE reads compressed ROMs and states with zlib
-            "-pthread",
-            "-flto=auto",  # use the link-time-optimised code of libale.a (ALE is built for LTO)
-        ]
+        ext.extra_link_args = list(tf.sysconfig.get_link_flags())
+        if ext.name == EMULATION_LIBRARY:
+            ale_include, ale_library = build_ale.ensure_ale()
+            ext.include_dirs = list(ext.include_dirs) + [ale_include]
+            ext.extra_objects = [ale_library]
+            ext.extra_link_args += [
+                "-Wl,--exclude-libs,libale.a",  # keep ALE's symbols private to this library
+                "-lz",  # ALE reads compressed ROMs and states with zlib
+                "-pthread",
+            ]
         super().build_extension(ext)
 
 
-ops_sources = sorted(
-    os.path.relpath(path, HERE) for path in glob.glob(os.path.join(HERE, "ops", "cc", "**", "*.cc"), recursive=True)
-)
+def sources(*patterns):
+    found = set()
+    for pattern in patterns:
+        found.update(glob.glob(os.path.join(HERE, "ops", "cc", pattern), recursive=True))
+    return sorted(os.path.relpath(path, HERE) for path in found)
+
+
+# Two libraries: the inference ops (this project's code only, Apache-2.0) and the
+# emulation ops, which link ALE (GPL-2.0-only); see the README's licence section.
+INFERENCE_LIBRARY = "workbench.ops._workbench_ops"
+EMULATION_LIBRARY = "workbench.ops._workbench_atari_ops"
+inference_sources = sources("build_info.cc", "**/population_*.cc")
+emulation_sources = sources("build_info.cc", "**/atari_*.cc", "**/frame_preprocessing.cc")
+unassigned = set(sources("**/*.cc")) - set(inference_sources) - set(emulation_sources)
+assert not unassigned, f"assign these sources to a library in setup.py: {sorted(unassigned)}"
 
 setup(
     name="deep-neuroevolution-workbench",
@@ -80,12 +95,8 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["workbench", "workbench.*"]),
     ext_modules=[
-        Extension(
-            "workbench.ops._workbench_ops",
-            sources=ops_sources,
-            include_dirs=[os.path.join(HERE, "ops", "cc")],
-            language="c++",
-        )
+        Extension(name, sources=files, include_dirs=[os.path.join(HERE, "ops", "cc")], language="c++")
+        for name, files in ((INFERENCE_LIBRARY, inference_sources), (EMULATION_LIBRARY, emulation_sources))
     ],
     cmdclass={"build_ext": BuildTensorFlowOps},
     install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.0"],

@@ -369,7 +369,7 @@ def test_creating_and_dropping_batches_does_not_leak():
 def test_fallback_to_the_reference_backend_without_the_ops_library():
     script = (
         "import warnings, workbench.ops._loader as l\n"
-        "def broken(): raise l.OpsLibraryError('no library here')\n"
+        "def broken(*args): raise l.OpsLibraryError('no library here')\n"
         "l.load_library = broken\n"
         "from workbench.envs import AtariBatch\n"
         "with warnings.catch_warnings(record=True) as caught:\n"

@@ -12,7 +12,7 @@ from workbench.ops import _loader
 
 @pytest.fixture
 def fresh_loader(monkeypatch):
-    monkeypatch.setattr(_loader, "_library", None)
+    monkeypatch.setattr(_loader, "_libraries", {})
     return _loader
 
 
@@ -28,8 +28,10 @@ def test_library_records_the_ale_it_links_and_refuses_another_ale_py(monkeypatch
 
     from workbench.ops import atari_env
 
-    record = _loader.build_record(_loader.library_path())
+    record = _loader.build_record(_loader.library_path(_loader.EMULATION))
     assert record["ale"] == importlib.metadata.version("ale-py")
+    assert not hasattr(_loader.load_library(), "workbench_atari_env_step")  # inference library: no ALE inside
+    assert hasattr(_loader.load_library(_loader.EMULATION), "workbench_atari_env_step")
     monkeypatch.setattr(atari_env, "_checked_ale", False)
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1")
     with pytest.raises(_loader.OpsLibraryError, match="built with ALE .* ale-py 0.0.1 is installed.*make install"):
@@ -37,7 +39,7 @@ def test_library_records_the_ale_it_links_and_refuses_another_ale_py(monkeypatch
 
 
 def test_missing_library_says_how_to_rebuild(fresh_loader, monkeypatch):
-    monkeypatch.setattr(fresh_loader, "library_path", lambda: None)
+    monkeypatch.setattr(fresh_loader, "library_path", lambda name=None: None)
     with pytest.raises(fresh_loader.OpsLibraryError, match="was not found.*make install.*WORKBENCH_PURE_TF=1"):
         fresh_loader.load_library()
 
@@ -45,7 +47,7 @@ def test_missing_library_says_how_to_rebuild(fresh_loader, monkeypatch):
 def test_library_built_for_another_tensorflow_is_refused(fresh_loader, monkeypatch, tmp_path):
     stale = tmp_path / "_workbench_ops.so"
     stale.write_bytes(b"\x7fELF...WORKBENCH_BUILD_INFO tensorflow=2.13.0;...")
-    monkeypatch.setattr(fresh_loader, "library_path", lambda: str(stale))
+    monkeypatch.setattr(fresh_loader, "library_path", lambda name=None: str(stale))
     with pytest.raises(fresh_loader.OpsLibraryError, match=f"built for TensorFlow 2.13.0, but TensorFlow {tf.__version__}.*Rebuild"):
         fresh_loader.load_library()
 
@@ -53,7 +55,7 @@ def test_library_built_for_another_tensorflow_is_refused(fresh_loader, monkeypat
 def test_foreign_or_corrupt_library_is_refused(fresh_loader, monkeypatch, tmp_path):
     foreign = tmp_path / "_workbench_ops.so"
     foreign.write_bytes(b"not a library")
-    monkeypatch.setattr(fresh_loader, "library_path", lambda: str(foreign))
+    monkeypatch.setattr(fresh_loader, "library_path", lambda name=None: str(foreign))
     with pytest.raises(fresh_loader.OpsLibraryError, match="carries no build record"):
         fresh_loader.load_library()
     foreign.write_bytes(b"garbage WORKBENCH_BUILD_INFO tensorflow=" + tf.__version__.encode() + b"; garbage")
@@ -67,12 +69,12 @@ def test_environment_variable_switches_every_op_to_pure_tf():
         "import numpy as np\n"
         "from workbench.ops import _loader, population_matmul, resolve_backend\n"
         "from workbench.models import SmallModel\n"
-        "_loader.library_path = lambda: None  # a load attempt would raise\n"
+        "_loader.library_path = lambda name=None: None  # a load attempt would raise\n"
         "assert resolve_backend() == 'reference'\n"
         "y = population_matmul(np.ones((2, 3), np.float32), np.ones((1, 3, 4), np.float32), [0, 0])\n"
         "assert np.allclose(y.numpy(), 3.0)\n"
         "SmallModel(slots=1).act(np.zeros((1, 84, 84, 4), np.uint8), [0])\n"
-        "assert _loader._library is None\n"
+        "assert not _loader._libraries\n"
         "print('pure-tf ok')\n"
     )
     env = dict(os.environ, WORKBENCH_PURE_TF="1", TF_CPP_MIN_LOG_LEVEL="2")

@@ -1,4 +1,4 @@
-"""Finds and loads the compiled ops library once, checking it was built for the running TensorFlow.
+"""Finds and loads the compiled ops libraries once each, checking they were built for the running TensorFlow.
 
 The library carries a build record, `WORKBENCH_BUILD_INFO tensorflow=X;ale=Y;`,
 read from the file before loading it (build_record()).
@@ -17,19 +17,21 @@ REBUILD_HINT = (
     f"directory), or set {PURE_TF_VARIABLE}=1 to run the pure-TensorFlow reference ops instead."
 )
 _BUILD_INFO = re.compile(rb"WORKBENCH_BUILD_INFO ((?:[a-z_]+=[^;\x00]*;)+)")
+INFERENCE = "_workbench_ops"  # population inference ops (Apache-2.0 code only)
+EMULATION = "_workbench_atari_ops"  # Atari emulation ops (links ALE, GPL-2.0-only)
 _lock = threading.Lock()
-_library = None
+_libraries = {}
 
 
 class OpsLibraryError(RuntimeError):
     """The compiled ops library is missing, stale or cannot be loaded."""
 
 
-def library_path():
-    """Path of the compiled library inside the package, or None if it was never built."""
+def library_path(name=INFERENCE):
+    """Path of the compiled library `name` inside the package, or None if it was never built."""
     directory = os.path.dirname(os.path.abspath(__file__))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidates = glob.glob(os.path.join(directory, "_workbench_ops" + suffix))
+        candidates = glob.glob(os.path.join(directory, name + suffix))
         if candidates:
             return candidates[0]
     return None
@@ -49,20 +51,19 @@ def built_for_tensorflow(path):
     return build_record(path).get("tensorflow")
 
 
-def load_library():
-    """Returns the loaded ops module, loading and checking it on first use."""
-    global _library
+def load_library(name=INFERENCE):
+    """Returns the loaded ops module `name`, loading and checking it on first use."""
     with _lock:
-        if _library is None:
-            _library = _load_checked()
-        return _library
+        if name not in _libraries:
+            _libraries[name] = _load_checked(name)
+        return _libraries[name]
 
 
-def _load_checked():
-    path = library_path()
+def _load_checked(name):
+    path = library_path(name)
     if path is None:
         raise OpsLibraryError(
-            "The workbench ops library (workbench/ops/_workbench_ops*.so) was not found: the "
+            f"The workbench ops library (workbench/ops/{name}*.so) was not found: the "
             "package was installed without building its C++ ops. " + REBUILD_HINT
         )
     built_for = built_for_tensorflow(path)

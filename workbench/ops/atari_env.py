@@ -19,9 +19,9 @@ _checked_ale = False
 def _library():
     """The ops library, after checking that its ALE matches the installed ale-py (whose ROMs it loads)."""
     global _checked_ale
-    library = _loader.load_library()
+    library = _loader.load_library(_loader.EMULATION)
     if not _checked_ale:
-        built = _loader.build_record(_loader.library_path()).get("ale")
+        built = _loader.build_record(_loader.library_path(_loader.EMULATION)).get("ale")
         installed = importlib.metadata.version("ale-py")
         if built != installed:
             raise _loader.OpsLibraryError(
