@@ -27,9 +27,11 @@ $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py $(OPS_SOURCES)
 
 demo: install
 	$(PY) bench/population_inference.py --quick
+	$(PY) bench/emulation.py --quick
 
 bench: install
 	$(PY) bench/population_inference.py
+	$(PY) bench/emulation.py
 
 test: install
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
