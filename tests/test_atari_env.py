@@ -184,6 +184,15 @@ def test_status_lives_frames_returns_and_frame_cap():
     np.testing.assert_array_equal(status["episode_return"], total)
 
 
+def test_an_episode_can_end_during_its_reset():
+    for backend in ("custom", "reference"):
+        batch = AtariBatch("pong", 4, backend=backend, max_num_frames_per_episode=3, noop_max=30)
+        batch.reset(seeds=[0, 1, 2, 3])
+        assert batch.done().all() and batch.status()["truncated"].all()  # 1-30 no-ops hit the 3-frame cap
+        with pytest.raises(ValueError, match="end of its episode"):
+            batch.step([0], [0])
+
+
 def test_ram_is_a_behaviour_characterisation():
     batch = AtariBatch("pong", 2, backend="custom")
     batch.reset(seeds=[1, 2])

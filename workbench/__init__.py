@@ -4,6 +4,8 @@ Subpackages:
   workbench.ops     custom TensorFlow ops for a population of networks (and their
                     pure-TF references)
   workbench.models  population models (LargeModel, SmallModel, MLPModel)
+  workbench.envs    environment batches: Atari games emulated inside TensorFlow ops
+                    (AtariBatch) and Gymnasium environments (GymBatch)
 """
 
 __version__ = "0.1.0"

@@ -21,7 +21,8 @@ class AtariConfig:
     noop_max: episodes start with 1..noop_max no-op frames (0: none), drawn from the episode seed.
     repeat_action_probability: sticky actions; 0.0 = Deep GA protocol, 0.25 = Machado et al. 2018 / ALE v5.
     max_num_frames_per_episode: frame cap of an episode, no-ops included (None: no cap);
-      the Deep GA trains with 20,000 frames (5,000 steps), ALE v5 caps at 108,000.
+      the Deep GA trains with 20,000 frames (5,000 steps), ALE v5 caps at 108,000. A cap below
+      the no-ops ends the episode during its reset (done at once, truncated).
     fire_reset: press FIRE for one frame after the no-ops when the game's action set has FIRE.
     screen_size: observations are screen_size x screen_size grayscale.
     stack_size: observations stack this many frames, oldest first.

@@ -88,7 +88,7 @@ class _ReferenceEmulator:
 
     def step(self, action):
         requested = self.action_set[action]
-        sticky = self.config.repeat_action_probability
+        sticky = float(np.float32(self.config.repeat_action_probability))  # the ops hold it as float32
         skip = self.config.frameskip
         reward = 0
         screens = []

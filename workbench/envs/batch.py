@@ -49,6 +49,7 @@ class EnvBatch:
     observation_dtype = None
 
     def _reset(self, indices, seeds):
+        """Starts the episodes; may return their done flags (an episode can end during its reset)."""
         raise NotImplementedError
 
     def _step(self, indices, actions):
@@ -73,11 +74,10 @@ class EnvBatch:
             if seeds.size and (seeds.min() < -(1 << 63) or seeds.max() >= (1 << 63)):
                 raise ValueError("seeds must fit in int64")
             seeds = seeds.astype(np.int64)
-        if indices.size:
-            self._reset(indices, seeds)
+        done = self._reset(indices, seeds) if indices.size else None
         self._episodes[indices] += 1
         self._started[indices] = True
-        self._done[indices] = False
+        self._done[indices] = False if done is None else np.asarray(done, bool)
         return self.observation(indices)
 
     def step(self, indices, actions):

@@ -89,7 +89,7 @@ class AtariEmulator {
   static constexpr int kRamSize = 128;
 
  private:
-  // Acts for one frame and keeps the frame count and game-over flags.
+  // Acts for one frame with an ALE action id and remembers it (sticky actions repeat it).
   int ActFrame(int ale_action);
   const uint8_t* LiveScreen() const;
   // Pushes the max of the live screen and `previous` (a screen, or null for none).
