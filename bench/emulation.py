@@ -6,8 +6,9 @@ no sticky actions), random actions. Frames count the skipped frames. Measured in
 the same run, in interleaved timing rounds (best round of each):
   raw_ale_fps     the limit: ALE's own C++ frame-skip loop (ale-py ALEInterface with
                   frame_skip=4, no preprocessing) on one emulator, times the thread count
-  op_fps          our ops inside a tf.function loop (tf.while_loop: step, observation,
-                  reset of finished episodes; no Python per step), the evaluator's way
+  op_fps          our ops inside a tf.function loop (tf.while_loop: reset of the episodes
+                  the last step finished, then step_and_observe; no Python per step), the
+                  evaluator's way
   op_python_fps   our ops driven from Python through AtariBatch (the notebook way)
   vector_env_fps  ale-py's AtariVectorEnv (C++ threads, OpenCV resize), same settings
   gymnasium_fps   one Gymnasium ALE/...-v5 env with AtariPreprocessing and
@@ -65,7 +66,7 @@ class RawAle:
 
 
 class OpInGraph:
-    """Our ops in a tf.while_loop: reset finished episodes, step all, read the observations."""
+    """Our ops in a tf.while_loop: reset the episodes the last step finished, step all, read the observations."""
 
     def __init__(self, game, batch, seed):
         self.batch = batch
@@ -80,8 +81,7 @@ class OpInGraph:
     def _steps(self, steps, call):
         handle, indices, batch = self.handle, self.indices, self.batch
 
-        def body(i, checksum):
-            done = atari_env.status(handle, indices)[3]
+        def body(i, done, checksum):
             finished = tf.cast(tf.where(done)[:, 0], tf.int32)
             seeds = tf.cast(finished, tf.int64) + (tf.cast(call, tf.int64) * 1_000_000 + tf.cast(i, tf.int64)) * batch
             reset = tf.cond(
@@ -91,16 +91,15 @@ class OpInGraph:
             )
             actions = tf.random.stateless_uniform([batch], [self.seed, call * 100_000 + i], 0, self.num_actions, tf.int32)
             with tf.control_dependencies([reset]):
-                rewards, _ = atari_env.step(handle, indices, actions)
-            with tf.control_dependencies([rewards]):
-                observations = atari_env.observation(handle, indices)
-            return i + 1, checksum + tf.reduce_sum(tf.cast(observations[:, 0, 0, -1], tf.int32))
+                _, done, observations = atari_env.step_and_observe(handle, indices, actions)
+            return i + 1, done, checksum + tf.reduce_sum(tf.cast(observations[:, 0, 0, -1], tf.int32))
 
-        return tf.while_loop(lambda i, _: i < steps, body, [tf.constant(0), tf.constant(0)])
+        done = atari_env.status(handle, indices)[3]
+        return tf.while_loop(lambda i, *_: i < steps, body, [tf.constant(0), done, tf.constant(0)])[2]
 
     def run(self, steps):
         self.calls += 1
-        self._loop(tf.constant(steps), tf.constant(self.calls))[1].numpy()
+        self._loop(tf.constant(steps), tf.constant(self.calls)).numpy()
         return steps * self.batch * FRAMESKIP
 
 

@@ -330,6 +330,25 @@ def test_ops_run_inside_tf_function():
     atari_env.destroy(handle)
 
 
+def test_step_and_observe_equals_step_then_observation():
+    handles = [atari_env.create(rom_path("breakout"), 3)[0] for _ in range(2)]
+    indices = tf.constant([2, 0], tf.int32)
+    for handle in handles:
+        atari_env.reset(handle, tf.range(3, dtype=tf.int32), tf.constant([5, 6, 7], tf.int64))
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        actions = tf.constant(rng.integers(4, size=2), tf.int32)
+        rewards, done, observations = atari_env.step_and_observe(handles[0], indices, actions)
+        expected_rewards, expected_done = atari_env.step(handles[1], indices, actions)
+        np.testing.assert_array_equal(rewards, expected_rewards)
+        np.testing.assert_array_equal(done, expected_done)
+        np.testing.assert_array_equal(observations, atari_env.observation(handles[1], indices))
+        if done.numpy().any():
+            break
+    for handle in handles:
+        atari_env.destroy(handle)
+
+
 def test_batches_step_concurrently_from_threads():
     batches = [AtariBatch("pong", 4, backend="custom", seed=s) for s in range(3)]
     errors = []

@@ -57,6 +57,11 @@ def step(handle, indices, actions):
     return _library().workbench_atari_env_step(handle=handle, indices=indices, actions=actions)
 
 
+def step_and_observe(handle, indices, actions):
+    """step() and observation() in one op and one pass: (rewards, done, observations)."""
+    return _library().workbench_atari_env_step_and_observe(handle=handle, indices=indices, actions=actions)
+
+
 def observation(handle, indices):
     """uint8 [n, screen_size, screen_size, stack_size], oldest frame first on the last axis."""
     return _library().workbench_atari_env_observation(handle=handle, indices=indices)
@@ -77,5 +82,5 @@ def status(handle, indices):
     return _library().workbench_atari_env_status(handle=handle, indices=indices)
 
 
-for _op in ("Create", "Reset", "Step", "Observation", "Screen", "Ram", "Status"):
+for _op in ("Create", "Reset", "Step", "StepAndObserve", "Observation", "Screen", "Ram", "Status"):
     tf.no_gradient(f"Workbench>AtariEnv{_op}")

@@ -85,6 +85,25 @@ One agent step (frame_skip frames) of each emulator of indices; rewards are
 summed over the frames, unclipped; done is game over or the frame cap.
 )doc");
 
+REGISTER_OP("Workbench>AtariEnvStepAndObserve")
+    .Input("handle: resource")
+    .Input("indices: int32")
+    .Input("actions: int32")
+    .Output("rewards: float32")
+    .Output("done: bool")
+    .Output("observations: uint8")
+    .SetIsStateful()
+    .SetShapeFn([](InferenceContext* c) {
+      DimensionHandle n;
+      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
+      TF_RETURN_IF_ERROR(MatchesIndices(c, 2, n));
+      c->set_output(0, c->Vector(n));
+      c->set_output(1, c->Vector(n));
+      c->set_output(2, c->MakeShape({n, c->UnknownDim(), c->UnknownDim(), c->UnknownDim()}));
+      return absl::OkStatus();
+    })
+    .Doc("AtariEnvStep, then AtariEnvObservation of the same emulators, in one pass.");
+
 REGISTER_OP("Workbench>AtariEnvObservation")
     .Input("handle: resource")
     .Input("indices: int32")
