@@ -9,7 +9,8 @@ wait for each other:
     obs = batch.observation([0, 3])
 
 This class validates every argument (a ValueError/TypeError naming it) and
-keeps the per-episode seeds; subclasses implement the _reset/_step/... hooks
+keeps the per-episode seeds and done flags, so drive one batch from one thread
+at a time (separate batches in separate threads are fine); subclasses implement the _reset/_step/... hooks
 on valid, deduplicated int32 indices.
 """
 import numpy as np
