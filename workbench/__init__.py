@@ -4,6 +4,7 @@ Subpackages:
   workbench.ops     custom TensorFlow ops for a population of networks (and their
                     pure-TF references)
   workbench.models  population models (LargeModel, SmallModel, MLPModel)
+  workbench.evolution  noise table and seed-chain genomes (the algorithms come next)
   workbench.envs    environment batches: Atari games emulated inside TensorFlow ops
                     (AtariBatch) and Gymnasium environments (GymBatch)
 """

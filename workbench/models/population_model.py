@@ -83,6 +83,17 @@ class PopulationModel(tf.Module):
             pieces.append(np.zeros(units, np.float32))
         return np.concatenate(pieces)
 
+    def initial_scales(self):
+        """Per-parameter standard deviation of initial_parameters (float32; 0 for biases).
+
+        Genomes start from initial_scales() * noise (workbench.evolution.GenomeDecoder).
+        """
+        pieces = []
+        for (depth, units), std in zip(self.kernel_shapes, self._init_stds):
+            pieces.append(np.full(depth * units, std / np.sqrt(depth), np.float32))
+            pieces.append(np.zeros(units, np.float32))
+        return np.concatenate(pieces)
+
     def unflatten(self, parameters):
         """Flat vector -> [(kernel [K, N], bias [N]) per layer] (numpy views)."""
         parameters = self._check_parameters(parameters, "parameters", 1)
