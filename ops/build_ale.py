@@ -18,6 +18,7 @@ interrupted build never leaves a half-built cache behind.
 Needs cmake, a C++17 compiler, zlib headers, and (for `pip download` of the
 source distribution) scikit-build-core, ale-py's build backend.
 """
+import functools
 import glob
 import hashlib
 import importlib.metadata
@@ -70,6 +71,7 @@ def _compiler():
     return os.environ.get("CXX", "c++")
 
 
+@functools.lru_cache(maxsize=None)
 def _compiler_id():
     try:
         return subprocess.run([_compiler(), "--version"], capture_output=True, text=True).stdout

@@ -288,7 +288,8 @@ def test_raw_ops_validate_and_never_crash():
     indices = tf.constant([0, 1], tf.int32)
     with pytest.raises(tf.errors.InvalidArgumentError, match="has not been reset"):
         atari_env.step(handle, indices, tf.constant([0, 0], tf.int32))
-    atari_env.reset(handle, indices, tf.constant([1, 2], tf.int64))
+    done = atari_env.reset(handle, indices, tf.constant([1, 2], tf.int64))
+    assert done.dtype == tf.bool and done.numpy().tolist() == [False, False]
     cases = [
         (lambda: atari_env.step(handle, tf.constant([2], tf.int32), tf.constant([0], tf.int32)), "out of range"),
         (lambda: atari_env.step(handle, tf.constant([0, 0], tf.int32), tf.constant([0, 0], tf.int32)), "repeated"),

@@ -78,8 +78,7 @@ class AtariBatch(EnvBatch):
 
     # Hooks of EnvBatch.
     def _reset(self, indices, seeds):
-        self._backend.reset(indices, seeds)
-        return self._backend.status(indices)["done"]  # a frame cap below the no-ops ends it at once
+        return self._backend.reset(indices, seeds)  # done: a frame cap below the no-ops ends it at once
 
     def _step(self, indices, actions):
         return self._backend.step(indices, actions)

@@ -36,7 +36,7 @@ class OpsAtariBackend:
         return tf.constant(indices, tf.int32)
 
     def reset(self, indices, seeds):
-        atari_env.reset(self.handle, self._indices(indices), tf.constant(seeds, tf.int64))
+        return atari_env.reset(self.handle, self._indices(indices), tf.constant(seeds, tf.int64)).numpy()
 
     def step(self, indices, actions):
         rewards, done = atari_env.step(self.handle, self._indices(indices), tf.constant(actions, tf.int32))

@@ -37,6 +37,7 @@ class _ReferenceEmulator:
         self.ale.loadROM(config.rom_path)
         self.action_set = [a.value for a in self.ale.getMinimalActionSet()]
         self.has_fire = FIRE in self.action_set
+        self.sticky = float(np.float32(config.repeat_action_probability))  # the ops hold it as float32
         self.rng = SplitMix64()
         self.previous_action = NOOP
         self.started = self.terminated = self.truncated = False
@@ -88,7 +89,7 @@ class _ReferenceEmulator:
 
     def step(self, action):
         requested = self.action_set[action]
-        sticky = float(np.float32(self.config.repeat_action_probability))  # the ops hold it as float32
+        sticky = self.sticky
         skip = self.config.frameskip
         reward = 0
         screens = []
@@ -122,6 +123,7 @@ class ReferenceAtariBackend:
     def reset(self, indices, seeds):
         for i, seed in zip(indices, seeds):
             self.emulators[i].reset(int(seed))
+        return np.array([self.emulators[i].done for i in indices], bool)
 
     def step(self, indices, actions):
         rewards = np.array([self.emulators[i].step(int(a)) for i, a in zip(indices, actions)], np.float32)

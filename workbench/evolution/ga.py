@@ -134,8 +134,11 @@ class GeneticAlgorithm:
         self.hyperparameters.request(changes)
 
     # -- generations ----------------------------------------------------------------------
+    def _random_offset(self):
+        return int(self.rng.integers(0, self.noise_size - self.num_parameters + 1))
+
     def _random_genome(self):
-        return Genome(int(self.rng.integers(0, self.noise_size - self.num_parameters + 1)))
+        return Genome(self._random_offset())
 
     def _end_generation(self, elite_means):
         finite = self.fitness[np.isfinite(self.fitness)]
@@ -161,8 +164,7 @@ class GeneticAlgorithm:
                 children.append(self._random_genome())
             else:
                 parent = parents[int(self.rng.integers(0, truncation))]
-                index = int(self.rng.integers(0, self.noise_size - self.num_parameters + 1))
-                children.append(parent.child(index, self.config.sigma))
+                children.append(parent.child(self._random_offset(), self.config.sigma))
         self.population = [self.elite] + children
         self.fitness = None
         self.candidates = None

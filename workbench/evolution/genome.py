@@ -151,12 +151,10 @@ class GenomeDecoder:
                 if prefix in self._cache:
                     start, theta = depth, self._cache[prefix]
                     break
-        n = self.num_parameters
         if theta is None:
-            theta = self.init_scales * self.noise.slice(genome.init, n)
-        for index, sigma in genome.mutations[start:]:
-            theta = theta + np.float32(sigma) * self.noise.slice(index, n)
-            self.slices_applied += 1
+            theta = self._initial(genome)
+        theta = self._mutate(theta, genome.mutations[start:])
+        self.slices_applied += len(genome.mutations) - start
         theta.setflags(write=False)
         self._remember(genome, theta)
         return theta
@@ -164,10 +162,15 @@ class GenomeDecoder:
     def decode_full(self, genome):
         """The weights from the whole chain, without the cache (the definition; for checks)."""
         self.check(genome)
-        n = self.num_parameters
-        theta = self.init_scales * self.noise.slice(genome.init, n)
-        for index, sigma in genome.mutations:
-            theta = theta + np.float32(sigma) * self.noise.slice(index, n)
+        return self._mutate(self._initial(genome), genome.mutations)
+
+    def _initial(self, genome):
+        return self.init_scales * self.noise.slice(genome.init, self.num_parameters)
+
+    def _mutate(self, theta, mutations):
+        """theta + float32(sigma) * slice, mutation after mutation (the definition's order)."""
+        for index, sigma in mutations:
+            theta = theta + np.float32(sigma) * self.noise.slice(index, self.num_parameters)
         return theta
 
     def _remember(self, genome, theta):

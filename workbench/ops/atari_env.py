@@ -48,7 +48,10 @@ def destroy(handle):
 
 
 def reset(handle, indices, seeds):
-    """Starts a new episode in each emulator of indices; seeds (int64) drive no-ops and sticky actions."""
+    """Starts a new episode in each emulator of indices; seeds (int64) drive no-ops and sticky actions.
+
+    Returns done (bool [n]): episodes that already ended during the reset (a frame cap below the no-ops).
+    """
     return _library().workbench_atari_env_reset(handle=handle, indices=indices, seeds=seeds)
 
 

@@ -41,8 +41,12 @@ class AtariEnvBatch : public ::tensorflow::ResourceBase {
   std::mutex mu;  // one call at a time per batch
 };
 
-// Runs fn(i) for i in [0, n) on the intra-op pool, one item per task, and
-// turns a C++ exception into an error.
+// Cost hint of one emulator step, reset or ROM load: far above any block size,
+// so every emulator is a task of its own, balanced dynamically.
+constexpr int64_t kEmulatorCost = 1000000;
+
+// Runs fn(i) for i in [0, n) on the intra-op pool and turns a C++ exception
+// into an error. cost_per_item: kEmulatorCost, or a copy's bytes.
 template <typename Fn>
 absl::Status ForEach(OpKernelContext* ctx, int64_t n, int64_t cost_per_item, Fn fn) {
   std::mutex error_mu;
@@ -58,7 +62,7 @@ absl::Status ForEach(OpKernelContext* ctx, int64_t n, int64_t cost_per_item, Fn 
       }
     }
   };
-  if (cost_per_item >= 100000) {  // emulation: one item per task, balanced dynamically
+  if (cost_per_item >= kEmulatorCost) {
     workers->ParallelFor(n, tsl::thread::ThreadPool::SchedulingParams::Fixed(1), run);
   } else {  // copies: let the pool pick block sizes from the cost
     workers->ParallelFor(n, cost_per_item, run);
@@ -99,7 +103,7 @@ class AtariEnvCreateOp : public OpKernel {
     batch->emulators.resize(batch_size_);
     // The first emulator tells the screen size (210x160 for most games, 250x160
     // for a few); the others load in parallel (a ROM takes tens of milliseconds).
-    OP_REQUIRES_OK(ctx, ForEach(ctx, 1, 1000000, [&](int64_t) {
+    OP_REQUIRES_OK(ctx, ForEach(ctx, 1, kEmulatorCost, [&](int64_t) {
                      batch->emulators[0].reset(new AtariEmulator(batch->config, nullptr));
                    }));
     const AtariEmulator& first = *batch->emulators[0];
@@ -110,7 +114,7 @@ class AtariEnvCreateOp : public OpKernel {
     batch->resizer.reset(new FrameResizer(first.screen_height(), first.screen_width(), config_.screen_size,
                                           config_.screen_size));
     batch->emulators[0]->set_resizer(batch->resizer.get());
-    OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_ - 1, 1000000, [&](int64_t i) {
+    OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_ - 1, kEmulatorCost, [&](int64_t i) {
                      batch->emulators[i + 1].reset(new AtariEmulator(batch->config, batch->resizer.get()));
                    }));
     Tensor* action_set = nullptr;
@@ -193,8 +197,13 @@ class AtariEnvResetOp : public AtariEnvOp {
   void Run(OpKernelContext* ctx, AtariEnvBatch* batch, const std::vector<int32_t>& indices) override {
     OP_REQUIRES_OK(ctx, RequirePerIndex(ctx, 2, "seeds", indices.size()));
     auto seeds = ctx->input(2).vec<int64_t>();
-    OP_REQUIRES_OK(ctx, ForEach(ctx, indices.size(), 1000000, [&](int64_t i) {
-                     batch->emulators[indices[i]]->Reset(static_cast<uint64_t>(seeds(i)));
+    Tensor* done = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({static_cast<int64_t>(indices.size())}), &done));
+    auto d = done->vec<bool>();
+    OP_REQUIRES_OK(ctx, ForEach(ctx, indices.size(), kEmulatorCost, [&](int64_t i) {
+                     AtariEmulator* emulator = batch->emulators[indices[i]].get();
+                     emulator->Reset(static_cast<uint64_t>(seeds(i)));
+                     d(i) = emulator->done();
                    }));
   }
 };
@@ -235,7 +244,7 @@ class AtariEnvStepOp : public AtariEnvOp {
     }
     auto r = rewards->vec<float>();
     auto d = done->vec<bool>();
-    OP_REQUIRES_OK(ctx, ForEach(ctx, n, 1000000, [&](int64_t i) {
+    OP_REQUIRES_OK(ctx, ForEach(ctx, n, kEmulatorCost, [&](int64_t i) {
                      AtariEmulator* emulator = batch->emulators[indices[i]].get();
                      r(i) = emulator->Step(actions(i));
                      d(i) = emulator->done();

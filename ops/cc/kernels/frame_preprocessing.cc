@@ -106,7 +106,9 @@ void FrameResizer::MaxAndResize(const uint8_t* a, const uint8_t* b, const uint8_
   const int out_h = rows_.out_size, out_w = cols_.out_size;
   const int row_taps = rows_.taps, col_taps = cols_.taps;
   scratch->frame.resize(static_cast<size_t>(in_h) * in_w);
-  scratch->column_sums.assign(in_w + 32, 0);  // padded: vector reads may run past in_w
+  if (scratch->column_sums.size() != static_cast<size_t>(in_w) + 32) {
+    scratch->column_sums.assign(in_w + 32, 0);  // padded: vector reads may run past in_w (zeros, never written)
+  }
   const uint8_t* frame = scratch->frame.data();
   uint32_t* __restrict column_sums = scratch->column_sums.data();
   MaxGray(a, b, gray, scratch->frame.data(), scratch->frame.size());

@@ -2,6 +2,8 @@
 // one game lives in a TensorFlow resource made by AtariEnvCreate; the other
 // ops touch only the emulators at `indices`, so episodes of different lengths
 // never wait for each other. Free a batch with DestroyResourceOp.
+#include <vector>
+
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -10,24 +12,37 @@ namespace workbench {
 namespace {
 
 using ::tensorflow::shape_inference::DimensionHandle;
+using ::tensorflow::shape_inference::DimensionOrConstant;
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 
-// indices must be a vector; returns its length.
-absl::Status IndicesLength(InferenceContext* c, int input, DimensionHandle* n) {
-  ShapeHandle indices;
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(input), 1, &indices));
-  *n = c->Dim(indices, 0);
-  return absl::OkStatus();
+constexpr int64_t kUnknown = InferenceContext::kUnknownDim;
+
+// Shape function of the ops on a batch: input 1 (indices) is a vector of n;
+// input 2, when `per_index_input`, is a vector of n too (seeds, actions);
+// output i has shape [n] + output_tails[i].
+auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, bool per_index_input) {
+  return [output_tails, per_index_input](InferenceContext* c) -> absl::Status {
+    ShapeHandle indices;
+    TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
+    const DimensionHandle n = c->Dim(indices, 0);
+    if (per_index_input) {
+      ShapeHandle values;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &values));
+      DimensionHandle merged;
+      TF_RETURN_IF_ERROR(c->Merge(c->Dim(values, 0), n, &merged));
+    }
+    for (size_t i = 0; i < output_tails.size(); ++i) {
+      std::vector<DimensionHandle> dims = {n};
+      for (int64_t d : output_tails[i]) dims.push_back(c->MakeDim(DimensionOrConstant(d)));
+      c->set_output(static_cast<int>(i), c->MakeShape(dims));
+    }
+    return absl::OkStatus();
+  };
 }
 
-// A per-index input (seeds, actions) must be a vector as long as indices.
-absl::Status MatchesIndices(InferenceContext* c, int input, DimensionHandle n) {
-  ShapeHandle values;
-  TF_RETURN_IF_ERROR(c->WithRank(c->input(input), 1, &values));
-  DimensionHandle merged;
-  return c->Merge(c->Dim(values, 0), n, &merged);
-}
+const std::vector<int64_t> kPerIndex = {};                                  // [n]
+const std::vector<int64_t> kFrameStack = {kUnknown, kUnknown, kUnknown};  // [n, size, size, stack]
 
 REGISTER_OP("Workbench>AtariEnvCreate")
     .Output("handle: resource")
@@ -57,13 +72,13 @@ REGISTER_OP("Workbench>AtariEnvReset")
     .Input("handle: resource")
     .Input("indices: int32")
     .Input("seeds: int64")
+    .Output("done: bool")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      return MatchesIndices(c, 2, n);
-    })
-    .Doc("Starts a new episode in each emulator of indices, seeded by seeds.");
+    .SetShapeFn(IndexedShapes({kPerIndex}, true))
+    .Doc(R"doc(
+Starts a new episode in each emulator of indices, seeded by seeds; done is true
+where the episode already ended during the reset (a frame cap below the no-ops).
+)doc");
 
 REGISTER_OP("Workbench>AtariEnvStep")
     .Input("handle: resource")
@@ -72,14 +87,7 @@ REGISTER_OP("Workbench>AtariEnvStep")
     .Output("rewards: float32")
     .Output("done: bool")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      TF_RETURN_IF_ERROR(MatchesIndices(c, 2, n));
-      c->set_output(0, c->Vector(n));
-      c->set_output(1, c->Vector(n));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex}, true))
     .Doc(R"doc(
 One agent step (frame_skip frames) of each emulator of indices; rewards are
 summed over the frames, unclipped; done is game over or the frame cap.
@@ -93,15 +101,7 @@ REGISTER_OP("Workbench>AtariEnvStepAndObserve")
     .Output("done: bool")
     .Output("observations: uint8")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      TF_RETURN_IF_ERROR(MatchesIndices(c, 2, n));
-      c->set_output(0, c->Vector(n));
-      c->set_output(1, c->Vector(n));
-      c->set_output(2, c->MakeShape({n, c->UnknownDim(), c->UnknownDim(), c->UnknownDim()}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kFrameStack}, true))
     .Doc("AtariEnvStep, then AtariEnvObservation of the same emulators, in one pass.");
 
 REGISTER_OP("Workbench>AtariEnvObservation")
@@ -109,12 +109,7 @@ REGISTER_OP("Workbench>AtariEnvObservation")
     .Input("indices: int32")
     .Output("observations: uint8")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      c->set_output(0, c->MakeShape({n, c->UnknownDim(), c->UnknownDim(), c->UnknownDim()}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(IndexedShapes({kFrameStack}, false))
     .Doc("The preprocessed frame stacks [n, screen_size, screen_size, stack_size].");
 
 REGISTER_OP("Workbench>AtariEnvScreen")
@@ -122,12 +117,7 @@ REGISTER_OP("Workbench>AtariEnvScreen")
     .Input("indices: int32")
     .Output("rgb: uint8")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      c->set_output(0, c->MakeShape({n, c->UnknownDim(), c->UnknownDim(), 3}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(IndexedShapes({{kUnknown, kUnknown, 3}}, false))
     .Doc("The RGB screens [n, height, width, 3] of the last emulated frame (210x160 for most games).");
 
 REGISTER_OP("Workbench>AtariEnvRam")
@@ -135,12 +125,7 @@ REGISTER_OP("Workbench>AtariEnvRam")
     .Input("indices: int32")
     .Output("ram: uint8")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      c->set_output(0, c->MakeShape({n, 128}));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(IndexedShapes({{128}}, false))
     .Doc("The console RAM [n, 128].");
 
 REGISTER_OP("Workbench>AtariEnvStatus")
@@ -152,12 +137,7 @@ REGISTER_OP("Workbench>AtariEnvStatus")
     .Output("done: bool")
     .Output("truncated: bool")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      DimensionHandle n;
-      TF_RETURN_IF_ERROR(IndicesLength(c, 1, &n));
-      for (int i = 0; i < 5; ++i) c->set_output(i, c->Vector(n));
-      return absl::OkStatus();
-    })
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kPerIndex, kPerIndex}, false))
     .Doc(R"doc(
 Per emulator of indices: lives, frames since the reset (no-ops included), the
 episode's summed reward, done, and whether done came from the frame cap.
