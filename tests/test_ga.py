@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.evolution import GenomeDecoder, NoiseTable
+from workbench.evolution import GenomeDecoder, NoiseTable, ParameterSpace
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 
 TABLE = NoiseTable.shared(2**16, seed=3)
@@ -23,8 +23,8 @@ def run(ga, decoder, objective, generations):
 
 
 def make(config, dims=10, seed=0):
-    decoder = GenomeDecoder(TABLE, np.ones(dims, np.float32))
-    return GeneticAlgorithm(config, dims, TABLE.size, seed=seed), decoder
+    space = ParameterSpace(TABLE, np.ones(dims, np.float32))
+    return GeneticAlgorithm(config, space, seed=seed), GenomeDecoder(space)
 
 
 def test_ga_reaches_the_sphere_optimum():
@@ -83,7 +83,7 @@ def test_same_seed_same_history_and_resume_is_exact():
     b.ask()
     b.tell([[noisy(decoder.decode(r.genome))] * r.episodes for r in b.ask()])  # stop mid-generation
     saved = json.dumps(b.state_dict())
-    c = GeneticAlgorithm.from_state(json.loads(saved))
+    c = GeneticAlgorithm.from_state(json.loads(saved), a.space)
     run(c, decoder, noisy, 6)
     assert c.history == a.history
     assert [g.to_json() for g in c.population] == [g.to_json() for g in a.population]
@@ -121,14 +121,14 @@ def test_live_hyperparameters_are_validated_applied_next_generation_and_recorded
 )
 def test_invalid_configurations_are_refused(changes, match):
     with pytest.raises(ValueError, match=match):
-        GeneticAlgorithm(GAConfig(**changes), 10, TABLE.size)
+        GeneticAlgorithm(GAConfig(**changes), ParameterSpace(TABLE, np.ones(10, np.float32)))
 
 
 def test_foreign_state_is_refused():
     with pytest.raises(ValueError, match="not a GeneticAlgorithm state"):
-        GeneticAlgorithm.from_state({"kind": "ES"})
+        GeneticAlgorithm.from_state({"kind": "ES"}, ParameterSpace(TABLE, np.ones(10, np.float32)))
     ga, _ = make(GAConfig.tutorial())
     state = ga.state_dict()
     del state["population"]
     with pytest.raises(ValueError, match="corrupt"):
-        GeneticAlgorithm.from_state(state)
+        GeneticAlgorithm.from_state(state, ga.space)

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from workbench.evolution import Genome, GenomeDecoder, NoiseTable
+from workbench.evolution import Genome, GenomeDecoder, NoiseTable, ParameterSpace
 from workbench.models import SmallModel
 
 SMALL_TABLE = 2**20
@@ -49,24 +49,24 @@ def test_noise_table_rejects_bad_arguments(noise):
 
 
 def test_decoding_through_the_cache_equals_the_full_chain(noise, rng):
-    decoder = GenomeDecoder(noise, rng.uniform(0.0, 0.1, 5000).astype(np.float32))
-    genome = Genome(decoder.sample_index(rng))
+    decoder = GenomeDecoder(ParameterSpace(noise, rng.uniform(0.0, 0.1, 5000).astype(np.float32)))
+    genome = Genome(decoder.space.sample_offset(rng))
     lineage = [genome]
     for _ in range(12):
-        genome = genome.child(decoder.sample_index(rng), float(rng.uniform(0.001, 0.01)))
+        genome = genome.child(decoder.space.sample_offset(rng), float(rng.uniform(0.001, 0.01)))
         lineage.append(genome)
     for g in lineage:  # parents first: each child costs one slice
         decoder.decode(g)
     assert decoder.slices_applied == 12
     for g in lineage:
         np.testing.assert_array_equal(decoder.decode(g), decoder.decode_full(g))
-    fresh = GenomeDecoder(noise, decoder.init_scales)
+    fresh = GenomeDecoder(decoder.space)
     np.testing.assert_array_equal(fresh.decode(lineage[-1]), decoder.decode(lineage[-1]))  # no cache at all
     assert fresh.slices_applied == 12
 
 
 def test_decoded_weights_are_read_only_and_the_cache_is_bounded(noise, rng):
-    decoder = GenomeDecoder(noise, np.ones(1000, np.float32), cache_bytes=4 * 1000 * 3)
+    decoder = GenomeDecoder(ParameterSpace(noise, np.ones(1000, np.float32)), cache_bytes=4 * 1000 * 3)
     assert decoder.capacity == 3
     genomes = [Genome(i) for i in range(5)]
     for g in genomes:
@@ -92,7 +92,7 @@ def test_genome_serialises_to_json_and_bytes_exactly(rng):
     genome = Genome(5, ((10, 0.002), (2**32 - 1, 1e-3), (0, -0.5)))
     assert Genome.from_json(json.loads(json.dumps(genome.to_json()))) == genome
     assert Genome.from_bytes(genome.to_bytes()) == genome
-    assert len(genome.to_bytes()) == genome.encoded_bytes() == 4 + 8 * 3
+    assert len(genome.to_bytes()) == genome.encoded_bytes() == 4 + 10 * 3
     assert genome.parent == Genome(5, ((10, 0.002), (2**32 - 1, 1e-3)))
     assert Genome(5).parent is None
     # LargeModel-sized weights against a 1,000-generation lineage: still 500-fold smaller.
@@ -104,6 +104,10 @@ def test_genome_serialises_to_json_and_bytes_exactly(rng):
     [
         ({"init": -1, "mutations": []}, "init"),
         ({"init": 0, "mutations": [[1]]}, "pair"),
+        ({"init": 0, "mutations": [[1, 0.1, -1]]}, "rank"),
+        ({"init": 0, "mutations": [[1, 0.1, 2**16]]}, "rank"),
+        ({"init": "sha256:xyz", "mutations": []}, "base key"),
+        ({"init": 2**32 - 1, "mutations": []}, "init"),
         ({"init": 0, "mutations": [[1, "x"]]}, "sigma"),
         ({"init": 0, "mutations": [[1, float("nan")]]}, "finite"),
         ({"init": 0, "mutations": [[1, 1e40]]}, "finite"),
@@ -118,7 +122,7 @@ def test_corrupt_genome_data_is_refused(data, match):
 
 
 def test_decoder_checks_genomes_against_its_table(noise):
-    decoder = GenomeDecoder(noise, np.ones(1000, np.float32))
+    decoder = GenomeDecoder(ParameterSpace(noise, np.ones(1000, np.float32)))
     with pytest.raises(ValueError, match="init = .* out of range"):
         decoder.decode(Genome(SMALL_TABLE - 10))
     with pytest.raises(ValueError, match="mutations\\[0\\] index"):
@@ -126,6 +130,6 @@ def test_decoder_checks_genomes_against_its_table(noise):
     with pytest.raises(TypeError, match="Genome"):
         decoder.decode({"init": 0})
     with pytest.raises(ValueError, match="do not fit"):
-        GenomeDecoder(NoiseTable(100, 1), np.ones(1000, np.float32))
+        ParameterSpace(NoiseTable(100, 1), np.ones(1000, np.float32))
     with pytest.raises(ValueError, match="init_scales"):
-        GenomeDecoder(noise, np.ones((2, 2), np.float32))
+        ParameterSpace(noise, np.ones((2, 2), np.float32))

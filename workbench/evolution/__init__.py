@@ -10,6 +10,7 @@ Still to come (issue 4): OpenAI-ES, NS-ES / NSR-ES, low-rank mutations.
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
+from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "Genome",
     "GenomeDecoder",
     "NoiseTable",
+    "ParameterSpace",
 ]

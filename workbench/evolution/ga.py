@@ -6,8 +6,9 @@ A generation has two rounds of requests:
      for elite_episodes episodes each; the best mean becomes the elite.
 The next generation is the elite, unchanged, plus population_size - 1 children
 of parents drawn uniformly from the truncation best members (each child is its
-parent plus sigma times one noise slice). truncation = 0 is random search:
-every generation is drawn fresh (the elite still carries over).
+parent plus one mutation: sigma times a noise slice, or with mutation_rank r
+a rank-r perturbation per layer). truncation = 0 is random search: every
+generation is drawn fresh (the elite still carries over).
 """
 import dataclasses
 import math
@@ -15,12 +16,10 @@ import math
 import numpy as np
 
 from workbench.evolution.genome import Genome
-from workbench.evolution.strategy import EvaluationRequest, HyperparameterLog, check_returns, mean_return
-
-
-def _positive_int(name, value, low=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+from workbench.evolution.space import MAX_RANK, ParameterSpace
+from workbench.evolution.strategy import (
+    EvaluationRequest, HyperparameterLog, check_int, check_known_fields, check_real, check_results, fitness_summary,
+    mean_return)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +32,9 @@ class GAConfig:
     elite_candidates: best members re-evaluated to choose the elite (10); the previous elite joins them.
     elite_episodes: episodes of each elite candidate (30).
     episodes_per_member: episodes of each member in the population round (1).
+    mutation_rank: 0 = full-rank mutations (the paper); r > 0 = rank-r mutations per layer
+      (EGGROLL-style A B^T / sqrt(r)), which the inference op can apply to a cached parent
+      without materialising the child; needs a space with layer shapes.
     """
 
     population_size: int = 1000
@@ -41,21 +43,23 @@ class GAConfig:
     elite_candidates: int = 10
     elite_episodes: int = 30
     episodes_per_member: int = 1
+    mutation_rank: int = 0
 
     def validated(self):
-        _positive_int("population_size", self.population_size, 2)
-        _positive_int("truncation", self.truncation, 0)
+        check_int("population_size", self.population_size, 2)
+        check_int("truncation", self.truncation, 0)
         if self.truncation > self.population_size:
             raise ValueError(f"truncation must be at most population_size ({self.population_size}), got {self.truncation}")
-        sigma = self.sigma
-        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not math.isfinite(sigma) or sigma <= 0:
-            raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
-        _positive_int("elite_candidates", self.elite_candidates)
+        check_real("sigma", self.sigma, 0, math.inf)
+        check_int("elite_candidates", self.elite_candidates)
         if self.elite_candidates > self.population_size:
             raise ValueError(
                 f"elite_candidates must be at most population_size ({self.population_size}), got {self.elite_candidates}")
-        _positive_int("elite_episodes", self.elite_episodes)
-        _positive_int("episodes_per_member", self.episodes_per_member)
+        check_int("elite_episodes", self.elite_episodes)
+        check_int("episodes_per_member", self.episodes_per_member)
+        check_int("mutation_rank", self.mutation_rank, 0)
+        if self.mutation_rank > MAX_RANK:
+            raise ValueError(f"mutation_rank must be at most {MAX_RANK}, got {self.mutation_rank}")
         return self
 
     @classmethod
@@ -69,17 +73,15 @@ class GAConfig:
 
 
 class GeneticAlgorithm:
-    """The Deep GA on genomes of num_parameters weights in a noise table of noise_size values."""
+    """The Deep GA on genomes of a ParameterSpace; `seed` drives every random choice."""
 
-    def __init__(self, config, num_parameters, noise_size, seed=0):
+    def __init__(self, config, space, seed=0):
         if not isinstance(config, GAConfig):
             raise TypeError(f"config must be a GAConfig, got {type(config).__name__}")
-        self.config = config.validated()
-        _positive_int("num_parameters", num_parameters)
-        if num_parameters > noise_size:
-            raise ValueError(f"num_parameters ({num_parameters}) must fit in noise_size ({noise_size})")
-        self.num_parameters = int(num_parameters)
-        self.noise_size = int(noise_size)
+        if not isinstance(space, ParameterSpace):
+            raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
+        self.space = space
+        self.config = self._validate(config)
         self.rng = np.random.default_rng(seed)
         self.generation = 0
         self.hyperparameters = HyperparameterLog()
@@ -106,7 +108,7 @@ class GeneticAlgorithm:
     def tell(self, returns):
         """Results of the last ask(): one sequence of episode returns per request, in order."""
         requests = self.ask()
-        means = np.array([mean_return(r) for r in check_returns(returns, requests)])
+        means = np.array([mean_return(r.returns) for r in check_results(returns, requests)])
         self._requests = None
         if self.fitness is None:
             self.fitness = means
@@ -127,26 +129,23 @@ class GeneticAlgorithm:
     # -- hyperparameters ------------------------------------------------------------------
     def set(self, **changes):
         """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
-        unknown = set(changes) - {f.name for f in dataclasses.fields(GAConfig)}
-        if unknown:
-            raise ValueError(f"unknown GA hyperparameters: {sorted(unknown)}")
-        dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)).validated()
+        check_known_fields(GAConfig, changes)
+        self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
         self.hyperparameters.request(changes)
 
-    # -- generations ----------------------------------------------------------------------
-    def _random_offset(self):
-        return int(self.rng.integers(0, self.noise_size - self.num_parameters + 1))
+    def _validate(self, config):
+        config.validated()
+        self.space.check_rank(config.mutation_rank, "mutation_rank")
+        return config
 
+    # -- generations ----------------------------------------------------------------------
     def _random_genome(self):
-        return Genome(self._random_offset())
+        return Genome(self.space.sample_offset(self.rng))
 
     def _end_generation(self, elite_means):
-        finite = self.fitness[np.isfinite(self.fitness)]
         self.history.append({
             "generation": self.generation,
-            "max": float(self.fitness.max()),
-            "mean": float(finite.mean()) if finite.size else -math.inf,
-            "median": float(np.median(finite)) if finite.size else -math.inf,
+            **fitness_summary(self.fitness),
             "elite": self.elite_fitness,
             "elite_genome": self.elite.to_json(),
             "evaluations": len(self.population) * self.config.episodes_per_member
@@ -155,8 +154,8 @@ class GeneticAlgorithm:
         })
         order = np.argsort(-self.fitness, kind="stable")
         self.generation += 1
-        self.config = self.hyperparameters.apply(self.config, self.generation, GAConfig.validated)
-        truncation, size = self.config.truncation, self.config.population_size
+        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+        truncation, size, rank = self.config.truncation, self.config.population_size, self.config.mutation_rank
         parents = [self.population[i] for i in order[:truncation]]
         children = []
         for _ in range(size - 1):
@@ -164,7 +163,7 @@ class GeneticAlgorithm:
                 children.append(self._random_genome())
             else:
                 parent = parents[int(self.rng.integers(0, truncation))]
-                children.append(parent.child(self._random_offset(), self.config.sigma))
+                children.append(parent.child(self.space.sample_offset(self.rng, rank), self.config.sigma, rank))
         self.population = [self.elite] + children
         self.fitness = None
         self.candidates = None
@@ -176,8 +175,7 @@ class GeneticAlgorithm:
             "kind": "GeneticAlgorithm",
             "version": 1,
             "config": dataclasses.asdict(self.config),
-            "num_parameters": self.num_parameters,
-            "noise_size": self.noise_size,
+            "space": self.space.describe(),
             "rng": self.rng.bit_generator.state,
             "generation": self.generation,
             "population": [g.to_json() for g in self.population],
@@ -190,12 +188,13 @@ class GeneticAlgorithm:
         }
 
     @classmethod
-    def from_state(cls, state):
-        """A GA that continues from state_dict() output (ValueError for foreign or corrupt state)."""
+    def from_state(cls, state, space):
+        """A GA that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
         if not isinstance(state, dict) or state.get("kind") != "GeneticAlgorithm" or state.get("version") != 1:
             raise ValueError("not a GeneticAlgorithm state (version 1)")
         try:
-            ga = cls(GAConfig(**state["config"]), state["num_parameters"], state["noise_size"])
+            space.check_compatible(state["space"], "GeneticAlgorithm state")
+            ga = cls(GAConfig(**state["config"]), space)
             ga.rng.bit_generator.state = state["rng"]
             ga.generation = int(state["generation"])
             ga.population = [Genome.from_json(g) for g in state["population"]]

@@ -1,32 +1,60 @@
 """Seed-chain genomes and their decoding into weights with a cache of materialised parents.
 
-A genome is (init, ((index, sigma), ...)): offsets into the shared NoiseTable.
-Its weights, computed in float32 in this order, are
+A genome is (init, ((index, sigma, rank), ...)): offsets into the shared
+NoiseTable, interpreted by a ParameterSpace (space.py). Its weights are
 
-    theta = init_scales * noise[init : init + n]
-    theta = theta + float32(sigma_k) * noise[index_k : index_k + n]    for each mutation k
+    theta = space.initial(init)                      (or a dense base, see below)
+    theta = space.perturb(theta, index_k, sigma_k, rank_k)    for each mutation k
 
-where init_scales holds each parameter's initial standard deviation (the
-model's, e.g. PopulationModel.initial_scales(); 0 for biases). A child differs
-from its parent by one mutation, so with its parent cached it costs one noise
-slice, and the result is bit for bit the weights of the full chain (same float32
-operations in the same order). Genomes serialise to JSON-able data (to_json /
-from_json) and to a compact binary form (to_bytes: 4 bytes per offset and per
-sigma), whose size is what a genome costs to store or ship. Sigmas are kept as
-float32 values (the precision the weights use), so both forms round-trip exactly.
+in that order, in float32; rank 0 is a full-rank mutation, rank r > 0 a
+low-rank one. A child differs from its parent by one mutation, so with its
+parent cached it costs one noise slice, and the result is bit for bit the
+weights of the full chain (the same float32 operations in the same order).
+
+`init` may instead be the key of a dense base vector ("sha256:..." of its
+bytes), for strategies whose centre is not a chain (OpenAI-ES after an Adam
+step): the decoder must hold that base (GenomeDecoder.add_base); an ES member
+is the centre plus one mutation, and its mirror has the negated sigma.
+
+Genomes serialise to JSON-able data (to_json / from_json) and to a compact
+binary form (to_bytes), whose size is what a genome costs to store or ship.
+Sigmas are kept as float32 values (the precision the weights use), so both
+forms round-trip exactly.
 """
 import collections
 import dataclasses
+import hashlib
 import math
 import struct
 import threading
 
 import numpy as np
 
+from workbench.evolution.space import MAX_RANK, ParameterSpace
+
+_BASE_PREFIX = "sha256:"
+
+
+def base_key(weights):
+    """The key a dense base vector is known by: sha256 of its float32 bytes."""
+    weights = np.ascontiguousarray(weights, np.float32)
+    return _BASE_PREFIX + hashlib.sha256(weights.tobytes()).hexdigest()
+
 
 def _check_offset(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**32:
         raise ValueError(f"{name} must be an integer in [0, 2**32), got {value!r}")
+    return int(value)
+
+
+def _check_init(value):
+    if isinstance(value, str):
+        digest = value[len(_BASE_PREFIX):]
+        if not value.startswith(_BASE_PREFIX) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise ValueError(f"init must be a noise offset or a base key 'sha256:<64 hex digits>', got {value!r:.100}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 0xFFFFFFFF:
+        raise ValueError(f"init must be an integer in [0, 2**32 - 1) or a base key, got {value!r}")
     return int(value)
 
 
@@ -38,60 +66,86 @@ def _check_sigma(value, name):
     return float(np.float32(value))  # weights use float32 sigmas; storing them so makes every form exact
 
 
+def _check_rank(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= MAX_RANK:
+        raise ValueError(f"{name} must be an integer in [0, {MAX_RANK}] (0 = full rank), got {value!r}")
+    return int(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class Genome:
-    """init offset and the chain of (offset, sigma) mutations; hashable, immutable."""
+    """init (noise offset or base key) and the chain of (offset, sigma, rank) mutations; hashable, immutable.
 
-    init: int
+    Mutations may be given as (index, sigma) pairs, meaning rank 0 (full rank).
+    """
+
+    init: object
     mutations: tuple = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "init", _check_offset(self.init, "init"))
+        object.__setattr__(self, "init", _check_init(self.init))
         checked = []
         for k, mutation in enumerate(self.mutations):
-            if not isinstance(mutation, (tuple, list)) or len(mutation) != 2:
-                raise ValueError(f"mutations[{k}] must be an (index, sigma) pair, got {mutation!r}")
+            if not isinstance(mutation, (tuple, list)) or len(mutation) not in (2, 3):
+                raise ValueError(f"mutations[{k}] must be an (index, sigma) pair or (index, sigma, rank), got {mutation!r}")
             checked.append((_check_offset(mutation[0], f"mutations[{k}] index"),
-                            _check_sigma(mutation[1], f"mutations[{k}] sigma")))
+                            _check_sigma(mutation[1], f"mutations[{k}] sigma"),
+                            _check_rank(mutation[2] if len(mutation) == 3 else 0, f"mutations[{k}] rank")))
         object.__setattr__(self, "mutations", tuple(checked))
 
-    def child(self, index, sigma):
+    def child(self, index, sigma, rank=0):
         """This genome plus one mutation."""
-        return Genome(self.init, self.mutations + ((index, sigma),))
+        return Genome(self.init, self.mutations + ((index, sigma, rank),))
 
     @property
     def parent(self):
         """The genome without its last mutation (None for an initial genome)."""
         return Genome(self.init, self.mutations[:-1]) if self.mutations else None
 
+    @property
+    def has_base(self):
+        return isinstance(self.init, str)
+
     def __len__(self):
         return len(self.mutations)
 
     # -- serialisation -------------------------------------------------------------------
     def to_json(self):
-        return {"init": self.init, "mutations": [[index, sigma] for index, sigma in self.mutations]}
+        """{"init": offset or base key, "mutations": [[index, sigma] or [index, sigma, rank], ...]}."""
+        return {"init": self.init,
+                "mutations": [[index, sigma] if rank == 0 else [index, sigma, rank] for index, sigma, rank in self.mutations]}
 
     @classmethod
     def from_json(cls, data):
         if not isinstance(data, dict) or set(data) != {"init", "mutations"}:
             raise ValueError(f"a genome is a dict with keys 'init' and 'mutations', got {data!r:.200}")
         if not isinstance(data["mutations"], list):
-            raise ValueError("genome 'mutations' must be a list of [index, sigma] pairs")
+            raise ValueError("genome 'mutations' must be a list of [index, sigma] or [index, sigma, rank] lists")
         return cls(data["init"], tuple(tuple(m) if isinstance(m, list) else m for m in data["mutations"]))
 
     def to_bytes(self):
-        """Compact form: uint32 init, then uint32 index + float32 sigma per mutation (little-endian)."""
-        return struct.pack(f"<I{'If' * len(self.mutations)}", self.init, *[v for m in self.mutations for v in m])
+        """Compact little-endian form: a uint32 offset (or 0xFFFFFFFF then the 32-byte base digest),
+        then per mutation uint32 index, float32 sigma, uint16 rank."""
+        head = struct.pack("<I", self.init) if not self.has_base else (
+            struct.pack("<I", 0xFFFFFFFF) + bytes.fromhex(self.init[len(_BASE_PREFIX):]))
+        return head + b"".join(struct.pack("<IfH", *m) for m in self.mutations)
 
     @classmethod
     def from_bytes(cls, data):
-        if not isinstance(data, (bytes, bytearray)) or len(data) < 4 or (len(data) - 4) % 8:
-            raise ValueError("genome bytes must be 4 + 8 * k long (see Genome.to_bytes)")
-        values = struct.unpack(f"<I{'If' * ((len(data) - 4) // 8)}", data)
-        return cls(values[0], tuple(zip(values[1::2], values[2::2])))
+        if not isinstance(data, (bytes, bytearray)) or len(data) < 4:
+            raise ValueError("genome bytes must start with a 4-byte offset (see Genome.to_bytes)")
+        (init,) = struct.unpack_from("<I", data)
+        start = 4
+        if init == 0xFFFFFFFF:
+            if len(data) < 36:
+                raise ValueError("genome bytes end inside the base digest")
+            init, start = _BASE_PREFIX + bytes(data[4:36]).hex(), 36
+        if (len(data) - start) % 10:
+            raise ValueError("genome bytes must hold 10 bytes per mutation after the init (see Genome.to_bytes)")
+        return cls(init, tuple(struct.unpack_from("<IfH", data, offset) for offset in range(start, len(data), 10)))
 
     def encoded_bytes(self):
-        return 4 + 8 * len(self.mutations)
+        return (36 if self.has_base else 4) + 10 * len(self.mutations)
 
     def compression_ratio(self, num_parameters):
         """How many times smaller the genome is than its float32 weights."""
@@ -101,37 +155,61 @@ class Genome:
 class GenomeDecoder:
     """Turns genomes into float32 weight vectors, keeping recently decoded ones (parents) in an LRU cache.
 
-    cache_bytes bounds the cache (default 1 GB: 64 LargeModel members); thread-safe.
+    space: the run's ParameterSpace. cache_bytes bounds the cache (default 1 GB:
+    64 LargeModel members). Dense bases (add_base) are held apart from the cache
+    and never evicted. Thread-safe.
     """
 
-    def __init__(self, noise, init_scales, cache_bytes=2**30):
-        self.noise = noise
-        self.init_scales = np.asarray(init_scales, np.float32)
-        if self.init_scales.ndim != 1 or self.init_scales.size == 0:
-            raise ValueError(f"init_scales must be a non-empty vector, got shape {self.init_scales.shape}")
-        if self.init_scales.size > noise.size:
-            raise ValueError(f"{self.init_scales.size} parameters do not fit in a noise table of {noise.size} values")
-        if not np.isfinite(self.init_scales).all():
-            raise ValueError("init_scales must be finite")
-        self.init_scales.setflags(write=False)
-        self.num_parameters = int(self.init_scales.size)
+    def __init__(self, space, cache_bytes=2**30):
+        if not isinstance(space, ParameterSpace):
+            raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
+        self.space = space
+        self.num_parameters = space.num_parameters
         self.capacity = max(1, int(cache_bytes) // (4 * self.num_parameters))
         self._cache = collections.OrderedDict()
+        self._bases = {}
         self._lock = threading.Lock()
-        self.slices_applied = 0  # noise slices added since creation (a cache-efficiency figure)
+        self.slices_applied = 0  # mutations applied since creation (a cache-efficiency figure)
 
-    def sample_index(self, rng):
-        """A random offset for a new mutation or initial genome of this decoder's size."""
-        return self.noise.sample_index(rng, self.num_parameters)
+    # -- dense bases ---------------------------------------------------------------------
+    def add_base(self, key, weights):
+        """Makes a dense base vector available to genomes whose init is `key` (= base_key(weights))."""
+        weights = np.array(weights, np.float32)
+        if weights.shape != (self.num_parameters,):
+            raise ValueError(f"base weights must be [{self.num_parameters}], got shape {weights.shape}")
+        if base_key(weights) != key:
+            raise ValueError(f"base weights do not match their key {key!r:.80} (corrupt or different weights)")
+        weights.setflags(write=False)
+        with self._lock:
+            self._bases[key] = weights
 
+    def retain_bases(self, keys):
+        """Drops the bases not in `keys` (e.g. the centres of past generations)."""
+        keys = set(keys)
+        with self._lock:
+            for key in [k for k in self._bases if k not in keys]:
+                del self._bases[key]
+                for genome in [g for g in self._cache if g.init == key]:
+                    del self._cache[genome]
+
+    @property
+    def base_keys(self):
+        with self._lock:
+            return sorted(self._bases)
+
+    # -- decoding ------------------------------------------------------------------------
     def check(self, genome):
-        """ValueError naming the offset when a genome does not fit this decoder's noise table."""
+        """ValueError naming the offset when a genome does not fit this decoder's space (or its base is missing)."""
         if not isinstance(genome, Genome):
             raise TypeError(f"expected a Genome, got {type(genome).__name__}")
-        n = self.num_parameters
-        self.noise.check_index(genome.init, n, "init")
-        for k, (index, _) in enumerate(genome.mutations):
-            self.noise.check_index(index, n, f"mutations[{k}] index")
+        if genome.has_base:
+            with self._lock:
+                if genome.init not in self._bases:
+                    raise ValueError(f"genome init {genome.init!r:.80} is a base this decoder does not hold (add_base)")
+        else:
+            self.space.check_offset(genome.init, 0, "init")
+        for k, (index, _, rank) in enumerate(genome.mutations):
+            self.space.check_offset(index, self.space.check_rank(rank, f"mutations[{k}] rank"), f"mutations[{k}] index")
 
     def decode(self, genome):
         """The genome's weights (a read-only float32 vector, shared with the cache)."""
@@ -143,7 +221,7 @@ class GenomeDecoder:
                 self._cache.move_to_end(genome)
                 return cached
         self.check(genome)
-        # The longest cached prefix of the chain, then one slice per remaining mutation.
+        # The longest cached prefix of the chain, then one mutation after another.
         with self._lock:
             start, theta = 0, None
             for depth in range(len(genome.mutations) - 1, -1, -1):
@@ -162,18 +240,23 @@ class GenomeDecoder:
     def decode_full(self, genome):
         """The weights from the whole chain, without the cache (the definition; for checks)."""
         self.check(genome)
-        return self._mutate(self._initial(genome), genome.mutations)
+        theta = self._mutate(self._initial(genome), genome.mutations)
+        return theta.copy() if theta is self._bases.get(genome.init) else theta
 
     def _initial(self, genome):
-        return self.init_scales * self.noise.slice(genome.init, self.num_parameters)
+        if genome.has_base:
+            with self._lock:
+                return self._bases[genome.init]
+        return self.space.initial(genome.init)
 
     def _mutate(self, theta, mutations):
-        """theta + float32(sigma) * slice, mutation after mutation (the definition's order)."""
-        for index, sigma in mutations:
-            theta = theta + np.float32(sigma) * self.noise.slice(index, self.num_parameters)
+        for index, sigma, rank in mutations:
+            theta = self.space.perturb(theta, index, sigma, rank)
         return theta
 
     def _remember(self, genome, theta):
+        if theta is self._bases.get(genome.init):
+            return  # a base itself: already held
         with self._lock:
             self._cache[genome] = theta
             self._cache.move_to_end(genome)
@@ -185,5 +268,6 @@ class GenomeDecoder:
             return genome in self._cache
 
     def clear(self):
+        """Empties the parent cache (bases stay)."""
         with self._lock:
             self._cache.clear()

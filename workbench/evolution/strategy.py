@@ -8,7 +8,9 @@ told their results, until a generation ends:
         returns = [evaluate(r.genome, r.episodes) for r in requests]   # one list of returns each
         strategy.tell(returns)                      # may end the generation
 
-The objective is maximised; a NaN return counts as the worst possible.
+A result is a sequence of episode returns, or an EvaluationResult that also
+carries behaviour characterisations (one vector per episode), which requests
+with behaviour=True need (novelty search). The objective is maximised; a NaN return counts as the worst possible.
 Hyperparameters change between generations through set(): validated at once,
 applied when the next generation starts, recorded with that generation number.
 """
@@ -20,11 +22,23 @@ import numpy as np
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationRequest:
-    """Evaluate `genome` for `episodes` episodes; `role` says why ("population", "elite candidate")."""
+    """Evaluate `genome` for `episodes` episodes; `role` says why ("population", "elite candidate", ...).
+
+    behaviour: the result must carry a behaviour characterisation per episode.
+    """
 
     genome: object
     episodes: int
     role: str
+    behaviour: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationResult:
+    """One request's outcome: returns [episodes], and behaviours [episodes, d] when asked for."""
+
+    returns: object
+    behaviours: object = None
 
 
 def fitness_value(value):
@@ -41,17 +55,78 @@ def mean_return(returns):
     return -math.inf if any(v == -math.inf for v in values) else float(np.mean(values))
 
 
-def check_returns(returns, requests):
-    """One non-empty list of returns per request, with the requested number of episodes."""
-    if len(returns) != len(requests):
-        raise ValueError(f"tell() needs one result per request: {len(requests)} asked, {len(returns)} given")
+def check_results(results, requests):
+    """[EvaluationResult] with float64 returns [episodes] (and behaviours [episodes, d]) per request."""
+    if len(results) != len(requests):
+        raise ValueError(f"tell() needs one result per request: {len(requests)} asked, {len(results)} given")
     checked = []
-    for k, (result, request) in enumerate(zip(returns, requests)):
-        values = np.atleast_1d(np.asarray(result, np.float64))
-        if values.ndim != 1 or values.size != request.episodes:
-            raise ValueError(f"returns[{k}] must hold {request.episodes} episode returns, got shape {values.shape}")
-        checked.append(values)
+    for k, (result, request) in enumerate(zip(results, requests)):
+        if not isinstance(result, EvaluationResult):
+            result = EvaluationResult(result)
+        returns = np.atleast_1d(np.asarray(result.returns, np.float64))
+        if returns.ndim != 1 or returns.size != request.episodes:
+            raise ValueError(f"returns[{k}] must hold {request.episodes} episode returns, got shape {returns.shape}")
+        behaviours = None
+        if request.behaviour:
+            if result.behaviours is None:
+                raise ValueError(f"results[{k}] needs behaviours: its request asks for a behaviour characterisation")
+            behaviours = np.asarray(result.behaviours, np.float64)
+            if behaviours.ndim != 2 or behaviours.shape[0] != request.episodes or behaviours.shape[1] == 0:
+                raise ValueError(
+                    f"results[{k}] behaviours must be [{request.episodes} episodes, d >= 1], got shape {behaviours.shape}")
+            if not np.isfinite(behaviours).all():
+                raise ValueError(f"results[{k}] behaviours must be finite")
+        checked.append(EvaluationResult(returns, behaviours))
     return checked
+
+
+def centered_ranks(values):
+    """Ranks of values mapped linearly onto [-0.5, 0.5] (OpenAI-ES shaping); equal values share their mean rank."""
+    values = np.asarray(values, np.float64)
+    flat = values.ravel()
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.concatenate([[0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1]).astype(np.int64)
+    ends = np.concatenate([starts[1:], [flat.size]])
+    ranks = np.empty(flat.size, np.float64)
+    ranks[order] = np.repeat((starts + ends - 1) / 2.0, ends - starts)
+    if flat.size > 1:
+        ranks = ranks / (flat.size - 1) - 0.5
+    else:
+        ranks[:] = 0.0
+    return ranks.reshape(values.shape)
+
+
+def check_int(name, value, low=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def check_real(name, value, low, high, low_open=True, high_open=False):
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value)
+    if ok:
+        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
+    if not ok:
+        bounds = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be a finite number in {bounds}, got {value!r}")
+
+
+def fitness_summary(values):
+    """max / mean / median of fitness values, NaN as -inf and ignored by mean and median."""
+    values = np.asarray(values, np.float64)
+    finite = values[np.isfinite(values)]
+    return {
+        "max": float(values.max()),
+        "mean": float(finite.mean()) if finite.size else -math.inf,
+        "median": float(np.median(finite)) if finite.size else -math.inf,
+    }
+
+
+def check_known_fields(config_class, changes):
+    """ValueError listing the names in `changes` that are not fields of config_class."""
+    unknown = set(changes) - {f.name for f in dataclasses.fields(config_class)}
+    if unknown:
+        raise ValueError(f"unknown {config_class.__name__} hyperparameters: {sorted(unknown)}")
 
 
 class HyperparameterLog:

@@ -1,0 +1,43 @@
+"""Behaviour characterisations (BCs) for novelty search: what an episode did, as a vector.
+
+A BC function is called as fn(env, index) when the episode in environment
+`index` of the EnvBatch `env` ends, and returns a 1-D array of finite numbers
+(the same length every time). Built in:
+  "final_ram"          the 128 bytes of Atari RAM at the end (Conti et al. 2018)
+  "final_observation"  the last observation, flattened (e.g. CartPole's state)
+"""
+import numpy as np
+
+
+def final_ram(env, index):
+    if not hasattr(env, "ram"):
+        raise ValueError(f'behaviour "final_ram" needs an Atari batch, got {type(env).__name__}')
+    return env.ram([index])[0].astype(np.float64)
+
+
+def final_observation(env, index):
+    return np.asarray(env.observation([index])[0], np.float64).ravel()
+
+
+BUILT_IN = {"final_ram": final_ram, "final_observation": final_observation}
+
+
+def behaviour_function(spec):
+    """The BC function of `spec`: a built-in name, a callable fn(env, index), or None (no BCs)."""
+    if spec is None or callable(spec):
+        return spec
+    if isinstance(spec, str) and spec in BUILT_IN:
+        return BUILT_IN[spec]
+    raise ValueError(f"behaviour must be one of {sorted(BUILT_IN)}, a callable fn(env, index) or None, got {spec!r}")
+
+
+def checked_behaviour(value, dimensions, where):
+    """A BC as a finite float64 vector, of `dimensions` entries when given."""
+    vector = np.asarray(value, np.float64)
+    if vector.ndim != 1 or vector.size == 0:
+        raise ValueError(f"the behaviour function must return a non-empty 1-D array ({where}), got shape {vector.shape}")
+    if dimensions is not None and vector.size != dimensions:
+        raise ValueError(f"the behaviour function returned {vector.size} values ({where}), earlier {dimensions}")
+    if not np.isfinite(vector).all():
+        raise ValueError(f"the behaviour function returned non-finite values ({where})")
+    return vector

@@ -1,0 +1,270 @@
+"""OpenAI-ES (Salimans et al. 2017) on a ParameterSpace, with the ask/tell protocol.
+
+The centre theta is a dense float32 vector (Adam moves it off any seed chain);
+it reaches evaluators as a base (bases(): {key: weights}, GenomeDecoder.add_base)
+and each member is the centre plus one mutation, Genome(key, ((i, +sigma, r),))
+and its mirror Genome(key, ((i, -sigma, r),)): mirrored sampling with one noise
+offset per pair. A generation is one round of requests: the population_size
+members ("perturbation") and, when center_episodes > 0, the centre itself
+("center", for reporting; it does not enter the update). Then
+
+    s = centered_ranks(fitness over all members)              in [-0.5, 0.5]
+    g = sum_pairs (s+ - s-) * epsilon_pair / population_size
+    Adam step on -g + l2_coefficient * theta                  (minimised)
+
+as in the paper's implementation (its step size absorbs 1/sigma).
+perturbation_rank r > 0 uses rank-r perturbations per layer (EGGROLL); the
+update stays full rank. Virtual batch norm is not implemented.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.space import MAX_RANK, ParameterSpace
+from workbench.evolution.strategy import (
+    EvaluationRequest, HyperparameterLog, centered_ranks, check_int, check_known_fields, check_real, check_results,
+    fitness_summary, mean_return)
+
+
+@dataclasses.dataclass(frozen=True)
+class ESConfig:
+    """OpenAI-ES hyperparameters; the defaults are the paper's Atari settings (REFERENCE.md).
+
+    population_size: members per generation, an even number (5000 = 2500 mirrored pairs).
+    sigma: noise scale of the perturbations (0.02).
+    learning_rate: Adam step size (0.01).
+    l2_coefficient: weight decay added to the minimised gradient (0.005).
+    adam_beta1, adam_beta2, adam_epsilon: Adam's constants (0.9, 0.999, 1e-8).
+    episodes_per_member: episodes of each member (1).
+    center_episodes: episodes of the centre each generation, for reporting (1; 0 = none).
+    perturbation_rank: 0 = full-rank perturbations (the paper); r > 0 = rank r per layer.
+    """
+
+    population_size: int = 5000
+    sigma: float = 0.02
+    learning_rate: float = 0.01
+    l2_coefficient: float = 0.005
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    adam_epsilon: float = 1e-8
+    episodes_per_member: int = 1
+    center_episodes: int = 1
+    perturbation_rank: int = 0
+
+    def validated(self):
+        check_int("population_size", self.population_size, 2)
+        if self.population_size % 2:
+            raise ValueError(f"population_size must be even (mirrored pairs), got {self.population_size}")
+        check_real("sigma", self.sigma, 0, math.inf)
+        check_real("learning_rate", self.learning_rate, 0, math.inf)
+        check_real("l2_coefficient", self.l2_coefficient, 0, math.inf, low_open=False)
+        check_real("adam_beta1", self.adam_beta1, 0, 1, low_open=False, high_open=True)
+        check_real("adam_beta2", self.adam_beta2, 0, 1, low_open=False, high_open=True)
+        check_real("adam_epsilon", self.adam_epsilon, 0, math.inf)
+        check_int("episodes_per_member", self.episodes_per_member, 1)
+        check_int("center_episodes", self.center_episodes, 0)
+        check_int("perturbation_rank", self.perturbation_rank, 0)
+        if self.perturbation_rank > MAX_RANK:
+            raise ValueError(f"perturbation_rank must be at most {MAX_RANK}, got {self.perturbation_rank}")
+        return self
+
+    @classmethod
+    def tutorial(cls):
+        """Small settings for notebooks and CartPole-sized problems."""
+        return cls(population_size=64, sigma=0.05, learning_rate=0.03)
+
+
+class Adam:
+    """Adam on a float32 vector, minimising (the form of the paper's implementation)."""
+
+    def __init__(self, size):
+        self.m = np.zeros(size, np.float32)
+        self.v = np.zeros(size, np.float32)
+        self.t = 0
+
+    def step(self, gradient, learning_rate, beta1, beta2, epsilon):
+        """The update to add to the parameters (float32)."""
+        self.t += 1
+        rate = learning_rate * math.sqrt(1 - beta2**self.t) / (1 - beta1**self.t)
+        self.m = np.float32(beta1) * self.m + np.float32(1 - beta1) * gradient
+        self.v = np.float32(beta2) * self.v + np.float32(1 - beta2) * (gradient * gradient)
+        return (np.float32(-rate) * self.m / (np.sqrt(self.v) + np.float32(epsilon))).astype(np.float32)
+
+    def state(self):
+        return {"t": self.t, "m": self.m.copy(), "v": self.v.copy()}
+
+    def load(self, state, size):
+        m, v = np.asarray(state["m"], np.float32), np.asarray(state["v"], np.float32)
+        if m.shape != (size,) or v.shape != (size,):
+            raise ValueError(f"Adam moments must be [{size}], got {m.shape} and {v.shape}")
+        self.t, self.m, self.v = int(state["t"]), m.copy(), v.copy()
+
+
+def es_gradient(space, indices, fitness, rank, population_size):
+    """sum_pairs (s+ - s-) epsilon / population_size with s = centered ranks; fitness [pairs, 2]."""
+    shaped = centered_ranks(fitness)
+    return space.combine(indices, shaped[:, 0] - shaped[:, 1], rank) / np.float32(population_size)
+
+
+def adam_update(theta, adam, gradient, config):
+    """theta after one Adam step on -gradient + l2 * theta (the gradient is ascended)."""
+    step = adam.step(-gradient + np.float32(config.l2_coefficient) * theta, config.learning_rate,
+                     config.adam_beta1, config.adam_beta2, config.adam_epsilon)
+    return (theta + step).astype(np.float32)
+
+
+class EvolutionStrategy:
+    """OpenAI-ES on a ParameterSpace; `seed` drives the initial centre and every noise offset."""
+
+    kind = "EvolutionStrategy"
+
+    def __init__(self, config, space, seed=0):
+        if not isinstance(config, ESConfig):
+            raise TypeError(f"config must be an ESConfig, got {type(config).__name__}")
+        if not isinstance(space, ParameterSpace):
+            raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
+        self.space = space
+        self.config = self._validate(config)
+        self.rng = np.random.default_rng(seed)
+        self.generation = 0
+        self.hyperparameters = HyperparameterLog()
+        self.history = []
+        self.indices = None
+        self._requests = None
+        self._init_centers()
+
+    def _init_centers(self):
+        self.center = self.space.initial(self.space.sample_offset(self.rng))
+        self.center_fitness = None
+        self.adam = Adam(self.space.num_parameters)
+        self._key = base_key(self.center)
+
+    # -- ask/tell -------------------------------------------------------------------------
+    def ask(self):
+        """This generation's requests (the same list again until tell() is called)."""
+        if self._requests is None:
+            config = self.config
+            if self.indices is None:
+                rank = config.perturbation_rank
+                self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
+            requests = []
+            for index in self.indices:
+                for sign in (1, -1):
+                    genome = Genome(self._key, ((index, sign * config.sigma, config.perturbation_rank),))
+                    requests.append(EvaluationRequest(genome, config.episodes_per_member, "perturbation"))
+            if config.center_episodes:
+                requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
+            self._requests = requests
+        return list(self._requests)
+
+    def tell(self, results):
+        """Results of the last ask(), in order; ends the generation."""
+        requests = self.ask()
+        checked = check_results(results, requests)
+        self._requests = None
+        pairs = len(self.indices)
+        fitness = np.array([mean_return(r.returns) for r in checked[: 2 * pairs]]).reshape(pairs, 2)
+        if self.config.center_episodes:
+            self.center_fitness = mean_return(checked[-1].returns)
+        gradient = es_gradient(self.space, self.indices, fitness, self.config.perturbation_rank, 2 * pairs)
+        self._record(fitness, gradient, sum(r.episodes for r in requests))
+        self.center = adam_update(self.center, self.adam, gradient, self.config)
+        self._key = base_key(self.center)
+        self.indices = None
+        self.generation += 1
+        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+
+    def _record(self, fitness, gradient, episodes):
+        self.history.append(dict(
+            generation=self.generation,
+            **fitness_summary(fitness),
+            elite=self.center_fitness if self.config.center_episodes else None,
+            elite_genome=Genome(self._key).to_json(),
+            gradient_norm=float(np.linalg.norm(gradient)),
+            evaluations=episodes,
+            config=dataclasses.asdict(self.config),
+        ))
+
+    @property
+    def phase(self):
+        return "perturbation"
+
+    @property
+    def elite(self):
+        """The centre, as a genome on its base (see bases())."""
+        return Genome(self._key)
+
+    def bases(self):
+        """{key: weights} of the dense bases that the current requests and the elite refer to."""
+        return {self._key: self.center}
+
+    # -- hyperparameters ------------------------------------------------------------------
+    def set(self, **changes):
+        """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
+        check_known_fields(type(self.config), changes)
+        self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
+        self.hyperparameters.request(changes)
+
+    def _validate(self, config):
+        config.validated()
+        self.space.check_rank(config.perturbation_rank, "perturbation_rank")
+        return config
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self):
+        """Everything needed to continue exactly: JSON-able data plus numpy arrays (centre, Adam moments)."""
+        return dict(self._common_state(), center=self.center.copy(), center_fitness=self.center_fitness,
+                    adam=self.adam.state())
+
+    def _common_state(self):
+        return {
+            "kind": self.kind,
+            "version": 1,
+            "config": dataclasses.asdict(self.config),
+            "space": self.space.describe(),
+            "rng": self.rng.bit_generator.state,
+            "generation": self.generation,
+            "indices": None if self.indices is None else list(self.indices),
+            "history": self.history,
+            "hyperparameters": self.hyperparameters.state(),
+        }
+
+    @classmethod
+    def from_state(cls, state, space):
+        """A strategy that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
+        if not isinstance(state, dict) or state.get("kind") != cls.kind or state.get("version") != 1:
+            raise ValueError(f"not an {cls.kind} state (version 1)")
+        try:
+            space.check_compatible(state["space"], f"{cls.kind} state")
+            strategy = cls(cls._config_class()(**state["config"]), space)
+            strategy._load(state)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"corrupt {cls.kind} state: {error!r}") from error
+        return strategy
+
+    @staticmethod
+    def _config_class():
+        return ESConfig
+
+    def _load(self, state):
+        self._load_common(state)
+        self.center = self._checked_center(state["center"], "the centre")
+        self._key = base_key(self.center)
+        self.center_fitness = state["center_fitness"]
+        self.adam.load(state["adam"], self.space.num_parameters)
+
+    def _load_common(self, state):
+        self.rng.bit_generator.state = state["rng"]
+        self.generation = int(state["generation"])
+        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
+        self.history = list(state["history"])
+        self.hyperparameters.load(state["hyperparameters"])
+
+    def _checked_center(self, values, what):
+        n = self.space.num_parameters
+        center = np.array(values, np.float32)
+        if center.shape != (n,) or not np.isfinite(center).all():
+            raise ValueError(f"corrupt {self.kind} state: {what} must be [{n}] finite values")
+        return center

@@ -1,0 +1,228 @@
+"""Novelty search with evolution strategies: NS-ES and NSR-ES (Conti et al. 2018), ask/tell.
+
+A meta-population of ES centres (each with its own Adam state) explores; an
+archive holds behaviour characterisations (BCs: one vector per episode, e.g.
+the final RAM of an Atari game, computed by the evaluator; a request's BC is the
+mean over its episodes). novelty(b) = mean Euclidean distance from b to its k
+nearest archive entries. A generation:
+
+  1. pick centre m with probability proportional to its novelty;
+  2. "perturbation" round: mirrored perturbations of centre m, with BCs;
+     weights = reward_weight * centered_ranks(return) + (1 - reward_weight) * centered_ranks(novelty)
+     (reward_weight 0 = NS-ES, 0.5 = NSR-ES); an OpenAI-ES Adam step for centre m;
+  3. "center" round: the updated centre m, with BC; its BC joins the archive.
+
+Before the first generation a "center" round evaluates every centre and seeds
+the archive with their BCs. The elite is the centre with the best last return.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from workbench.evolution.es import Adam, ESConfig, EvolutionStrategy, adam_update
+from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.strategy import (
+    EvaluationRequest, centered_ranks, check_int, check_real, check_results, fitness_summary, mean_return)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoveltyConfig(ESConfig):
+    """NS-ES / NSR-ES hyperparameters: OpenAI-ES's (ESConfig) plus
+
+    meta_population_size: ES centres explored in turn (5; the paper used 3-5).
+    k_nearest: neighbours in the novelty mean (10).
+    reward_weight: weight of the reward ranks against the novelty ranks (0 = NS-ES, 0.5 = NSR-ES).
+    center_episodes: episodes of each centre evaluation (>= 1: its BC enters the archive).
+    """
+
+    meta_population_size: int = 5
+    k_nearest: int = 10
+    reward_weight: float = 0.0
+
+    def validated(self):
+        super().validated()
+        check_int("center_episodes", self.center_episodes, 1)
+        check_int("meta_population_size", self.meta_population_size, 1)
+        check_int("k_nearest", self.k_nearest, 1)
+        check_real("reward_weight", self.reward_weight, 0, 1, low_open=False)
+        return self
+
+    @classmethod
+    def ns_es(cls, **changes):
+        return cls(**dict(dict(reward_weight=0.0), **changes))
+
+    @classmethod
+    def nsr_es(cls, **changes):
+        return cls(**dict(dict(reward_weight=0.5), **changes))
+
+    @classmethod
+    def tutorial(cls):
+        return cls(population_size=64, sigma=0.05, learning_rate=0.03, meta_population_size=3)
+
+
+def novelty(behaviours, archive, k):
+    """Mean distance of each row of behaviours [n, d] to its k nearest rows of archive [m, d]."""
+    behaviours, archive = np.atleast_2d(behaviours), np.atleast_2d(archive)
+    if archive.shape[0] == 0:
+        return np.zeros(behaviours.shape[0])
+    if behaviours.shape[1] != archive.shape[1]:
+        raise ValueError(f"behaviours have {behaviours.shape[1]} dimensions, the archive {archive.shape[1]}")
+    k = min(k, archive.shape[0])
+    result = np.empty(behaviours.shape[0])
+    for start in range(0, behaviours.shape[0], 256):  # bounded memory for large archives
+        chunk = behaviours[start:start + 256]
+        distances = np.sqrt(np.maximum(
+            (chunk**2).sum(1)[:, None] - 2 * chunk @ archive.T + (archive**2).sum(1)[None, :], 0.0))
+        result[start:start + 256] = np.sort(np.partition(distances, k - 1, axis=1)[:, :k], axis=1).mean(axis=1)
+    return result
+
+
+class NoveltySearchES(EvolutionStrategy):
+    """NS-ES / NSR-ES on a ParameterSpace; `seed` drives the centres, the choices and every noise offset."""
+
+    kind = "NoveltySearchES"
+
+    def __init__(self, config, space, seed=0):
+        if not isinstance(config, NoveltyConfig):
+            raise TypeError(f"config must be a NoveltyConfig, got {type(config).__name__}")
+        super().__init__(config, space, seed)
+
+    def _init_centers(self):
+        m, space = self.config.meta_population_size, self.space
+        self.centers = [space.initial(space.sample_offset(self.rng)) for _ in range(m)]
+        self.adams = [Adam(space.num_parameters) for _ in range(m)]
+        self.center_returns = [None] * m
+        self.center_behaviours = [None] * m
+        self.archive = np.zeros((0, 0))
+        self.chosen = None
+        self.phase_name = "center"  # the first round evaluates every centre
+        self._pending_record = None
+
+    @staticmethod
+    def _config_class():
+        return NoveltyConfig
+
+    @property
+    def phase(self):
+        return self.phase_name
+
+    # -- ask/tell -------------------------------------------------------------------------
+    def ask(self):
+        if self._requests is None:
+            config = self.config
+            if self.phase_name == "perturbation":
+                if self.chosen is None:
+                    self.chosen = self._choose_center()
+                    rank = config.perturbation_rank
+                    self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
+                key = base_key(self.centers[self.chosen])
+                self._requests = [
+                    EvaluationRequest(Genome(key, ((index, sign * config.sigma, config.perturbation_rank),)),
+                                      config.episodes_per_member, "perturbation", behaviour=True)
+                    for index in self.indices for sign in (1, -1)]
+            else:
+                members = range(len(self.centers)) if self.chosen is None else [self.chosen]
+                self._requests = [EvaluationRequest(Genome(base_key(self.centers[m])), config.center_episodes, "center",
+                                                    behaviour=True) for m in members]
+        return list(self._requests)
+
+    def tell(self, results):
+        requests = self.ask()
+        checked = check_results(results, requests)
+        behaviours = np.stack([r.behaviours.mean(axis=0) for r in checked])
+        if self.archive.size and behaviours.shape[1] != self.archive.shape[1]:
+            raise ValueError(f"behaviours have {behaviours.shape[1]} dimensions, the archive {self.archive.shape[1]}")
+        self._requests = None
+        returns = np.array([mean_return(r.returns) for r in checked])
+        if self.phase_name == "perturbation":
+            self._update_center(returns, behaviours, sum(r.episodes for r in requests))
+            self.phase_name = "center"
+            return
+        members = range(len(self.centers)) if self.chosen is None else [self.chosen]
+        for m, value, behaviour in zip(members, returns, behaviours):
+            self.center_returns[m], self.center_behaviours[m] = float(value), behaviour
+        self.archive = np.concatenate([self.archive.reshape(-1, behaviours.shape[1]), behaviours])
+        if self.chosen is not None:
+            self._end_generation(sum(r.episodes for r in requests))
+        self.phase_name = "perturbation"
+
+    def _choose_center(self):
+        scores = novelty(np.stack(self.center_behaviours), self.archive, self.config.k_nearest)
+        if scores.sum() <= 0:
+            return int(self.rng.integers(len(self.centers)))
+        return int(self.rng.choice(len(self.centers), p=scores / scores.sum()))
+
+    def _update_center(self, returns, behaviours, episodes):
+        config, m = self.config, self.chosen
+        pairs = len(self.indices)
+        scores = novelty(behaviours, self.archive, config.k_nearest)
+        shaped = config.reward_weight * centered_ranks(returns) + (1 - config.reward_weight) * centered_ranks(scores)
+        weights = (shaped[0::2] - shaped[1::2]).astype(np.float32)
+        gradient = self.space.combine(self.indices, weights, config.perturbation_rank) / np.float32(2 * pairs)
+        self._pending_record = dict(
+            **fitness_summary(returns), novelty_mean=float(scores.mean()), novelty_max=float(scores.max()),
+            gradient_norm=float(np.linalg.norm(gradient)), evaluations=episodes)
+        self.centers[m] = adam_update(self.centers[m], self.adams[m], gradient, config)
+        self.indices = None
+
+    def _end_generation(self, episodes):
+        record = self._pending_record
+        record["evaluations"] += episodes
+        best = int(np.argmax([-math.inf if r is None else r for r in self.center_returns]))
+        self.history.append(dict(
+            generation=self.generation, center=self.chosen, **record,
+            center_return=self.center_returns[self.chosen], elite=self.center_returns[best],
+            elite_genome=Genome(base_key(self.centers[best])).to_json(), archive_size=int(self.archive.shape[0]),
+            config=dataclasses.asdict(self.config)))
+        self.chosen = None
+        self.generation += 1
+        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+
+    # -- what evaluators and users read ---------------------------------------------------
+    @property
+    def elite(self):
+        """The centre with the best last return, as a genome on its base."""
+        best = int(np.argmax([-math.inf if r is None else r for r in self.center_returns]))
+        return Genome(base_key(self.centers[best]))
+
+    def bases(self):
+        return {base_key(c): c for c in self.centers}
+
+    def _validate(self, config):
+        config = super()._validate(config)
+        if hasattr(self, "centers") and config.meta_population_size != len(self.centers):
+            raise ValueError(f"meta_population_size cannot change during a run (it is {len(self.centers)})")
+        return config
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self):
+        """Everything needed to continue exactly: JSON-able data plus numpy arrays (centres, moments, archive)."""
+        return dict(
+            self._common_state(),
+            centers=[c.copy() for c in self.centers],
+            adams=[a.state() for a in self.adams],
+            center_returns=list(self.center_returns),
+            center_behaviours=[None if b is None else b.copy() for b in self.center_behaviours],
+            archive=self.archive.copy(),
+            chosen=self.chosen,
+            phase=self.phase_name,
+            pending_record=self._pending_record,
+        )
+
+    def _load(self, state):
+        n, m = self.space.num_parameters, self.config.meta_population_size
+        if len(state["centers"]) != m or len(state["adams"]) != m:
+            raise ValueError(f"corrupt {self.kind} state: expected {m} centres")
+        self._load_common(state)
+        self.centers = [self._checked_center(c, f"centre {k}") for k, c in enumerate(state["centers"])]
+        for adam, saved in zip(self.adams, state["adams"]):
+            adam.load(saved, n)
+        self.center_returns = list(state["center_returns"])
+        self.center_behaviours = [None if b is None else np.asarray(b, np.float64) for b in state["center_behaviours"]]
+        self.archive = np.array(state["archive"], np.float64)
+        self.chosen = state["chosen"]
+        if state["phase"] not in ("center", "perturbation"):
+            raise ValueError(f"corrupt {self.kind} state: unknown phase {state['phase']!r}")
+        self.phase_name = state["phase"]
+        self._pending_record = state["pending_record"]
