@@ -133,3 +133,100 @@ def test_decoder_checks_genomes_against_its_table(noise):
         ParameterSpace(NoiseTable(100, 1), np.ones(1000, np.float32))
     with pytest.raises(ValueError, match="init_scales"):
         ParameterSpace(noise, np.ones((2, 2), np.float32))
+
+
+# -- low-rank mutations and dense bases --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mlp_space(noise):
+    from workbench.models import MLPModel
+
+    model = MLPModel(6, 3, (20, 10), slots=4, backend="custom")
+    return model, ParameterSpace.for_model(model, noise)
+
+
+def test_low_rank_mutation_is_the_factor_product_and_decodes_exactly(mlp_space, rng):
+    model, space = mlp_space
+    rank = 2
+    assert space.mutation_length(rank) == sum(k * rank + n * rank + n for k, n in model.kernel_shapes)
+    parent = Genome(space.sample_offset(rng)).child(space.sample_offset(rng), 0.05)
+    child = parent.child(space.sample_offset(rng, rank), 0.3, rank)
+    decoder = GenomeDecoder(space)
+    decoder.decode(parent)
+    np.testing.assert_array_equal(decoder.decode(child), decoder.decode_full(child))
+    # The definition, written out with numpy matmuls: parent + sigma / sqrt(r) * (A B^T, b) per layer.
+    expected = []
+    for (kernel, bias), (a, b, noise_bias) in zip(model.unflatten(decoder.decode(parent)), space.low_rank_factors(child.mutations[-1][0], rank)):
+        scale = 0.3 / np.sqrt(rank)
+        expected += [(kernel + scale * a @ b.T).ravel(), bias + scale * noise_bias]
+    np.testing.assert_allclose(decoder.decode(child), np.concatenate(expected), rtol=1e-5, atol=1e-6)
+
+
+def test_low_rank_child_through_the_perturbed_op_matches_its_decoded_weights(mlp_space, rng):
+    import tensorflow as tf
+
+    from workbench.ops import LowRankPerturbation
+
+    model, space = mlp_space
+    rank, sigma = 3, 0.2
+    decoder = GenomeDecoder(space)
+    parent = Genome(space.sample_offset(rng))
+    child = parent.child(space.sample_offset(rng, rank), sigma, rank)
+    model.set_slots([0, 1], np.stack([decoder.decode(parent), decoder.decode(child)]))
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    materialised = model(x, np.ones(5, np.int32)).numpy()
+    factors = space.low_rank_factors(child.mutations[-1][0], rank)
+    scale = np.full(5, space.low_rank_scale(sigma, rank), np.float32)
+    perturbations = [LowRankPerturbation(tf.constant(scale), tf.constant(np.repeat(a[None], 5, 0)),
+                                         tf.constant(np.repeat(b[None], 5, 0)), tf.constant(np.repeat(bias[None], 5, 0)))
+                     for a, b, bias in factors]
+    perturbed = model(x, np.zeros(5, np.int32), perturbations).numpy()  # the parent's slot plus the factors
+    np.testing.assert_allclose(perturbed, materialised, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+def test_combined_directions_equal_the_weighted_sum_of_directions(mlp_space, rng, rank):
+    _, space = mlp_space
+    indices = [space.sample_offset(rng, rank) for _ in range(70)]  # more than one chunk
+    weights = rng.standard_normal(70).astype(np.float32)
+    expected = sum(w * space.direction(i, rank).astype(np.float64) for i, w in zip(indices, weights))
+    np.testing.assert_allclose(space.combine(indices, weights, rank), expected, rtol=1e-4, atol=1e-4)
+    base = rng.standard_normal(space.num_parameters).astype(np.float32)
+    np.testing.assert_allclose(space.perturb(base, indices[0], 0.5, rank), base + 0.5 * space.direction(indices[0], rank),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_low_rank_needs_layer_shapes_and_valid_ranks(noise):
+    flat = ParameterSpace(noise, np.ones(100, np.float32))
+    with pytest.raises(ValueError, match="needs layer shapes"):
+        flat.mutation_length(2)
+    with pytest.raises(ValueError, match="layer_shapes hold"):
+        ParameterSpace(noise, np.ones(100, np.float32), [(10, 5)])
+    with pytest.raises(ValueError, match="rank"):
+        ParameterSpace(noise, np.ones(55, np.float32), [(10, 5)]).mutation_length(-1)
+
+
+def test_genomes_on_a_dense_base(noise, rng):
+    from workbench.evolution.genome import base_key
+
+    space = ParameterSpace(noise, np.ones(300, np.float32))
+    center = rng.standard_normal(300).astype(np.float32)
+    key = base_key(center)
+    index = space.sample_offset(rng)
+    plus, minus = Genome(key, ((index, 0.02),)), Genome(key, ((index, -0.02),))
+    decoder = GenomeDecoder(space)
+    with pytest.raises(ValueError, match="does not hold"):
+        decoder.decode(plus)
+    with pytest.raises(ValueError, match="do not match their key"):
+        decoder.add_base(key, center + 1)
+    decoder.add_base(key, center)
+    np.testing.assert_array_equal(decoder.decode(plus), center + np.float32(0.02) * noise.slice(index, 300))
+    np.testing.assert_array_equal(decoder.decode(minus), center + np.float32(-0.02) * noise.slice(index, 300))  # mirror
+    np.testing.assert_array_equal(decoder.decode(Genome(key)), center)
+    for genome in (plus, Genome(key, ((index, 0.5, 3), (7, 0.1)))):
+        assert Genome.from_json(json.loads(json.dumps(genome.to_json()))) == genome
+        assert Genome.from_bytes(genome.to_bytes()) == genome
+        assert len(genome.to_bytes()) == genome.encoded_bytes()
+    decoder.retain_bases([])
+    assert decoder.base_keys == [] and not decoder.cached(plus)
+    with pytest.raises(ValueError, match="does not hold"):
+        decoder.decode(plus)

@@ -1,26 +1,37 @@
 """The search side: the shared noise table, seed-chain genomes and the search strategies.
 
-  NoiseTable        float32 N(0, 1) values from one seed, shared read-only per process
-  Genome            (init, ((index, sigma), ...)) offsets into the table; JSON and compact bytes
-  GenomeDecoder     genome -> float32 weights, with an LRU cache of materialised parents
-  GeneticAlgorithm  the Deep GA and random search (GAConfig), through ask/tell (strategy.py)
+  NoiseTable         float32 N(0, 1) values from one seed, shared read-only per process
+  ParameterSpace     how offsets become initial weights and (full- or low-rank) mutations of one architecture
+  Genome             (init, ((index, sigma, rank), ...)); init is an offset or a dense base's key; JSON and bytes
+  GenomeDecoder      genome -> float32 weights, with an LRU cache of materialised parents and the dense bases
+  GeneticAlgorithm   the Deep GA and random search (GAConfig)
+  EvolutionStrategy  OpenAI-ES (ESConfig): mirrored sampling, centered ranks, Adam, L2
+  NoveltySearchES    NS-ES and NSR-ES (NoveltyConfig): archive, k-nearest novelty, meta-population
 
-Still to come (issue 4): OpenAI-ES, NS-ES / NSR-ES, low-rank mutations.
+Every strategy speaks the ask/tell protocol of strategy.py and holds no environment code.
 """
+from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
-from workbench.evolution.genome import Genome, GenomeDecoder
+from workbench.evolution.genome import Genome, GenomeDecoder, base_key
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
+from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest
+from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
 
 __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
+    "ESConfig",
     "EvaluationRequest",
+    "EvaluationResult",
+    "EvolutionStrategy",
     "GAConfig",
     "GeneticAlgorithm",
     "Genome",
     "GenomeDecoder",
     "NoiseTable",
+    "NoveltyConfig",
+    "NoveltySearchES",
     "ParameterSpace",
+    "base_key",
 ]

@@ -1,0 +1,128 @@
+"""NS-ES and NSR-ES: novelty, the archive, the meta-population, exploration without reward, exact resume."""
+import copy
+
+import numpy as np
+import pytest
+
+from workbench.evolution import GenomeDecoder, NoiseTable, ParameterSpace
+from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES, novelty
+from workbench.evolution.strategy import EvaluationResult
+
+TABLE = NoiseTable.shared(2**16, seed=3)
+
+
+def make(config, dims=6, seed=0):
+    return NoveltySearchES(config, ParameterSpace(TABLE, np.full(dims, 0.1, np.float32)), seed=seed)
+
+
+def run(strategy, reward, generations, decoder=None):
+    """The behaviour of a genome is its first two weights (a point on a plane); reward(theta) its return."""
+    decoder = decoder or GenomeDecoder(strategy.space)
+    while strategy.generation < generations:
+        for key, weights in strategy.bases().items():
+            decoder.add_base(key, weights)
+        results = []
+        for request in strategy.ask():
+            theta = decoder.decode(request.genome)
+            results.append(EvaluationResult([reward(theta)] * request.episodes,
+                                            np.repeat(theta[None, :2], request.episodes, axis=0)))
+        strategy.tell(results)
+    return strategy
+
+
+def test_novelty_is_the_mean_distance_to_the_k_nearest(rng):
+    archive = rng.standard_normal((30, 3))
+    points = rng.standard_normal((7, 3))
+    brute = [np.sort(np.linalg.norm(archive - p, axis=1))[:10].mean() for p in points]
+    np.testing.assert_allclose(novelty(points, archive, 10), brute, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(novelty(points, archive[:4], 10), [np.linalg.norm(archive[:4] - p, axis=1).mean() for p in points])
+    assert (novelty(points, np.zeros((0, 3)), 10) == 0).all()
+    with pytest.raises(ValueError, match="dimensions"):
+        novelty(points, archive[:, :2], 10)
+
+
+def test_first_round_evaluates_every_centre_then_generations_alternate():
+    ns = make(NoveltyConfig.ns_es(population_size=4, meta_population_size=3, center_episodes=2))
+    first = ns.ask()
+    assert [r.role for r in first] == ["center"] * 3 and all(r.behaviour and r.episodes == 2 for r in first)
+    run(ns, lambda theta: 0.0, 1)
+    assert ns.archive.shape == (4, 2)  # three centres, then the updated one
+    assert ns.phase == "perturbation" and [r.role for r in ns.ask()] == ["perturbation"] * 4
+    record = ns.history[-1]
+    assert record["archive_size"] == 4 and 0 <= record["center"] < 3 and record["novelty_mean"] > 0
+
+
+def test_novelty_search_explores_without_any_reward():
+    ns = run(make(NoveltyConfig.ns_es(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=2)),
+             lambda theta: 0.0, 40)
+    spread = np.ptp(ns.archive, axis=0).max()
+    start = np.ptp(ns.archive[:2], axis=0).max()
+    assert spread > 10 * start and spread > 1.0, (start, spread)
+    assert len(set(h["center"] for h in ns.history)) == 2  # both centres were chosen
+
+
+def test_reward_weight_one_climbs_the_reward_like_es():
+    target = np.array([1.0, -1.0, 0.5, 0.5, -0.5, 1.0])
+    reward = lambda theta: -float(np.sum((theta - target) ** 2))  # noqa: E731
+    ns = run(make(NoveltyConfig(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=1,
+                                reward_weight=1.0)), reward, 60)
+    assert ns.history[-1]["center_return"] > -0.1 and ns.history[0]["center_return"] < -3
+
+
+def test_behaviours_are_required_and_checked():
+    ns = make(NoveltyConfig.nsr_es(population_size=4, meta_population_size=2))
+    with pytest.raises(ValueError, match="needs behaviours"):
+        ns.tell([[0.0], [0.0]])
+    with pytest.raises(ValueError, match="behaviours must be"):
+        ns.tell([EvaluationResult([0.0], np.zeros(2)), EvaluationResult([0.0], np.zeros((1, 2)))])
+    with pytest.raises(ValueError, match="finite"):
+        ns.tell([EvaluationResult([0.0], [[np.nan, 0]]), EvaluationResult([0.0], [[0, 0]])])
+    ns.tell([EvaluationResult([0.0], [[0.0, 1.0]]), EvaluationResult([0.0], [[1.0, 0.0]])])
+    with pytest.raises(ValueError, match="dimensions"):
+        ns.tell([EvaluationResult([0.0], [[0.0, 1.0, 2.0]])] * 4)
+
+
+def test_resume_is_exact_in_every_phase():
+    config = NoveltyConfig.nsr_es(population_size=10, sigma=0.05, learning_rate=0.05, meta_population_size=3)
+    reward = lambda theta: -float(np.sum(theta**2))  # noqa: E731
+    reference = run(make(config, seed=2), reward, 5)
+    for stop_after in range(1, 5):
+        partial = make(config, seed=2)
+        for _ in range(stop_after * 2 + 1):  # the first round, then alternating perturbation / centre rounds
+            run_one_round(partial, reward)
+        resumed = NoveltySearchES.from_state(copy.deepcopy(partial.state_dict()), partial.space)
+        run(resumed, reward, 5)
+        assert resumed.history == reference.history
+        np.testing.assert_array_equal(resumed.archive, reference.archive)
+
+
+def run_one_round(strategy, reward):
+    decoder = GenomeDecoder(strategy.space)
+    for key, weights in strategy.bases().items():
+        decoder.add_base(key, weights)
+    strategy.tell([EvaluationResult([reward(decoder.decode(r.genome))] * r.episodes,
+                                    np.repeat(decoder.decode(r.genome)[None, :2], r.episodes, axis=0))
+                   for r in strategy.ask()])
+
+
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        (dict(meta_population_size=0), "meta_population_size"),
+        (dict(k_nearest=0), "k_nearest"),
+        (dict(reward_weight=1.5), "reward_weight"),
+        (dict(center_episodes=0), "center_episodes"),
+    ],
+)
+def test_invalid_configurations_are_refused(changes, match):
+    with pytest.raises(ValueError, match=match):
+        make(NoveltyConfig(**changes))
+
+
+def test_meta_population_size_is_fixed_during_a_run_but_weights_can_change():
+    ns = make(NoveltyConfig.tutorial())
+    with pytest.raises(ValueError, match="cannot change"):
+        ns.set(meta_population_size=4)
+    ns.set(reward_weight=0.5, k_nearest=3)
+    run(ns, lambda theta: 0.0, 1)
+    assert ns.config.reward_weight == 0.5 and ns.hyperparameters.trail == [{"generation": 1, "reward_weight": 0.5, "k_nearest": 3}]
