@@ -86,6 +86,11 @@ class AtariBatch(EnvBatch):
     def _observation(self, indices):
         return self._backend.observation(indices)
 
+    def _step_and_observe(self, indices, actions):
+        if hasattr(self._backend, "step_and_observe"):
+            return self._backend.step_and_observe(indices, actions)
+        return super()._step_and_observe(indices, actions)
+
     def _close(self):
         self._backend.close()
 

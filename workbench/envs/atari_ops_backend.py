@@ -42,6 +42,10 @@ class OpsAtariBackend:
         rewards, done = atari_env.step(self.handle, self._indices(indices), tf.constant(actions, tf.int32))
         return rewards.numpy(), done.numpy()
 
+    def step_and_observe(self, indices, actions):
+        values = atari_env.step_and_observe(self.handle, self._indices(indices), tf.constant(actions, tf.int32))
+        return tuple(value.numpy() for value in values)
+
     def observation(self, indices):
         return atari_env.observation(self.handle, self._indices(indices)).numpy()
 

@@ -81,8 +81,31 @@ class EnvBatch:
         self._done[indices] = False if done is None else np.asarray(done, bool)
         return self.observation(indices)
 
+    def _step_and_observe(self, indices, actions):
+        rewards, done = self._step(indices, actions)
+        return rewards, done, self._observation(indices)
+
     def step(self, indices, actions):
         """One step of the environments at indices; returns (rewards float32 [n], done bool [n])."""
+        indices, actions = self._check_step(indices, actions)
+        if not indices.size:
+            return np.zeros(0, np.float32), np.zeros(0, bool)
+        rewards, done = self._step(indices, actions)
+        rewards, done = np.asarray(rewards, np.float32), np.asarray(done, bool)
+        self._done[indices] = done
+        return rewards, done
+
+    def step_and_observe(self, indices, actions):
+        """step() and then observation() of the same environments, in one pass where the backend can."""
+        indices, actions = self._check_step(indices, actions)
+        if not indices.size:
+            return np.zeros(0, np.float32), np.zeros(0, bool), self.observation(indices)
+        rewards, done, observations = self._step_and_observe(indices, actions)
+        rewards, done = np.asarray(rewards, np.float32), np.asarray(done, bool)
+        self._done[indices] = done
+        return rewards, done, np.asarray(observations)
+
+    def _check_step(self, indices, actions):
         indices = self.check_indices(indices, started=True)
         actions = _integer_vector(actions, "actions")
         if actions.shape[0] != indices.shape[0]:
@@ -98,12 +121,7 @@ class EnvBatch:
         if finished.size:
             i = finished[0]
             raise ValueError(f"indices[{i}] = {indices[i]} is at the end of its episode; reset it before stepping")
-        if not indices.size:
-            return np.zeros(0, np.float32), np.zeros(0, bool)
-        rewards, done = self._step(indices, actions.astype(np.int32))
-        rewards, done = np.asarray(rewards, np.float32), np.asarray(done, bool)
-        self._done[indices] = done
-        return rewards, done
+        return indices, actions.astype(np.int32)
 
     def observation(self, indices=None):
         """Current observations of the environments at indices ([n, *observation_shape])."""

@@ -35,10 +35,13 @@ class EvaluationRequest:
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationResult:
-    """One request's outcome: returns [episodes], and behaviours [episodes, d] when asked for."""
+    """One request's outcome: returns [episodes]; behaviours [episodes, d] when asked for;
+    steps and frames [episodes] when the evaluator reports them."""
 
     returns: object
     behaviours: object = None
+    steps: object = None
+    frames: object = None
 
 
 def fitness_value(value):
@@ -76,7 +79,7 @@ def check_results(results, requests):
                     f"results[{k}] behaviours must be [{request.episodes} episodes, d >= 1], got shape {behaviours.shape}")
             if not np.isfinite(behaviours).all():
                 raise ValueError(f"results[{k}] behaviours must be finite")
-        checked.append(EvaluationResult(returns, behaviours))
+        checked.append(EvaluationResult(returns, behaviours, result.steps, result.frames))
     return checked
 
 

@@ -1,0 +1,175 @@
+"""Evaluator: exact against a plain loop, independent of sub-populations and slots, perturbed mode, telemetry,
+behaviours, edge cases and bad input; a GA that solves CartPole through it."""
+import threading
+
+import numpy as np
+import pytest
+
+from workbench.envs import AtariBatch
+from workbench.envs.rng import episode_seed
+from workbench.evaluation import Evaluator
+from workbench.evolution import (
+    ESConfig, EvaluationRequest, EvolutionStrategy, GAConfig, GeneticAlgorithm, Genome, GenomeDecoder, NoiseTable)
+from workbench.models import MLPModel, SmallModel
+
+TABLE = NoiseTable.shared(2**20, seed=5)
+ATARI_TABLE = NoiseTable.shared(2**22, seed=6)
+
+
+def cartpole(subpopulations=1, slots=16, **kwargs):
+    return Evaluator("CartPole-v1", "mlp", subpopulations=subpopulations, slots=slots, noise=TABLE,
+                     model_options=dict(hidden_sizes=(16,)), **kwargs)
+
+
+def random_requests(space, count, episodes, rng, role="population"):
+    return [EvaluationRequest(Genome(space.sample_offset(rng)), episodes, role) for _ in range(count)]
+
+
+def test_ga_with_a_small_mlp_solves_cartpole():
+    evaluator = cartpole(slots=64)
+    ga = GeneticAlgorithm(GAConfig(population_size=64, truncation=8, sigma=0.1, elite_candidates=5, elite_episodes=5),
+                          evaluator.space, seed=0)
+    while ga.generation < 15 and not (ga.history and ga.history[-1]["elite"] >= 495):
+        ga.tell(evaluator.evaluate(ga.ask(), seed=2 * ga.generation + (ga.phase == "elite candidate")))
+    (test,) = evaluator.evaluate([EvaluationRequest(ga.elite, 20, "test")], seed=12345)
+    assert test.returns.mean() >= 475, (ga.generation, test.returns)
+
+
+@pytest.fixture(scope="module")
+def pong_requests():
+    rng = np.random.default_rng(3)
+    with Evaluator("pong", "small", subpopulations=1, slots=1, noise=ATARI_TABLE, max_episode_frames=600) as probe:
+        space = probe.space
+    parents = [Genome(space.sample_offset(rng)) for _ in range(2)]
+    # Children of shared parents, one genome twice, several episodes: slots get shared and refilled.
+    genomes = parents + [parents[k % 2].child(space.sample_offset(rng), 0.01) for k in range(4)] + [parents[0]]
+    return [EvaluationRequest(g, 1 + k % 3, "population") for k, g in enumerate(genomes)], space
+
+
+def test_atari_results_equal_a_plain_loop_on_the_reference_backend(pong_requests):
+    requests, space = pong_requests
+    with Evaluator("pong", "small", subpopulations=2, slots=3, noise=ATARI_TABLE, max_episode_frames=600) as evaluator:
+        results = evaluator.evaluate(requests, seed=11)
+    # The plain loop: one genome and one episode at a time, ale-py reference backend, a one-member model.
+    env = AtariBatch("pong", 1, max_num_frames_per_episode=600, backend="reference")
+    model = SmallModel(num_actions=env.num_actions, slots=1)
+    decoder = GenomeDecoder(space)
+    for r, (request, result) in enumerate(zip(requests, results)):
+        model.set_slot(0, decoder.decode_full(request.genome))
+        for e in range(request.episodes):
+            observation = env.reset([0], [episode_seed(11, r, e)])
+            total, steps, done = 0.0, 0, False
+            while not done:
+                reward, (done,) = env.step([0], model.act(observation, np.zeros(1, np.int32)).numpy())
+                observation = env.observation([0])
+                total, steps = total + float(reward[0]), steps + 1
+            assert (result.returns[e], result.steps[e], result.frames[e]) == (total, steps, env.episode_frames([0])[0])
+    assert all((r.frames <= 600).all() for r in results)
+
+
+def test_results_do_not_depend_on_subpopulations_or_slots(pong_requests):
+    requests, _ = pong_requests
+    outcomes = []
+    for subpopulations, slots in ((1, 1), (1, 7), (4, 2), (2, 16)):
+        with Evaluator("pong", "small", subpopulations=subpopulations, slots=slots, noise=ATARI_TABLE,
+                       max_episode_frames=600) as evaluator:
+            results = evaluator.evaluate(requests, seed=4)
+            outcomes.append([(r.returns.tolist(), r.steps.tolist(), r.frames.tolist()) for r in results])
+            telemetry = evaluator.telemetry
+            assert telemetry.episodes == sum(r.episodes for r in requests)
+            assert telemetry.frames == sum(sum(r.frames) for r in results) and telemetry.frames_per_second > 0
+            assert telemetry.subpopulations == subpopulations
+            fractions = telemetry.fractions()
+            assert abs(sum(fractions.values()) - 1) < 1e-6 and fractions["inference"] > 0 and fractions["emulation"] > 0
+    assert all(o == outcomes[0] for o in outcomes)
+
+
+def test_perturbed_mode_never_materialises_children_and_stays_independent_of_layout():
+    outcomes = []
+    for subpopulations, slots in ((1, 8), (2, 3)):
+        evaluator = cartpole(subpopulations, slots, perturbed_rank=2)
+        space = evaluator.space
+        parent = Genome(np.random.default_rng(1).integers(0, 1000).item())
+        children = [parent.child(space.sample_offset(np.random.default_rng(k), 2), 0.5, 2) for k in range(8)]
+        results = evaluator.evaluate([EvaluationRequest(c, 2, "population") for c in children], seed=3)
+        assert not any(evaluator.decoder.cached(c) for c in children) and evaluator.decoder.cached(parent)
+        outcomes.append([r.returns.tolist() for r in results])
+        assert len({tuple(o) for o in outcomes[-1]}) > 1  # the perturbations change behaviour
+    assert outcomes[0] == outcomes[1]
+    # The factored forward pass acts like the materialised child (up to rounding): same returns on most episodes.
+    dense = cartpole(1, 8).evaluate([EvaluationRequest(c, 2, "population") for c in children], seed=3)
+    agree = np.mean([a == b for r, d in zip(outcomes[0], dense) for a, b in zip(r, d.returns)])
+    assert agree >= 0.75, agree
+
+
+def test_behaviours_caps_and_es_bases():
+    evaluator = cartpole(2, 4, max_episode_frames=5, behaviour="final_observation")
+    es = EvolutionStrategy(ESConfig(population_size=6, sigma=0.1), evaluator.space)
+    requests = [EvaluationRequest(r.genome, 2, r.role, behaviour=True) for r in es.ask()]
+    results = evaluator.evaluate(requests, bases=es.bases())
+    assert all((r.steps <= 5).all() and r.behaviours.shape == (2, 4) for r in results)
+    assert evaluator.decoder.base_keys == sorted(es.bases())
+
+
+def test_final_ram_behaviour_on_atari():
+    with Evaluator("pong", "small", subpopulations=1, slots=2, noise=ATARI_TABLE, max_episode_frames=200,
+                   behaviour="final_ram") as evaluator:
+        genome = Genome(evaluator.space.sample_offset(np.random.default_rng(0)))
+        (result,) = evaluator.evaluate([EvaluationRequest(genome, 3, "x", behaviour=True)])
+    assert result.behaviours.shape == (3, 128) and (result.behaviours >= 0).all() and (result.behaviours <= 255).all()
+
+
+def test_edge_cases_long_and_short_episodes_small_populations_tiny_caps():
+    evaluator = cartpole(2, 16)
+    rng = np.random.default_rng(5)
+    requests = random_requests(evaluator.space, 3, 1, rng)  # fewer episodes than slots
+    assert [len(r.returns) for r in evaluator.evaluate(requests)] == [1, 1, 1]
+    assert evaluator.evaluate([]) == [] and evaluator.telemetry.episodes == 0
+    # A cap below the no-op start: every Atari episode ends during its reset, with zero steps.
+    with Evaluator("pong", "small", subpopulations=2, slots=2, noise=ATARI_TABLE, max_episode_frames=1,
+                   env_options=dict(noop_max=30)) as atari:
+        results = atari.evaluate(random_requests(atari.space, 3, 2, rng))
+    assert all((r.steps == 0).all() and (r.returns == 0).all() and (r.frames <= 1).all() for r in results)
+
+
+def test_a_failing_subpopulation_stops_the_others_and_raises():
+    calls = []
+
+    def failing(env, index):
+        calls.append(threading.current_thread().name)
+        raise RuntimeError("behaviour function failed")
+
+    evaluator = cartpole(2, 2, behaviour=failing)
+    requests = [EvaluationRequest(r.genome, 1, "x", behaviour=True) for r in random_requests(evaluator.space, 20, 1, np.random.default_rng(0))]
+    with pytest.raises(RuntimeError, match="behaviour function failed"):
+        evaluator.evaluate(requests)
+    assert len(calls) <= 4  # no sub-population kept working through the queue
+    assert not [t for t in threading.enumerate() if t.name.startswith("workbench-subpopulation")]
+
+
+def test_bad_input_is_refused():
+    evaluator = cartpole(1, 2)
+    with pytest.raises(ValueError, match="behaviour"):
+        evaluator.evaluate([EvaluationRequest(Genome(0), 1, "x", behaviour=True)])
+    with pytest.raises(TypeError, match="requests\\[0\\]"):
+        evaluator.evaluate([Genome(0)])
+    with pytest.raises(ValueError, match="requests\\[1\\] has a genome that cannot be decoded"):
+        evaluator.evaluate([EvaluationRequest(Genome(0), 1, "x"), EvaluationRequest(Genome(TABLE.size - 1), 1, "x")])
+    with pytest.raises(ValueError, match="does not hold"):
+        evaluator.evaluate([EvaluationRequest(Genome("sha256:" + "0" * 64), 1, "x")])
+    with pytest.raises(ValueError, match="subpopulations"):
+        cartpole(0)
+    with pytest.raises(ValueError, match="max_episode_frames"):
+        cartpole(max_episode_frames=0)
+    with pytest.raises(ValueError, match="Atari network"):
+        Evaluator("CartPole-v1", "small")
+    with pytest.raises(ValueError, match="model must be one of"):
+        Evaluator("CartPole-v1", "resnet")
+    with pytest.raises(ValueError, match="neither an Atari game"):
+        Evaluator("pongg", "small")
+    with pytest.raises(ValueError, match="needs layer shapes|rank"):
+        cartpole(perturbed_rank=-1)
+    with pytest.raises(ValueError, match="takes"):
+        Evaluator("CartPole-v1", lambda shape, actions, slots: MLPModel(3, actions, slots=slots))
+    with pytest.raises(ValueError, match="needs an Atari batch"):
+        cartpole(1, 2, behaviour="final_ram").evaluate([EvaluationRequest(Genome(0), 1, "x", behaviour=True)])

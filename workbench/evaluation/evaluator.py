@@ -1,0 +1,180 @@
+"""Evaluator: genomes x episodes -> returns, on sub-populations that overlap emulation and inference.
+
+    evaluator = Evaluator("pong", model="small", subpopulations=2, slots=16)
+    strategy = GeneticAlgorithm(GAConfig(), evaluator.space)
+    results = evaluator.evaluate(strategy.ask(), seed=generation, bases=strategy.bases())
+    evaluator.telemetry      # frames, frames/s, time in emulation / inference / weight loading / idle
+
+Each sub-population (SubPopulation) owns an environment batch of `slots`
+episodes and a model with as many weight slots, and takes (request, episode)
+jobs from one shared queue as its slots free up. With two or more, each runs in
+its own thread: TensorFlow ops release the GIL, so one sub-population's
+network inference runs while another's emulators step (the seed's pipelined
+CPU+GPU; on a GPU machine TensorFlow would place the pure-TF model there, see
+the README). Episode e of request r starts from seed episode_seed(seed, r, e)
+and the inference kernels are batch invariant, so the results do not depend
+on the number of sub-populations, the slot count or the timing.
+
+perturbed_rank r > 0: genomes whose last mutation has rank r run as their
+parent's weights plus the mutation's low-rank factors (the op's perturbed
+mode): children are never materialised and siblings share weight reads. Their
+returns then come from the factored forward pass, which rounds differently
+from the materialised child's.
+"""
+import threading
+import time
+
+import numpy as np
+
+from workbench.envs import AtariBatch, make_batch
+from workbench.evaluation.behaviour import behaviour_function
+from workbench.evaluation.subpopulation import JobQueue, Outcomes, SubPopulation
+from workbench.evaluation.telemetry import Telemetry
+from workbench.evolution.genome import GenomeDecoder
+from workbench.evolution.noise import NoiseTable
+from workbench.evolution.space import ParameterSpace
+from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
+from workbench.models import LargeModel, MLPModel, PopulationModel, SmallModel
+from workbench.models.population_model import positive_int
+
+MODELS = ("small", "large", "mlp")
+
+
+def build_model(spec, env, slots, model_options):
+    """A PopulationModel for env: "small", "large", "mlp" or a callable(observation_shape, num_actions, slots)."""
+    options = dict(model_options or {})
+    if callable(spec) and not isinstance(spec, str):
+        model = spec(tuple(env.observation_shape), env.num_actions, slots, **options)
+    elif spec in ("small", "large"):
+        if not isinstance(env, AtariBatch):
+            raise ValueError(f'model "{spec}" is an Atari network; for {type(env).__name__} use model="mlp"')
+        model = (SmallModel if spec == "small" else LargeModel)(num_actions=env.num_actions, slots=slots, **options)
+    elif spec == "mlp":
+        if len(env.observation_shape) != 1:
+            raise ValueError(f'model "mlp" needs vector observations, got shape {tuple(env.observation_shape)}')
+        model = MLPModel(env.observation_shape[0], env.num_actions, slots=slots, **options)
+    else:
+        raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), got {spec!r}")
+    if not isinstance(model, PopulationModel):
+        raise TypeError(f"the model callable must return a PopulationModel, got {type(model).__name__}")
+    if model.input_shape != tuple(env.observation_shape) or model.num_actions != env.num_actions:
+        raise ValueError(f"the model takes {model.input_shape} -> {model.num_actions} actions, the environment gives "
+                         f"{tuple(env.observation_shape)} and {env.num_actions} actions")
+    return model
+
+
+class Evaluator:
+    """Evaluates EvaluationRequests on `subpopulations` sub-populations of `slots` episodes each.
+
+    Args:
+      env: an Atari game ("pong", "ALE/Pong-v5") or a Gymnasium id ("CartPole-v1").
+      model: "small" / "large" (Atari), "mlp" (vector observations) or a callable
+        (observation_shape, num_actions, slots, **model_options) -> PopulationModel.
+      subpopulations: sub-populations run side by side (1 = no pipelining, no threads).
+      slots: episodes running at once in each sub-population.
+      max_episode_frames: episode cap in frames (Atari, no-ops included) or steps (Gymnasium); None = the env's own.
+      behaviour: behaviour characterisation for requests that ask for one (see behaviour.py).
+      perturbed_rank: run rank-r children through the op's perturbed mode (0 = materialise every genome).
+      noise: the NoiseTable (default: the shared table); env_options / model_options: passed on.
+    """
+
+    def __init__(self, env, model="small", *, subpopulations=2, slots=16, max_episode_frames=None, behaviour=None,
+                 perturbed_rank=0, noise=None, env_options=None, model_options=None, cache_bytes=2**30):
+        positive_int(subpopulations, "subpopulations")
+        positive_int(slots, "slots")
+        if max_episode_frames is not None:
+            positive_int(max_episode_frames, "max_episode_frames")
+        behaviour = behaviour_function(behaviour)
+        options = dict(env_options or {})
+        self.envs, self.models = [], []
+        try:
+            for k in range(subpopulations):
+                batch = self._make_env(env, slots, max_episode_frames, options, k)
+                self.envs.append(batch)
+                self.models.append(build_model(model, batch, slots, model_options))
+        except BaseException:
+            self.close()
+            raise
+        self.space = ParameterSpace.for_model(self.models[0], noise if noise is not None else NoiseTable.shared())
+        if perturbed_rank:
+            self.space.check_rank(perturbed_rank, "perturbed_rank")
+        self.decoder = GenomeDecoder(self.space, cache_bytes)
+        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank)
+                               for e, m in zip(self.envs, self.models)]
+        self.behaviour = behaviour
+        self.telemetry = Telemetry(subpopulations=subpopulations)
+
+    @staticmethod
+    def _make_env(name, slots, max_episode_frames, options, k):
+        if not isinstance(name, str):
+            raise TypeError(f"env must be a game or Gymnasium id string, got {type(name).__name__}")
+        if max_episode_frames is not None:
+            from workbench.envs import find_atari_game
+
+            key = "max_num_frames_per_episode" if find_atari_game(name) is not None else "max_episode_steps"
+            options = dict(options, **{key: max_episode_frames})
+        return make_batch(name, slots, seed=k, **options)
+
+    @property
+    def num_parameters(self):
+        return self.space.num_parameters
+
+    def evaluate(self, requests, seed=0, bases=None):
+        """[EvaluationResult(returns, behaviours, steps, frames)] in request order; sets self.telemetry.
+
+        bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
+        Every genome is checked before any episode runs (ValueError naming it).
+        """
+        requests = list(requests)
+        if bases is not None:
+            for key, weights in bases.items():
+                self.decoder.add_base(key, weights)
+            self.decoder.retain_bases(bases)
+        for k, request in enumerate(requests):
+            if not isinstance(request, EvaluationRequest):
+                raise TypeError(f"requests[{k}] must be an EvaluationRequest, got {type(request).__name__}")
+            try:
+                self.decoder.check(request.genome)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"requests[{k}] has a genome that cannot be decoded here: {error}") from error
+            if request.behaviour and self.behaviour is None:
+                raise ValueError(f"requests[{k}] asks for a behaviour characterisation: give the Evaluator a behaviour")
+        jobs, outcomes = JobQueue(requests), Outcomes(requests)
+        start = time.perf_counter()
+        parts = self._run(requests, jobs, outcomes, seed)
+        self.telemetry = Telemetry.combine(parts, time.perf_counter() - start)
+        return [EvaluationResult(outcomes.returns[r],
+                                 None if outcomes.behaviours[r] is None else np.stack(outcomes.behaviours[r]),
+                                 outcomes.steps[r], outcomes.frames[r])
+                for r in range(len(requests))]
+
+    def _run(self, requests, jobs, outcomes, seed):
+        if len(self.subpopulations) == 1:
+            return [self.subpopulations[0].run(requests, jobs, outcomes, seed)]
+        parts, errors = [None] * len(self.subpopulations), []
+
+        def work(k, subpopulation):
+            try:
+                parts[k] = subpopulation.run(requests, jobs, outcomes, seed)
+            except BaseException as error:  # re-raised in the caller's thread below
+                errors.append(error)
+
+        threads = [threading.Thread(target=work, args=(k, s), name=f"workbench-subpopulation-{k}", daemon=True)
+                   for k, s in enumerate(self.subpopulations)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        return parts
+
+    def close(self):
+        for env in self.envs:
+            env.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

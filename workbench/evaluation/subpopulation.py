@@ -1,0 +1,182 @@
+"""SubPopulation: one environment batch and one model, running episodes slot by slot.
+
+Each environment index is an episode slot. run() takes (request, episode)
+jobs from a shared JobQueue whenever a slot is free, so a finished episode's
+slot restarts at once with the next job and only running episodes are
+stepped and computed (no padding to the longest episode). A step is one
+inference call for all running episodes (each with its genome's weight slot
+and, in perturbed mode, its low-rank factors) and one environment call.
+"""
+import collections
+import threading
+
+import numpy as np
+import tensorflow as tf
+
+from workbench.envs.rng import episode_seed
+from workbench.evaluation.behaviour import checked_behaviour
+from workbench.evaluation.telemetry import Stopwatch, Telemetry
+from workbench.evaluation.weight_slots import WeightSlots
+from workbench.ops import LowRankPerturbation
+
+
+class JobQueue:
+    """(request, episode) pairs handed out to sub-populations, in order; thread-safe."""
+
+    def __init__(self, requests):
+        self._jobs = collections.deque((r, e) for r, request in enumerate(requests) for e in range(request.episodes))
+        self._lock = threading.Lock()
+        self.failed = threading.Event()  # set by a failing sub-population: the others stop taking work
+
+    def take(self, count):
+        with self._lock:
+            if self.failed.is_set():
+                return []
+            return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
+
+    def __len__(self):
+        with self._lock:
+            return len(self._jobs)
+
+
+class Outcomes:
+    """Per request: returns, steps and frames per episode, and behaviours when asked for."""
+
+    def __init__(self, requests):
+        self.returns = [np.zeros(r.episodes) for r in requests]
+        self.steps = [np.zeros(r.episodes, np.int64) for r in requests]
+        self.frames = [np.zeros(r.episodes, np.int64) for r in requests]
+        self.behaviours = [[None] * r.episodes if r.behaviour else None for r in requests]
+        self.dimensions = None
+        self.lock = threading.Lock()
+
+    def behaviour(self, r, e, vector):
+        with self.lock:
+            vector = checked_behaviour(vector, self.dimensions, f"request {r}, episode {e}")
+            self.dimensions = vector.size
+            self.behaviours[r][e] = vector
+
+
+class SubPopulation:
+    def __init__(self, env, model, decoder, behaviour=None, perturbed_rank=0):
+        self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
+        self.size = env.batch_size
+        self.weights = WeightSlots(model, decoder, perturbed_rank)
+        self.rank = int(perturbed_rank)
+        dtype = tf.as_dtype(env.observation_dtype)
+        observation_spec = tf.TensorSpec((None,) + model.input_shape, dtype)
+        index_spec = tf.TensorSpec((None,), tf.int32)
+        self._act = tf.function(model.act, input_signature=[observation_spec, index_spec])
+        self._observations = np.zeros((self.size,) + model.input_shape, env.observation_dtype)
+        if self.rank:
+            self._init_factors()
+            self._act_perturbed = tf.function(self._perturbed_actions, input_signature=[observation_spec, index_spec, index_spec])
+
+    # -- perturbed mode -------------------------------------------------------------------
+    def _init_factors(self):
+        size, rank = self.size, self.rank
+        self._scale = tf.Variable(tf.zeros([size]), trainable=False)
+        self._factors = [(tf.Variable(tf.zeros([size, k, rank]), trainable=False),
+                          tf.Variable(tf.zeros([size, n, rank]), trainable=False),
+                          tf.Variable(tf.zeros([size, n]), trainable=False))
+                         for k, n in self.model.kernel_shapes]
+
+    def _perturbed_actions(self, observations, weight_slots, episode_slots):
+        scale = tf.gather(self._scale, episode_slots)
+        perturbations = [LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots),
+                                             tf.gather(bias, episode_slots)) for a, b, bias in self._factors]
+        return self.model.act(observations, weight_slots, perturbations)
+
+    def _write_factors(self, slots, mutations):
+        """Loads the low-rank factors of the perturbed episodes starting in `slots` (None: unperturbed)."""
+        space = self.decoder.space
+        index = tf.constant(np.asarray(slots, np.int32)[:, None])
+        scales = [0.0 if m is None else space.low_rank_scale(m[1], self.rank) for m in mutations]
+        self._scale.scatter_nd_update(index, tf.constant(scales, tf.float32))
+        per_slot = [space.low_rank_factors(m[0], self.rank) if m is not None else None for m in mutations]
+        for layer, variables in enumerate(self._factors):
+            for part, variable in enumerate(variables):
+                shape = tuple(variable.shape[1:])
+                values = np.stack([f[layer][part] if f is not None else np.zeros(shape, np.float32) for f in per_slot])
+                variable.scatter_nd_update(index, tf.constant(values))
+
+    # -- the episode loop -----------------------------------------------------------------
+    def run(self, requests, jobs, outcomes, seed):
+        """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry."""
+        self.telemetry = Telemetry()
+        self._watch = Stopwatch(self.telemetry)
+        self._requests, self._outcomes, self._seed = requests, outcomes, seed
+        self._job = [None] * self.size  # (r, e) per episode slot
+        self._weight_slot = np.zeros(self.size, np.int32)
+        self._perturbed = np.zeros(self.size, bool)
+        self._steps = np.zeros(self.size, np.int64)
+        try:
+            while not jobs.failed.is_set():
+                free = [s for s in range(self.size) if self._job[s] is None]
+                started = jobs.take(len(free))
+                if started:
+                    self._start(free[:len(started)], started)
+                active = np.array([s for s in range(self.size) if self._job[s] is not None], np.int32)
+                if active.size:
+                    self._step(active)
+                elif not len(jobs):
+                    break
+        except BaseException:
+            jobs.failed.set()
+            raise
+        return self.telemetry
+
+    def _step(self, active):
+        watch = self._watch
+        with watch("inference"):
+            if self.rank and self._perturbed[active].any():
+                actions = self._act_perturbed(self._observations[active], self._weight_slot[active], active)
+            else:
+                actions = self._act(self._observations[active], self._weight_slot[active])
+            actions = actions.numpy()
+        with watch("emulation"):
+            rewards, done, observations = self.env.step_and_observe(active, actions)
+        self._observations[active] = observations
+        self._steps[active] += 1
+        self.telemetry.steps += active.size
+        returns = self._outcomes.returns
+        for slot, reward in zip(active, rewards):
+            r, e = self._job[slot]
+            returns[r][e] += reward
+        if done.any():
+            self._finish(active[done])
+
+    def _start(self, slots, started):
+        mutations = []
+        with self._watch("weight_loading"):
+            for slot, (r, e) in zip(slots, started):
+                key, mutation = self.weights.perturbation_of(self._requests[r].genome)
+                self._job[slot] = (r, e)
+                self._weight_slot[slot] = self.weights.acquire(key)
+                self._perturbed[slot] = mutation is not None
+                mutations.append(mutation)
+            self.weights.flush()
+            if self.rank:
+                self._write_factors(slots, mutations)
+        with self._watch("emulation"):
+            seeds = [episode_seed(self._seed, r, e) for r, e in started]
+            self._observations[slots] = self.env.reset(slots, seeds)
+            done = self.env.done(slots)
+        self._steps[slots] = 0
+        if done.any():  # ended during its reset (a frame cap below the no-ops)
+            self._finish(np.asarray(slots)[done])
+
+    def _finish(self, slots):
+        outcomes = self._outcomes
+        with self._watch("emulation"):
+            frames = self.env.episode_frames(slots) if hasattr(self.env, "episode_frames") else self._steps[slots]
+        for slot, frame_count in zip(slots, frames):
+            r, e = self._job[slot]
+            outcomes.steps[r][e], outcomes.frames[r][e] = self._steps[slot], frame_count
+            if outcomes.behaviours[r] is not None:
+                with self._watch("emulation"):
+                    outcomes.behaviour(r, e, self.behaviour(self.env, int(slot)))
+            self.weights.release(self._weight_slot[slot])
+            self._job[slot] = None
+        self.telemetry.episodes += len(slots)
+        self.telemetry.frames += int(np.sum(frames))

@@ -1,0 +1,60 @@
+"""WeightSlots: which weights each slot of a PopulationModel holds, shared by the episodes that need them.
+
+Episodes of the same genome share a slot (an elite candidate's 30 episodes
+read its weights once per step). In perturbed mode (rank r > 0) a genome whose
+last mutation has rank r runs as its parent's slot plus that mutation's
+low-rank factors (the inference op's perturbed mode), so the child is never
+materialised and siblings share their parent's weight reads. A slot nobody
+uses keeps its weights until another genome needs the space (least recently
+used first), so parents reused across refills load once.
+"""
+import collections
+
+import numpy as np
+
+
+class WeightSlots:
+    def __init__(self, model, decoder, perturbed_rank=0):
+        self.model, self.decoder, self.rank = model, decoder, int(perturbed_rank)
+        self._holder = [None] * model.slots  # key held by each slot
+        self._users = np.zeros(model.slots, np.int64)
+        self._where = {}  # key -> slot
+        self._unused = collections.OrderedDict((slot, None) for slot in range(model.slots))  # LRU of users == 0
+        self._loads = []  # (slot, key) to write at flush()
+        self.loads = 0  # slots written since creation
+
+    def perturbation_of(self, genome):
+        """(parent, (index, sigma)) when the genome runs perturbed, else (genome, None)."""
+        if self.rank and genome.mutations and genome.mutations[-1][2] == self.rank:
+            index, sigma, _ = genome.mutations[-1]
+            return genome.parent, (index, sigma)
+        return genome, None
+
+    def acquire(self, key):
+        """The slot that holds (or will hold, after flush) the weights of genome `key`."""
+        slot = self._where.get(key)
+        if slot is None:
+            if not self._unused:
+                raise RuntimeError("no free weight slot: more running episodes than model slots")
+            slot, _ = self._unused.popitem(last=False)
+            if self._holder[slot] is not None:
+                del self._where[self._holder[slot]]
+            self._holder[slot], self._where[key] = key, slot
+            self._loads.append((slot, key))
+        elif self._users[slot] == 0:
+            del self._unused[slot]
+        self._users[slot] += 1
+        return slot
+
+    def release(self, slot):
+        self._users[slot] -= 1
+        if self._users[slot] == 0:
+            self._unused[slot] = None
+
+    def flush(self):
+        """Decodes and writes the weights of the slots acquired since the last flush."""
+        if self._loads:
+            slots = [slot for slot, _ in self._loads]
+            self.model.set_slots(slots, np.stack([self.decoder.decode(key) for _, key in self._loads]))
+            self.loads += len(slots)
+            self._loads = []
