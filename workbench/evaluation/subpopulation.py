@@ -17,7 +17,7 @@ from workbench.envs.rng import episode_seed
 from workbench.evaluation.behaviour import checked_behaviour
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
-from workbench.ops import LowRankPerturbation
+from workbench.ops import LowRankPerturbation, assign_slots
 
 
 class JobQueue:
@@ -90,15 +90,14 @@ class SubPopulation:
     def _write_factors(self, slots, mutations):
         """Loads the low-rank factors of the perturbed episodes starting in `slots` (None: unperturbed)."""
         space = self.decoder.space
-        index = tf.constant(np.asarray(slots, np.int32)[:, None])
         scales = [0.0 if m is None else space.low_rank_scale(m[1], self.rank) for m in mutations]
-        self._scale.scatter_nd_update(index, tf.constant(scales, tf.float32))
+        assign_slots(self._scale, slots, np.asarray(scales, np.float32))
         per_slot = [space.low_rank_factors(m[0], self.rank) if m is not None else None for m in mutations]
         for layer, variables in enumerate(self._factors):
             for part, variable in enumerate(variables):
                 shape = tuple(variable.shape[1:])
                 values = np.stack([f[layer][part] if f is not None else np.zeros(shape, np.float32) for f in per_slot])
-                variable.scatter_nd_update(index, tf.constant(values))
+                assign_slots(variable, slots, values)
 
     # -- the episode loop -----------------------------------------------------------------
     def run(self, requests, jobs, outcomes, seed):

@@ -8,7 +8,7 @@ out of a slot as one flat float32 vector (the layout evolution works on).
 import numpy as np
 import tensorflow as tf
 
-from workbench.ops import LowRankPerturbation
+from workbench.ops import LowRankPerturbation, assign_slots
 
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
 
@@ -111,11 +111,11 @@ class PopulationModel(tf.Module):
         if len(slots) == 0:
             return
         offsets = np.concatenate([[0], np.cumsum(self._sizes)])
-        index = tf.constant(slots[:, None], tf.int32)
         variables = [v for pair in zip(self.kernels, self.biases) for v in pair]
         for i, variable in enumerate(variables):
             piece = parameters[:, offsets[i] : offsets[i + 1]].reshape((len(slots),) + tuple(variable.shape[1:]))
-            variable.scatter_nd_update(index, tf.cast(piece, variable.dtype))
+            # In place, keeping reads zero-copy (a scatter update would make every inference copy the variable).
+            assign_slots(variable, slots, tf.cast(piece, variable.dtype), backend=self.backend)
 
     def set_slot(self, slot, parameters):
         """Loads one member's flat parameters into `slot`."""

@@ -8,6 +8,7 @@ from workbench.ops._loader import PURE_TF_VARIABLE, OpsLibraryError, load_librar
 from workbench.ops.population import (
     BACKENDS,
     LowRankPerturbation,
+    assign_slots,
     population_conv2d,
     population_matmul,
     resolve_backend,
@@ -18,6 +19,7 @@ __all__ = [
     "PURE_TF_VARIABLE",
     "LowRankPerturbation",
     "OpsLibraryError",
+    "assign_slots",
     "load_library",
     "population_conv2d",
     "population_matmul",

@@ -275,3 +275,30 @@ tf.no_gradient("Workbench>PopulationMatmul")
 tf.no_gradient("Workbench>PerturbedPopulationMatmul")
 tf.no_gradient("Workbench>PopulationConv2D")
 tf.no_gradient("Workbench>PerturbedPopulationConv2D")
+
+
+def assign_slots(variable, slots, values, backend=None):
+    """Writes values[i] into slot slots[i] of a population weight variable [S, ...], in place.
+
+    TensorFlow's partial writes (scatter updates, sliced assigns) put a variable in
+    copy-on-read mode for good, and then every read (every inference call) copies the
+    whole variable. The custom op writes the slots under the variable's lock and keeps
+    reads zero-copy; the reference backend assigns the whole updated variable (a dense
+    write: reads stay zero-copy, but each call copies the variable once).
+    """
+    if not isinstance(variable, tf.Variable):
+        raise TypeError(f"variable must be a tf.Variable, got {type(variable).__name__}")
+    slots = tf.convert_to_tensor(np.asarray(slots, np.int32))
+    values = tf.convert_to_tensor(values, variable.dtype)
+    if slots.shape.rank != 1 or values.shape[:1] != slots.shape or values.shape[1:] != variable.shape[1:]:
+        raise ValueError(f"values must be [len(slots)={slots.shape[0]}] + {variable.shape[1:].as_list()}, "
+                         f"got {values.shape.as_list()}")
+    bad = [int(s) for s in slots.numpy() if not 0 <= s < variable.shape[0]]
+    if bad:
+        raise ValueError(f"slots contains {bad[0]}, out of range [0, {variable.shape[0]})")
+    if len(set(slots.numpy().tolist())) != slots.shape[0]:
+        raise ValueError("slots must not repeat: each slot receives one member")
+    if resolve_backend(backend) == "custom":
+        _library().workbench_assign_slots(resource=variable.handle, slots=slots, values=values)
+    else:
+        variable.assign(tf.tensor_scatter_nd_update(variable, slots[:, None], values))
