@@ -32,6 +32,7 @@ demo: install
 bench: install
 	$(PY) bench/population_inference.py
 	$(PY) bench/emulation.py
+	$(PY) bench/end_to_end.py
 
 test: install
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest

@@ -206,7 +206,10 @@ def main(argv=None):
         parser.error("--slots must be >= 1")
     mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
     settings = SETTINGS[mode_name]
-    game = resolve_atari_game(args.game)
+    try:
+        game = resolve_atari_game(args.game)
+    except ValueError as error:
+        parser.error(str(error))
     threads = tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()
     read_gbps, _, _ = measure_read_gbps(1 if args.smoke else 3, 16 if args.smoke else 256)
     limits = {

@@ -47,3 +47,29 @@ def test_emulation_bench_refuses_an_unknown_game():
     result = subprocess.run([sys.executable, EMULATION_BENCH, "--game", "frostbyte"], capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 2 and "frostbite" in result.stderr
+
+
+END_TO_END_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "end_to_end.py")
+
+
+def test_end_to_end_smoke_run_prints_ratios_as_json():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, END_TO_END_BENCH, "--smoke", "--slots", "2"], capture_output=True,
+                            text=True, timeout=900, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "end_to_end" and summary["mode"] == "smoke" and summary["emulation_limit_fps"] > 0
+    for model in ("small", "large"):
+        entry = summary["results"][model]
+        for key in ("naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps", "vs_naive",
+                    "pipelined_vs_unpipelined", "vs_roofline"):
+            assert entry[key] > 0, (model, key)
+        assert abs(sum(entry["pipelined_time_split"].values()) - 1) < 0.01
+
+
+def test_end_to_end_bench_refuses_bad_arguments():
+    result = subprocess.run([sys.executable, END_TO_END_BENCH, "--game", "frostbyte"], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 2 and "frostbite" in result.stderr
+    result = subprocess.run([sys.executable, END_TO_END_BENCH, "--slots", "0"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "--slots" in result.stderr
