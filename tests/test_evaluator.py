@@ -111,6 +111,13 @@ def test_behaviours_caps_and_es_bases():
     assert evaluator.decoder.base_keys == sorted(es.bases())
 
 
+def test_the_model_backend_can_be_chosen():
+    evaluator = cartpole(1, 4, model_backend="reference")  # what a GPU machine gets by default
+    assert all(model.backend == "reference" for model in evaluator.models)
+    requests = random_requests(evaluator.space, 3, 2, np.random.default_rng(2))
+    assert [len(r.returns) for r in evaluator.evaluate(requests)] == [2, 2, 2]
+
+
 def test_final_ram_behaviour_on_atari():
     with Evaluator("pong", "small", subpopulations=1, slots=2, noise=ATARI_TABLE, max_episode_frames=200,
                    behaviour="final_ram") as evaluator:

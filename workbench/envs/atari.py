@@ -62,6 +62,11 @@ class AtariBatch(EnvBatch):
         return self.config.game
 
     @property
+    def ops_handle(self):
+        """The emulators' resource handle for use inside graphs (workbench.ops.atari_env), or None on ale-py."""
+        return getattr(self._backend, "handle", None)
+
+    @property
     def backend(self):
         """"custom" or "reference": the backend in use."""
         return self._backend.name

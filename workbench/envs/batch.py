@@ -65,6 +65,10 @@ class EnvBatch:
     # -- the public interface ----------------------------------------------------------
     def reset(self, indices=None, seeds=None):
         """Starts new episodes; returns their observations. seeds default to per-episode seeds of the batch seed."""
+        return self.observation(self.start(indices, seeds))
+
+    def start(self, indices=None, seeds=None):
+        """reset() without reading the observations; returns the validated indices."""
         indices = self.check_indices(indices)
         if seeds is None:
             seeds = np.array([episode_seed(self.seed, i, self._episodes[i]) for i in indices], np.int64)
@@ -79,7 +83,7 @@ class EnvBatch:
         self._episodes[indices] += 1
         self._started[indices] = True
         self._done[indices] = False if done is None else np.asarray(done, bool)
-        return self.observation(indices)
+        return indices
 
     def _step_and_observe(self, indices, actions):
         rewards, done = self._step(indices, actions)

@@ -25,6 +25,7 @@ import threading
 import time
 
 import numpy as np
+import tensorflow as tf
 
 from workbench.envs import AtariBatch, make_batch
 from workbench.evaluation.behaviour import behaviour_function
@@ -76,16 +77,24 @@ class Evaluator:
       behaviour: behaviour characterisation for requests that ask for one (see behaviour.py).
       perturbed_rank: run rank-r children through the op's perturbed mode (0 = materialise every genome).
       noise: the NoiseTable (default: the shared table); env_options / model_options: passed on.
+      model_backend: backend of the model's ops; None = "reference" (pure TF, which TensorFlow places
+        on a GPU) when TensorFlow sees a GPU, else the environment's choice (the custom CPU kernels).
     """
 
     def __init__(self, env, model="small", *, subpopulations=2, slots=16, max_episode_frames=None, behaviour=None,
-                 perturbed_rank=0, noise=None, env_options=None, model_options=None, cache_bytes=2**30):
+                 perturbed_rank=0, noise=None, env_options=None, model_options=None, cache_bytes=2**30,
+                 model_backend=None):
         positive_int(subpopulations, "subpopulations")
         positive_int(slots, "slots")
         if max_episode_frames is not None:
             positive_int(max_episode_frames, "max_episode_frames")
         behaviour = behaviour_function(behaviour)
         options = dict(env_options or {})
+        model_options = dict(model_options or {})
+        if model_backend is None and tf.config.list_physical_devices("GPU"):
+            model_backend = "reference"  # the custom kernels are CPU-only; pure TF runs on the GPU (unverified here)
+        if model_backend is not None:
+            model_options.setdefault("backend", model_backend)
         self.envs, self.models = [], []
         try:
             for k in range(subpopulations):

@@ -17,7 +17,7 @@ from workbench.envs.rng import episode_seed
 from workbench.evaluation.behaviour import checked_behaviour
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
-from workbench.ops import LowRankPerturbation, assign_slots
+from workbench.ops import LowRankPerturbation, assign_slots, atari_env
 
 
 class JobQueue:
@@ -63,14 +63,26 @@ class SubPopulation:
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
-        dtype = tf.as_dtype(env.observation_dtype)
-        observation_spec = tf.TensorSpec((None,) + model.input_shape, dtype)
+        # Atari on the ops: the network reads the observations inside the graph (they never become numpy).
+        self._handle = getattr(env, "ops_handle", None)
+        self._observations = None if self._handle is not None else np.zeros((self.size,) + model.input_shape,
+                                                                             env.observation_dtype)
+        observation_spec = tf.TensorSpec((None,) + model.input_shape, tf.as_dtype(env.observation_dtype))
         index_spec = tf.TensorSpec((None,), tf.int32)
-        self._act = tf.function(model.act, input_signature=[observation_spec, index_spec])
-        self._observations = np.zeros((self.size,) + model.input_shape, env.observation_dtype)
+        if self._handle is not None:
+            self._act = tf.function(self._actions_in_graph).get_concrete_function(index_spec, index_spec)
+        else:
+            self._act = tf.function(model.act).get_concrete_function(observation_spec, index_spec)
         if self.rank:
             self._init_factors()
-            self._act_perturbed = tf.function(self._perturbed_actions, input_signature=[observation_spec, index_spec, index_spec])
+            function = tf.function(self._perturbed_actions)
+            if self._handle is not None:
+                self._act_perturbed = function.get_concrete_function(None, index_spec, index_spec)
+            else:
+                self._act_perturbed = function.get_concrete_function(observation_spec, index_spec, index_spec)
+
+    def _actions_in_graph(self, weight_slots, episode_slots):
+        return self.model.act(atari_env.observation(self._handle, episode_slots), weight_slots)
 
     # -- perturbed mode -------------------------------------------------------------------
     def _init_factors(self):
@@ -82,6 +94,8 @@ class SubPopulation:
                          for k, n in self.model.kernel_shapes]
 
     def _perturbed_actions(self, observations, weight_slots, episode_slots):
+        if observations is None:
+            observations = atari_env.observation(self._handle, episode_slots)
         scale = tf.gather(self._scale, episode_slots)
         perturbations = [LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots),
                                              tf.gather(bias, episode_slots)) for a, b, bias in self._factors]
@@ -128,14 +142,20 @@ class SubPopulation:
     def _step(self, active):
         watch = self._watch
         with watch("inference"):
+            weight_slots, episode_slots = tf.constant(self._weight_slot[active]), tf.constant(active)
             if self.rank and self._perturbed[active].any():
-                actions = self._act_perturbed(self._observations[active], self._weight_slot[active], active)
+                observations = None if self._handle is not None else tf.constant(self._observations[active])
+                actions = self._act_perturbed(observations, weight_slots, episode_slots)
+            elif self._handle is not None:
+                actions = self._act(weight_slots, episode_slots)
             else:
-                actions = self._act(self._observations[active], self._weight_slot[active])
+                actions = self._act(tf.constant(self._observations[active]), weight_slots)
             actions = actions.numpy()
         with watch("emulation"):
-            rewards, done, observations = self.env.step_and_observe(active, actions)
-        self._observations[active] = observations
+            if self._handle is not None:
+                rewards, done = self.env.step(active, actions)
+            else:
+                rewards, done, self._observations[active] = self.env.step_and_observe(active, actions)
         self._steps[active] += 1
         self.telemetry.steps += active.size
         returns = self._outcomes.returns
@@ -159,7 +179,10 @@ class SubPopulation:
                 self._write_factors(slots, mutations)
         with self._watch("emulation"):
             seeds = [episode_seed(self._seed, r, e) for r, e in started]
-            self._observations[slots] = self.env.reset(slots, seeds)
+            if self._handle is not None:
+                self.env.start(slots, seeds)
+            else:
+                self._observations[slots] = self.env.reset(slots, seeds)
             done = self.env.done(slots)
         self._steps[slots] = 0
         if done.any():  # ended during its reset (a frame cap below the no-ops)
