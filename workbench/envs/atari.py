@@ -42,6 +42,7 @@ class AtariBatch(EnvBatch):
     """batch_size emulators of one Atari game; see the module docstring and AtariConfig for the arguments."""
 
     observation_dtype = np.uint8
+    has_screen = True
 
     def __init__(self, game, batch_size, *, frameskip=4, noop_max=30, repeat_action_probability=0.0,
                  max_num_frames_per_episode=108_000, fire_reset=True, screen_size=84, stack_size=4,

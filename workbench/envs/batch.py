@@ -46,6 +46,7 @@ class EnvBatch:
 
     # -- what subclasses provide -------------------------------------------------------
     num_actions = None  # size of the discrete action set
+    has_screen = False  # whether screen() gives RGB frames
     observation_shape = None
     observation_dtype = None
 

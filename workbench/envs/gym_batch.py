@@ -101,6 +101,10 @@ class GymBatch(EnvBatch):
             "truncated": self._truncated[indices].copy(),
         }
 
+    @property
+    def has_screen(self):
+        return bool(self.envs) and self.envs[0].render_mode == "rgb_array"
+
     def screen(self, indices=None):
         """RGB frames [n, H, W, 3]; needs render_mode="rgb_array" at construction."""
         indices = self.check_indices(indices)

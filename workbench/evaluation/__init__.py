@@ -7,9 +7,9 @@
   behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
 """
 from workbench.evaluation.behaviour import behaviour_function
-from workbench.evaluation.evaluator import Evaluator, build_model
+from workbench.evaluation.evaluator import EvaluationCancelled, Evaluator, build_model
 from workbench.evaluation.subpopulation import SubPopulation
 from workbench.evaluation.telemetry import Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
 
-__all__ = ["Evaluator", "SubPopulation", "Telemetry", "WeightSlots", "behaviour_function", "build_model"]
+__all__ = ["EvaluationCancelled", "Evaluator", "SubPopulation", "Telemetry", "WeightSlots", "behaviour_function", "build_model"]

@@ -64,6 +64,10 @@ def build_model(spec, env, slots, model_options):
     return model
 
 
+class EvaluationCancelled(Exception):
+    """evaluate() was stopped through its `cancel` event; the partial results are discarded."""
+
+
 class Evaluator:
     """Evaluates EvaluationRequests on `subpopulations` sub-populations of `slots` episodes each.
 
@@ -77,13 +81,15 @@ class Evaluator:
       behaviour: behaviour characterisation for requests that ask for one (see behaviour.py).
       perturbed_rank: run rank-r children through the op's perturbed mode (0 = materialise every genome).
       noise: the NoiseTable (default: the shared table); env_options / model_options: passed on.
+      frame_listener: called with {request, episode, step, score, frame (RGB)} from a running episode of
+        the first sub-population at most every frame_interval seconds (dashboards); None = never.
       model_backend: backend of the model's ops; None = "reference" (pure TF, which TensorFlow places
         on a GPU) when TensorFlow sees a GPU, else the environment's choice (the custom CPU kernels).
     """
 
     def __init__(self, env, model="small", *, subpopulations=2, slots=16, max_episode_frames=None, behaviour=None,
                  perturbed_rank=0, noise=None, env_options=None, model_options=None, cache_bytes=2**30,
-                 model_backend=None):
+                 model_backend=None, frame_listener=None, frame_interval=0.1):
         positive_int(subpopulations, "subpopulations")
         positive_int(slots, "slots")
         if max_episode_frames is not None:
@@ -108,8 +114,11 @@ class Evaluator:
         if perturbed_rank:
             self.space.check_rank(perturbed_rank, "perturbed_rank")
         self.decoder = GenomeDecoder(self.space, cache_bytes)
-        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank)
-                               for e, m in zip(self.envs, self.models)]
+        if frame_listener is not None and not callable(frame_listener):
+            raise TypeError("frame_listener must be callable or None")
+        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank,
+                                             frame_listener if k == 0 else None, frame_interval)
+                               for k, (e, m) in enumerate(zip(self.envs, self.models))]
         self.behaviour = behaviour
         self.telemetry = Telemetry(subpopulations=subpopulations)
 
@@ -128,11 +137,13 @@ class Evaluator:
     def num_parameters(self):
         return self.space.num_parameters
 
-    def evaluate(self, requests, seed=0, bases=None):
+    def evaluate(self, requests, seed=0, bases=None, cancel=None):
         """[EvaluationResult(returns, behaviours, steps, frames)] in request order; sets self.telemetry.
 
         bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
-        Every genome is checked before any episode runs (ValueError naming it).
+        cancel: a threading.Event; once set, the sub-populations stop after their current step
+        and EvaluationCancelled is raised. Every genome is checked before any episode runs
+        (ValueError naming it).
         """
         requests = list(requests)
         if bases is not None:
@@ -148,14 +159,26 @@ class Evaluator:
                 raise ValueError(f"requests[{k}] has a genome that cannot be decoded here: {error}") from error
             if request.behaviour and self.behaviour is None:
                 raise ValueError(f"requests[{k}] asks for a behaviour characterisation: give the Evaluator a behaviour")
-        jobs, outcomes = JobQueue(requests), Outcomes(requests)
+        jobs, outcomes = JobQueue(requests, stopped=self._stop_event(cancel)), Outcomes(requests)
         start = time.perf_counter()
         parts = self._run(requests, jobs, outcomes, seed)
+        if jobs.stopped.is_set():
+            raise EvaluationCancelled("the evaluation was cancelled")
         self.telemetry = Telemetry.combine(parts, time.perf_counter() - start)
         return [EvaluationResult(outcomes.returns[r],
                                  None if outcomes.behaviours[r] is None else np.stack(outcomes.behaviours[r]),
                                  outcomes.steps[r], outcomes.frames[r])
                 for r in range(len(requests))]
+
+    @staticmethod
+    def _stop_event(cancel):
+        """An event set by `cancel` (or by a failing sub-population, without touching `cancel`)."""
+        stopped = threading.Event()
+        if cancel is not None:
+            if not isinstance(cancel, threading.Event):
+                raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
+            stopped = _LinkedEvent(cancel)
+        return stopped
 
     def _run(self, requests, jobs, outcomes, seed):
         if len(self.subpopulations) == 1:
@@ -187,3 +210,16 @@ class Evaluator:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _LinkedEvent:
+    """An event that also counts as set when `outer` is set (the caller's cancel event)."""
+
+    def __init__(self, outer):
+        self.outer, self.own = outer, threading.Event()
+
+    def is_set(self):
+        return self.own.is_set() or self.outer.is_set()
+
+    def set(self):
+        self.own.set()

@@ -9,6 +9,7 @@ and, in perturbed mode, its low-rank factors) and one environment call.
 """
 import collections
 import threading
+import time
 
 import numpy as np
 import tensorflow as tf
@@ -21,16 +22,20 @@ from workbench.ops import LowRankPerturbation, assign_slots, atari_env
 
 
 class JobQueue:
-    """(request, episode) pairs handed out to sub-populations, in order; thread-safe."""
+    """(request, episode) pairs handed out to sub-populations, in order; thread-safe.
 
-    def __init__(self, requests):
+    `stopped` is set by a failing sub-population or by the caller (cancel): every sub-population
+    then ends its loop after the current step.
+    """
+
+    def __init__(self, requests, stopped=None):
         self._jobs = collections.deque((r, e) for r, request in enumerate(requests) for e in range(request.episodes))
         self._lock = threading.Lock()
-        self.failed = threading.Event()  # set by a failing sub-population: the others stop taking work
+        self.stopped = stopped if stopped is not None else threading.Event()
 
     def take(self, count):
         with self._lock:
-            if self.failed.is_set():
+            if self.stopped.is_set():
                 return []
             return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
 
@@ -58,8 +63,10 @@ class Outcomes:
 
 
 class SubPopulation:
-    def __init__(self, env, model, decoder, behaviour=None, perturbed_rank=0):
+    def __init__(self, env, model, decoder, behaviour=None, perturbed_rank=0, frame_listener=None, frame_interval=0.1):
         self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
+        self.frame_listener, self.frame_interval = frame_listener, frame_interval
+        self._last_frame = 0.0
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
@@ -124,7 +131,7 @@ class SubPopulation:
         self._perturbed = np.zeros(self.size, bool)
         self._steps = np.zeros(self.size, np.int64)
         try:
-            while not jobs.failed.is_set():
+            while not jobs.stopped.is_set():
                 free = [s for s in range(self.size) if self._job[s] is None]
                 started = jobs.take(len(free))
                 if started:
@@ -135,7 +142,7 @@ class SubPopulation:
                 elif not len(jobs):
                     break
         except BaseException:
-            jobs.failed.set()
+            jobs.stopped.set()
             raise
         return self.telemetry
 
@@ -162,8 +169,19 @@ class SubPopulation:
         for slot, reward in zip(active, rewards):
             r, e = self._job[slot]
             returns[r][e] += reward
+        if (self.frame_listener is not None and self.env.has_screen
+                and time.monotonic() - self._last_frame >= self.frame_interval):
+            self._send_frame(active)
         if done.any():
             self._finish(active[done])
+
+    def _send_frame(self, active):
+        """Shows the lowest running slot's screen to the frame listener (throttled by frame_interval)."""
+        self._last_frame = time.monotonic()
+        slot = int(active[0])
+        r, e = self._job[slot]
+        self.frame_listener(dict(request=r, episode=e, step=int(self._steps[slot]),
+                                 score=float(self._outcomes.returns[r][e]), frame=self.env.screen([slot])[0]))
 
     def _start(self, slots, started):
         mutations = []

@@ -1,0 +1,235 @@
+"""Trainer: synchronous and background runs, live set(), stop within seconds, events, logs, checkpoints,
+exact resume (also after kill -9 at random moments), error propagation, corrupt checkpoints."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from workbench.training import CheckpointError, EventBus, RunConfig, Trainer, TrainerError, load_checkpoint
+
+FITNESS_KEYS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations", "frames")
+
+
+def cartpole_config(**changes):
+    config = dict(env="CartPole-v1", model="mlp", algorithm="ga", subpopulations=2, slots=8, max_episode_frames=200,
+                  noise_size=2**20, model_options=dict(hidden_sizes=[8]),
+                  hyperparameters=dict(population_size=16, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2))
+    config.update(changes)
+    return RunConfig(**config)
+
+
+def fitness(history):
+    return [{k: record[k] for k in FITNESS_KEYS} for record in history]
+
+
+def trainer_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("workbench-")]
+
+
+def test_synchronous_run_logs_every_generation(tmp_path):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    records = trainer.run(generations=3)
+    assert [r["generation"] for r in records] == [0, 1, 2] and trainer.generation == 3
+    lines = (tmp_path / "history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["generation"] for line in lines] == [0, 1, 2]
+    assert os.listdir(tmp_path / "tensorboard") and (tmp_path / "config.json").exists()
+    frame = trainer.history_frame()
+    assert list(frame["generation"]) == [0, 1, 2] and (frame["frames"] > 0).all()
+    assert abs(sum(records[-1][f"{k}_fraction"] for k in ("emulation", "inference", "weight_loading", "idle")) - 1) < 1e-6
+    assert trainer.run(frames=1)[0]["generation"] == 3  # budgets count from the call
+    with pytest.raises(ValueError, match="generations"):
+        trainer.run(generations=0)
+    with pytest.raises(ValueError, match="seconds"):
+        trainer.run(seconds=-1)
+
+
+def test_resume_continues_exactly(tmp_path):
+    reference = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "a"))
+    reference.run(generations=4)
+    interrupted = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "b"))
+    interrupted.run(generations=2)
+    interrupted.set(sigma=0.05)
+    interrupted.checkpoint()
+    interrupted.close()
+    resumed = Trainer.resume_from(str(tmp_path / "b"))
+    assert resumed.generation == 2
+    resumed.run(generations=2)
+    reference2 = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "c"))
+    reference2.run(generations=2)
+    reference2.set(sigma=0.05)
+    reference2.run(generations=2)
+    assert fitness(resumed.history) == fitness(reference2.history)
+    assert fitness(resumed.history) != fitness(reference.history)  # the sigma change mattered
+    assert resumed.strategy.hyperparameters.trail == [{"generation": 3, "sigma": 0.05}]
+
+
+def test_background_run_live_set_pause_stop_and_events(tmp_path):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    events = trainer.events.subscribe()
+    trainer.start()
+    errors = []
+
+    def tweak():
+        try:
+            trainer.set(sigma=0.2, population_size=12)
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    thread = threading.Thread(target=tweak)
+    thread.start()
+    thread.join()
+    assert not errors
+    with pytest.raises(ValueError, match="sigma"):
+        trainer.set(sigma=-1.0)
+    deadline = time.monotonic() + 60
+    while trainer.generation < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    trainer.pause()
+    time.sleep(0.3)
+    paused_at = trainer.generation
+    time.sleep(0.5)
+    assert trainer.generation <= paused_at + 1 and trainer.paused
+    trainer.resume()
+    start = time.monotonic()
+    trainer.stop()
+    assert time.monotonic() - start < 5 and not trainer.running and not trainer_threads()
+    kinds = [e.kind for e in events.drain()]
+    assert {"generation", "hyperparameters", "checkpoint", "state"} <= set(kinds)
+    applied = [r for r in trainer.history if r["hyperparameters"]["sigma"] == 0.2]
+    assert applied and applied[0]["generation"] >= 1
+    _, state = load_checkpoint(str(tmp_path))
+    assert state["strategy"]["generation"] == trainer.generation
+
+
+def test_stop_during_a_long_generation_returns_within_seconds(tmp_path):
+    config = cartpole_config(max_episode_frames=500, hyperparameters=dict(population_size=400, truncation=4, sigma=0.1,
+                                                                          elite_candidates=2, elite_episodes=2))
+    trainer = Trainer.from_config(config, run_dir=str(tmp_path))
+    trainer.start()
+    time.sleep(1.5)
+    start = time.monotonic()
+    trainer.stop()
+    assert time.monotonic() - start < 5 and trainer.generation == 0 and not trainer_threads()
+
+
+def test_errors_in_the_background_are_published_and_raised(tmp_path):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    events = trainer.events.subscribe(kinds={"error"})
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("emulator exploded")
+
+    trainer.evaluator.evaluate = broken
+    trainer.start(generations=1)
+    assert events.get(timeout=30).data["error"].startswith("RuntimeError")
+    deadline = time.monotonic() + 10
+    while trainer.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with pytest.raises(TrainerError, match="emulator exploded"):
+        trainer.raise_if_failed()
+    assert not trainer_threads()
+    trainer.raise_if_failed()  # raised once
+
+
+def test_event_bus_never_blocks_and_filters():
+    bus = EventBus()
+    slow = bus.subscribe(maxsize=3)
+    errors_only = bus.subscribe(kinds={"error"})
+    for generation in range(10):
+        bus.publish("generation", generation=generation)
+    bus.publish("error", error="x")
+    assert [e.data.get("generation") for e in slow.drain()] == [8, 9, None] and slow.dropped == 8
+    assert [e.kind for e in errors_only.drain()] == ["error"]
+    assert errors_only.get(timeout=0.01) is None
+    with pytest.raises(ValueError, match="unknown event kinds"):
+        bus.subscribe(kinds={"frames"})
+
+
+def test_gameplay_frames_are_published_on_atari(tmp_path):
+    config = RunConfig(env="pong", model="small", algorithm="ga", subpopulations=1, slots=2, max_episode_frames=400,
+                       noise_size=2**22, hyperparameters=dict(population_size=2, truncation=1, sigma=0.01,
+                                                              elite_candidates=1, elite_episodes=1))
+    trainer = Trainer.from_config(config)
+    frames = trainer.events.subscribe(kinds={"frame"})
+    trainer.run(generations=1)
+    event = frames.get(timeout=1)
+    assert event is not None and event.data["frame"].shape == (210, 160, 3) and "score" in event.data
+
+
+@pytest.mark.parametrize(
+    "damage,match",
+    [
+        (lambda d: (d / "state.json").write_text("{not json"), "corrupt"),
+        (lambda d: (d / "state.json").write_text(json.dumps({"format": "other"})), "not a workbench checkpoint"),
+        (lambda d: (d / "arrays.npz").write_bytes(b"garbage"), "corrupt"),
+        (lambda d: (d / "state.json").write_text(json.dumps(
+            dict(json.loads((d / "state.json").read_text()), version=99))), "version 99"),
+    ],
+)
+def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path, damage, match):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    trainer.run(generations=1)
+    trainer.close()
+    (checkpoint,) = [p for p in (tmp_path / "checkpoints").iterdir()]
+    damage(checkpoint)
+    with pytest.raises(CheckpointError, match=match):
+        Trainer.resume_from(str(tmp_path))
+
+
+def test_a_directory_without_a_run_is_refused(tmp_path):
+    with pytest.raises(CheckpointError, match="not a run directory"):
+        Trainer.resume_from(str(tmp_path))
+
+
+KILL_SCRIPT = """
+import os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+sys.path.insert(0, {root!r})
+from tests.test_trainer import cartpole_config
+from workbench.training import Trainer
+run_dir = sys.argv[1]
+if os.path.exists(os.path.join(run_dir, "checkpoints")):
+    trainer = Trainer.resume_from(run_dir)
+else:
+    trainer = Trainer.from_config(cartpole_config(), run_dir=run_dir)
+print("ready", flush=True)
+if trainer.generation < 8:
+    trainer.run(generations=8 - trainer.generation)
+"""
+
+
+def test_kill_9_at_random_moments_loses_at_most_the_generation_in_progress(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "train.py"
+    script.write_text(KILL_SCRIPT.format(root=root))
+    run_dir = str(tmp_path / "run")
+    rng = np.random.default_rng(0)
+    kills = 0
+    for attempt in range(12):
+        process = subprocess.Popen([sys.executable, str(script), run_dir], stdout=subprocess.PIPE, text=True)
+        assert process.stdout.readline().strip() == "ready"
+        before = load_checkpoint(run_dir)[0] if os.path.isdir(os.path.join(run_dir, "checkpoints")) else 0
+        time.sleep(rng.uniform(0.1, 1.5))
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            kills += 1
+        process.wait()
+        after = load_checkpoint(run_dir)[0] if os.path.isdir(os.path.join(run_dir, "checkpoints")) else 0
+        assert after >= before  # nothing already checkpointed is lost
+        if kills >= 5 and after >= 8:
+            break
+    assert kills >= 5
+    process = subprocess.run([sys.executable, str(script), run_dir], capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr[-2000:]
+    resumed = Trainer.resume_from(run_dir)
+    reference = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "reference"))
+    reference.run(generations=8)
+    assert fitness(resumed.history) == fitness(reference.history)
+    lines = [json.loads(line) for line in open(os.path.join(run_dir, "history.jsonl"))]
+    assert [line["generation"] for line in lines] == list(range(8))

@@ -1,0 +1,79 @@
+"""RunConfig: everything that defines a run (environment, model, algorithm and its settings, evaluator), as
+JSON-able data, so that a run directory can rebuild its trainer (Trainer.resume_from)."""
+import dataclasses
+
+from workbench.evaluation import Evaluator
+from workbench.evolution import (
+    ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoiseTable, NoveltyConfig, NoveltySearchES)
+
+ALGORITHMS = {
+    "ga": (GeneticAlgorithm, GAConfig, {}),
+    "random": (GeneticAlgorithm, GAConfig, {"truncation": 0}),
+    "es": (EvolutionStrategy, ESConfig, {}),
+    "ns-es": (NoveltySearchES, NoveltyConfig, {"reward_weight": 0.0}),
+    "nsr-es": (NoveltySearchES, NoveltyConfig, {"reward_weight": 0.5}),
+}
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """A run: env (Atari game or Gymnasium id), model, algorithm ("ga", "random", "es", "ns-es", "nsr-es") with
+    `hyperparameters` (fields of its config dataclass; the paper's defaults otherwise), the evaluator's layout,
+    the noise table and the seed."""
+
+    env: str = "frostbite"
+    model: str = "small"
+    algorithm: str = "ga"
+    hyperparameters: dict = dataclasses.field(default_factory=dict)
+    subpopulations: int = 2
+    slots: int = 16
+    max_episode_frames: int = 20_000
+    perturbed_rank: int = 0
+    behaviour: str = None
+    noise_size: int = 2**26
+    noise_seed: int = 123
+    seed: int = 0
+    env_options: dict = dataclasses.field(default_factory=dict)
+    model_options: dict = dataclasses.field(default_factory=dict)
+
+    def algorithm_config(self):
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {self.algorithm!r}")
+        _, config_class, preset = ALGORITHMS[self.algorithm]
+        if not isinstance(self.hyperparameters, dict):
+            raise ValueError(f"hyperparameters must be a dict, got {type(self.hyperparameters).__name__}")
+        names = {f.name for f in dataclasses.fields(config_class)}
+        unknown = set(self.hyperparameters) - names
+        if unknown:
+            raise ValueError(f"unknown {self.algorithm} hyperparameters {sorted(unknown)}; known: {sorted(names)}")
+        return config_class(**dict(preset, **self.hyperparameters)).validated()
+
+    def build(self, frame_listener=None):
+        """(strategy, evaluator) of this configuration."""
+        config = self.algorithm_config()  # validate before building anything heavy
+        behaviour = self.behaviour
+        if behaviour is None and self.algorithm in ("ns-es", "nsr-es"):
+            behaviour = "final_ram"
+        evaluator = Evaluator(
+            self.env, self.model, subpopulations=self.subpopulations, slots=self.slots,
+            max_episode_frames=self.max_episode_frames, behaviour=behaviour, perturbed_rank=self.perturbed_rank,
+            noise=NoiseTable.shared(self.noise_size, self.noise_seed), env_options=self.env_options,
+            model_options=self.model_options, frame_listener=frame_listener)
+        strategy_class = ALGORITHMS[self.algorithm][0]
+        try:
+            return strategy_class(config, evaluator.space, seed=self.seed), evaluator
+        except BaseException:
+            evaluator.close()
+            raise
+
+    def to_json(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data):
+        if not isinstance(data, dict):
+            raise ValueError(f"a run config is a dict, got {type(data).__name__}")
+        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown run config fields {sorted(unknown)}")
+        return cls(**data)

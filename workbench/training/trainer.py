@@ -1,0 +1,332 @@
+"""Trainer: runs evolution generation after generation, in the caller's thread or in the background.
+
+    trainer = Trainer.from_config(RunConfig(env="frostbite", algorithm="ga"), run_dir="runs/frostbite")
+    trainer.start(generations=50)          # returns at once; the notebook stays responsive
+    trainer.set(sigma=0.005)               # validated now, applied at the next generation
+    trainer.pause(); trainer.resume(); trainer.stop()   # stop() returns within seconds, thread joined
+    trainer.run(generations=2)             # or synchronously, for scripts
+
+Every generation is recorded (trainer.history, run_dir/history.jsonl, TensorBoard
+scalars under run_dir/tensorboard) and published on trainer.events with its
+metrics and the time split; gameplay frames, hyperparameter changes,
+checkpoints, errors and state changes are published too. Checkpoints are
+written every `checkpoint_every` generations and on stop(); Trainer.resume_from(run_dir)
+continues exactly where the newest one left off. An exception in the background
+thread is recorded, published, and raised again by the next call (or by
+raise_if_failed()). pause() takes effect between evaluation rounds; stop()
+cancels the round in progress (its episodes are discarded).
+"""
+import json
+import os
+import threading
+import time
+
+import tensorflow as tf
+
+from workbench.envs.rng import episode_seed
+from workbench.evaluation import EvaluationCancelled
+from workbench.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from workbench.training.events import EventBus
+from workbench.training.run_config import ALGORITHMS, RunConfig
+
+
+class TrainerError(RuntimeError):
+    """The background thread failed; the original exception is the __cause__."""
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _check_budget(name, value, integer):
+    if value is None:
+        return None
+    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float)) and value > 0
+    if not ok:
+        kind = "a positive integer" if integer else "a positive number"
+        raise ValueError(f"{name} must be {kind} or None, got {value!r}")
+    return value
+
+
+class Trainer:
+    """Drives `strategy` (ask/tell) with `evaluator`; see the module docstring."""
+
+    def __init__(self, strategy, evaluator, *, run_dir=None, seed=0, checkpoint_every=1, config=None):
+        if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be a non-negative integer (0 = only on stop), got {checkpoint_every!r}")
+        self.strategy, self.evaluator, self.run_dir = strategy, evaluator, run_dir
+        self.seed, self.checkpoint_every, self.config = int(seed), checkpoint_every, config
+        self.events = EventBus()
+        self.history = []
+        self.frames = 0
+        self._round = 0
+        self._lock = threading.RLock()  # strategy access: the loop's ask/tell and set() from other threads
+        self._thread = None
+        self._cancel = threading.Event()
+        self._stopping = threading.Event()
+        self._unpaused = threading.Event()
+        self._unpaused.set()
+        self._error = None
+        self._tensorboard = None
+        listener_owner = evaluator.subpopulations[0]
+        if listener_owner.frame_listener is None:
+            listener_owner.frame_listener = self._on_frame
+        if run_dir is not None:
+            os.makedirs(run_dir, exist_ok=True)
+            if config is not None:
+                self._write_json("config.json", config.to_json())
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_config(cls, config, run_dir=None, checkpoint_every=1):
+        if not isinstance(config, RunConfig):
+            raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
+        strategy, evaluator = config.build()
+        return cls(strategy, evaluator, run_dir=run_dir, seed=config.seed, checkpoint_every=checkpoint_every,
+                   config=config)
+
+    @classmethod
+    def resume_from(cls, run_dir, checkpoint_every=1):
+        """The trainer of a run directory, continuing from its newest checkpoint."""
+        try:
+            with open(os.path.join(run_dir, "config.json")) as f:
+                config = RunConfig.from_json(json.load(f))
+        except FileNotFoundError as error:
+            raise CheckpointError(f"{run_dir} has no config.json: not a run directory") from error
+        except (json.JSONDecodeError, ValueError, TypeError) as error:
+            raise CheckpointError(f"{run_dir}/config.json is corrupt: {error}") from error
+        generation, state = load_checkpoint(run_dir)
+        trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every)
+        try:
+            trainer._load(state)
+        except (KeyError, TypeError, ValueError) as error:
+            trainer.close()
+            raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} does not fit its run: {error}") from error
+        return trainer
+
+    # -- synchronous use ------------------------------------------------------------------
+    def step(self):
+        """Runs one generation in this thread; returns its record."""
+        return self.run(generations=1)[-1]
+
+    def run(self, generations=None, frames=None, seconds=None):
+        """Runs generations in this thread until a budget (counted from this call) is spent; returns their records."""
+        self.raise_if_failed()
+        if self.running:
+            raise RuntimeError("the trainer is running in the background; stop() it first")
+        budget = self._budget(generations, frames, seconds)
+        return self._loop(budget)
+
+    # -- background use -------------------------------------------------------------------
+    def start(self, generations=None, frames=None, seconds=None):
+        """Starts training in a background thread and returns at once (no budget: until stop())."""
+        self.raise_if_failed()
+        if self.running:
+            raise RuntimeError("the trainer is already running")
+        budget = self._budget(generations, frames, seconds)
+        self._stopping.clear()
+        self._cancel.clear()
+        self._unpaused.set()
+        self._thread = threading.Thread(target=self._background, args=(budget,), name="workbench-trainer", daemon=True)
+        self._thread.start()
+        self.events.publish("state", state="running")
+
+    def pause(self):
+        """Pauses after the evaluation round in progress."""
+        self._unpaused.clear()
+        self.events.publish("state", state="paused")
+
+    def resume(self):
+        self._unpaused.set()
+        self.events.publish("state", state="running" if self.running else "idle")
+
+    def stop(self, timeout=5.0):
+        """Stops the background thread (cancelling the round in progress), joins it, writes a checkpoint."""
+        thread = self._thread
+        if thread is not None:
+            self._stopping.set()
+            self._cancel.set()
+            self._unpaused.set()
+            thread.join(timeout)
+            if thread.is_alive():
+                raise TimeoutError(f"the trainer thread did not stop within {timeout} s")
+            self._thread = None
+        if self.run_dir is not None and self._error is None:
+            self.checkpoint()
+        self.events.publish("state", state="stopped")
+        self.raise_if_failed()
+
+    def wait(self, timeout=None):
+        """Waits for a background run to finish its budget; True if it has."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            if thread.is_alive():
+                return False
+            self._thread = None
+        self.raise_if_failed()
+        return True
+
+    @property
+    def running(self):
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def paused(self):
+        return not self._unpaused.is_set()
+
+    def raise_if_failed(self):
+        """Raises the background thread's exception (once) as a TrainerError."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise TrainerError(f"training failed: {error!r}") from error
+
+    def _background(self, budget):
+        try:
+            self._loop(budget)
+        except BaseException as error:  # recorded, published, re-raised to the caller later
+            self._error = error
+            self.events.publish("error", error=repr(error), generation=self.generation)
+        finally:
+            self.events.publish("state", state="finished")
+
+    # -- hyperparameters ------------------------------------------------------------------
+    def set(self, **changes):
+        """Changes hyperparameters from any thread: validated now (ValueError), applied at the next generation."""
+        self.raise_if_failed()
+        with self._lock:
+            self.strategy.set(**changes)
+            applies = self.strategy.generation + 1
+        self.events.publish("hyperparameters", changes=dict(changes), applies_at_generation=applies)
+
+    @property
+    def generation(self):
+        return self.strategy.generation
+
+    # -- the loop -------------------------------------------------------------------------
+    def _budget(self, generations, frames, seconds):
+        return (_check_budget("generations", generations, True), _check_budget("frames", frames, True),
+                _check_budget("seconds", seconds, False))
+
+    def _loop(self, budget):
+        generations, frames, seconds = budget
+        start, start_frames, records = time.monotonic(), self.frames, []
+        while True:
+            if generations is not None and len(records) >= generations:
+                break
+            if frames is not None and self.frames - start_frames >= frames:
+                break
+            if seconds is not None and time.monotonic() - start >= seconds:
+                break
+            try:
+                records.append(self._generation())
+            except _Stopped:
+                break
+        return records
+
+    def _generation(self):
+        target = self.strategy.generation + 1
+        start, parts = time.monotonic(), []
+        while self.strategy.generation < target:
+            self._unpaused.wait()
+            if self._stopping.is_set():
+                raise _Stopped
+            with self._lock:
+                requests = self.strategy.ask()
+                bases = self.strategy.bases() if hasattr(self.strategy, "bases") else None
+            seed = episode_seed(self.seed, self.strategy.generation, self._round)
+            try:
+                results = self.evaluator.evaluate(requests, seed=seed, bases=bases, cancel=self._cancel)
+            except EvaluationCancelled:
+                raise _Stopped from None
+            with self._lock:
+                self.strategy.tell(results)
+                self._round += 1
+            parts.append(self.evaluator.telemetry)
+            self.frames += self.evaluator.telemetry.frames
+        self._round = 0
+        record = self._record(parts, time.monotonic() - start)
+        self.history.append(record)
+        self._log(record)
+        self.events.publish("generation", **record)
+        if self.run_dir is not None and self.checkpoint_every and self.strategy.generation % self.checkpoint_every == 0:
+            self.checkpoint()
+        return record
+
+    def _record(self, parts, seconds):
+        record = {k: v for k, v in self.strategy.history[-1].items() if k not in ("config",)}
+        frames = sum(t.frames for t in parts)
+        busy = {name: sum(getattr(t, f"{name}_seconds") for t in parts)
+                for name in ("emulation", "inference", "weight_loading", "idle")}
+        total = sum(busy.values()) or 1.0
+        record.update(
+            frames=frames, frames_total=self.frames, seconds=seconds,
+            frames_per_second=frames / seconds if seconds > 0 else 0.0,
+            **{f"{name}_fraction": value / total for name, value in busy.items()},
+            hyperparameters=self.strategy.history[-1].get("config"),
+        )
+        return record
+
+    # -- logging and checkpoints ----------------------------------------------------------
+    def _log(self, record):
+        if self.run_dir is None:
+            return
+        with open(os.path.join(self.run_dir, "history.jsonl"), "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self._tensorboard is None:
+            self._tensorboard = tf.summary.create_file_writer(os.path.join(self.run_dir, "tensorboard"))
+        with self._tensorboard.as_default(step=record["generation"]):
+            for name in ("max", "mean", "median", "elite", "frames_per_second", "frames_total", "emulation_fraction",
+                         "inference_fraction", "weight_loading_fraction", "idle_fraction"):
+                value = record.get(name)
+                if isinstance(value, (int, float)):
+                    tf.summary.scalar(name, value)
+        self._tensorboard.flush()
+
+    def state_dict(self):
+        with self._lock:
+            return {"strategy": self.strategy.state_dict(), "history": list(self.history), "frames": self.frames,
+                    "round": self._round, "seed": self.seed,
+                    "algorithm": None if self.config is None else self.config.algorithm}
+
+    def _load(self, state):
+        strategy_class = type(self.strategy)
+        self.strategy = strategy_class.from_state(state["strategy"], self.evaluator.space)
+        self.history, self.frames = list(state["history"]), int(state["frames"])
+        self._round, self.seed = int(state["round"]), int(state["seed"])
+        if self.run_dir is not None:  # the log holds exactly the checkpoint's generations
+            with open(os.path.join(self.run_dir, "history.jsonl"), "w") as f:
+                f.writelines(json.dumps(record) + "\n" for record in self.history)
+
+    def checkpoint(self):
+        """Writes a checkpoint now (run_dir needed); returns its path."""
+        if self.run_dir is None:
+            raise ValueError("checkpoints need a run_dir")
+        path = save_checkpoint(self.run_dir, self.strategy.generation, self.state_dict())
+        self.events.publish("checkpoint", path=path, generation=self.strategy.generation)
+        return path
+
+    def _write_json(self, name, data):
+        path = os.path.join(self.run_dir, name)
+        with open(path + ".tmp", "w") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(path + ".tmp", path)
+
+    def _on_frame(self, frame):
+        self.events.publish("frame", generation=self.strategy.generation, **frame)
+
+    def history_frame(self):
+        """The history as a pandas DataFrame (one row per generation)."""
+        import pandas
+
+        return pandas.DataFrame(self.history)
+
+    def close(self):
+        if self.running:
+            self.stop()
+        self.evaluator.close()
+
+
+__all__ = ["ALGORITHMS", "Trainer", "TrainerError"]
