@@ -4,9 +4,13 @@ Subpackages:
   workbench.ops     custom TensorFlow ops for a population of networks (and their
                     pure-TF references)
   workbench.models  population models (LargeModel, SmallModel, MLPModel)
-  workbench.evolution  noise table and seed-chain genomes (the algorithms come next)
+  workbench.evolution  noise table, seed-chain genomes and the search algorithms (GA, ES,
+                    novelty search) behind one ask/tell interface
   workbench.envs    environment batches: Atari games emulated inside TensorFlow ops
                     (AtariBatch) and Gymnasium environments (GymBatch)
+  workbench.evaluation  the Evaluator: genomes x episodes -> returns, pipelined sub-populations
+  workbench.training    the Trainer (background thread, events, logs, checkpoints), replays
+  python -m workbench   the command line (workbench/cli.py)
 """
 
 __version__ = "0.1.0"

@@ -1,0 +1,49 @@
+"""The command line end to end on a tiny budget: train, resume, replay, errors."""
+import json
+import os
+import subprocess
+import sys
+
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+TINY = ["--game", "pong", "--algo", "ga", "--model", "small", "--population", "3", "--truncation", "1",
+        "--elite-candidates", "1", "--elite-episodes", "1", "--max-episode-frames", "200", "--noise-size", str(2**22),
+        "--subpopulations", "1", "--slots", "3"]
+
+
+def workbench(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=timeout,
+                          env=ENV, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_train_resume_replay(tmp_path):
+    run = str(tmp_path / "run")
+    result = workbench("train", *TINY, "--generations", "2", "--out", run)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "generation    1" in result.stdout
+    for name in ("config.json", "history.jsonl", "fitness.png", "elite.gif", "checkpoints", "tensorboard"):
+        assert os.path.exists(os.path.join(run, name)), name
+    result = workbench("resume", run, "--generations", "1", "--no-gif")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert [json.loads(line)["generation"] for line in open(os.path.join(run, "history.jsonl"))] == [0, 1, 2]
+    gif = str(tmp_path / "g0.gif")
+    result = workbench("replay", run, "--generation", "0", "--out", gif)
+    assert result.returncode == 0 and os.path.getsize(gif) > 1000, result.stderr[-3000:]
+    again = str(tmp_path / "g0b.gif")
+    workbench("replay", run, "--generation", "0", "--out", again)
+    assert open(gif, "rb").read() == open(again, "rb").read()  # deterministic
+    result = workbench("train", *TINY, "--generations", "1", "--out", run)
+    assert result.returncode != 0 and "already holds a run" in (result.stdout + result.stderr)
+
+
+def test_errors_name_the_argument(tmp_path):
+    result = workbench("train", *TINY, "--sigma", "-1", "--generations", "1", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2 and "sigma" in result.stderr
+    result = workbench("train", "--game", "pong", "--algo", "ga", "--learning-rate", "0.1", "--generations", "1",
+                       "--out", str(tmp_path / "y"))
+    assert result.returncode == 2 and "learning_rate" in result.stderr
+    result = workbench("train", "--game", "pongg", "--generations", "1", "--out", str(tmp_path / "z"))
+    assert result.returncode == 2 and "pong" in result.stderr
+    result = workbench("replay", str(tmp_path), "--out", str(tmp_path / "a.gif"))
+    assert result.returncode == 2 and "error" in result.stderr
+    result = workbench("train", "--help")
+    assert result.returncode == 0 and "--truncation" in result.stdout and "--minutes" in result.stdout

@@ -1,0 +1,200 @@
+"""The command line: python -m workbench train | resume | replay | bench.
+
+  python -m workbench train --game frostbite --algo ga --model small --population 200 --generations 10 --out runs/NAME
+  python -m workbench resume runs/NAME --generations 5
+  python -m workbench replay runs/NAME --generation 3 --out elite.gif
+  python -m workbench bench --quick
+
+Every hyperparameter of the algorithms (GAConfig, ESConfig, NoveltyConfig) is an option
+(--sigma, --truncation, --learning-rate, ...); --config FILE.json gives a RunConfig as JSON
+(options given on the command line override it).
+"""
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+
+from workbench.evolution import ESConfig, GAConfig, NoveltyConfig
+from workbench.training.run_config import ALGORITHMS, RunConfig
+
+HYPERPARAMETERS = {}
+for _config in (GAConfig, ESConfig, NoveltyConfig):
+    for _field in dataclasses.fields(_config):
+        HYPERPARAMETERS.setdefault(_field.name, type(_field.default))
+
+
+def _add_train_options(parser):
+    parser.add_argument("--config", help="a RunConfig as JSON (options below override it)")
+    parser.add_argument("--game", "--env", dest="env", help="Atari game (frostbite, ALE/Pong-v5) or Gymnasium id")
+    parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default ga)")
+    parser.add_argument("--model", help='network: "small", "large" (Atari) or "mlp"')
+    parser.add_argument("--population", dest="population_size", type=int, help="alias of --population-size")
+    for name, kind in sorted(HYPERPARAMETERS.items()):
+        option = "--" + name.replace("_", "-")
+        if name == "population_size":
+            parser.add_argument(option, dest=name, type=int, help="members per generation")
+            continue
+        parser.add_argument(option, dest=name, type=kind, help=f"{kind.__name__} hyperparameter")
+    for name in ("subpopulations", "slots", "max_episode_frames", "perturbed_rank", "seed", "noise_size", "noise_seed"):
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, help=f"run setting {name}")
+    parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram")')
+    _add_budget_options(parser)
+    parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
+
+
+def _add_budget_options(parser):
+    parser.add_argument("--generations", type=int, help="generations to run")
+    parser.add_argument("--frames", type=int, help="frames to run")
+    parser.add_argument("--minutes", type=float, help="wall-clock minutes to run")
+    parser.add_argument("--checkpoint-every", type=int, default=1, help="generations between checkpoints (default 1)")
+    parser.add_argument("--no-gif", action="store_true", help="do not write elite.gif at the end")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="python -m workbench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_train_options(commands.add_parser("train", help="start a run"))
+    resume = commands.add_parser("resume", help="continue a run from its newest checkpoint")
+    resume.add_argument("run_dir")
+    _add_budget_options(resume)
+    replay = commands.add_parser("replay", help="replay a run's elite and write a GIF or MP4")
+    replay.add_argument("run_dir")
+    replay.add_argument("--generation", type=int, help="generation whose elite to replay (default: the newest)")
+    replay.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
+    replay.add_argument("--out", required=True, help="output file, .gif or .mp4")
+    bench = commands.add_parser("bench", help="run the benchmarks in bench/")
+    bench.add_argument("--quick", action="store_true")
+    bench.add_argument("names", nargs="*", help="benchmarks (default: all): population_inference emulation end_to_end")
+    return parser
+
+
+def run_config_from(args):
+    data = {}
+    if args.config:
+        with open(args.config) as f:
+            data = json.load(f)
+    config = RunConfig.from_json(data)
+    for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
+                 "seed", "noise_size", "noise_seed", "behaviour"):
+        value = getattr(args, name)
+        if value is not None:
+            setattr(config, name, value)
+    hyperparameters = dict(config.hyperparameters)
+    for name in HYPERPARAMETERS:
+        value = getattr(args, name, None)
+        if value is not None:
+            hyperparameters[name] = value
+    config.hyperparameters = hyperparameters
+    config.algorithm_config()  # a clear error now for an invalid value
+    return config
+
+
+def train(trainer, args):
+    """Runs with a progress bar and a summary line per generation; writes fitness.png and elite.gif."""
+    from tqdm import tqdm
+
+    budget = dict(generations=args.generations, frames=args.frames,
+                  seconds=None if args.minutes is None else args.minutes * 60)
+    if all(v is None for v in budget.values()):
+        raise SystemExit("give a budget: --generations, --frames or --minutes")
+    total = args.generations
+    bar = tqdm(total=total, unit="gen", dynamic_ncols=True, disable=None)
+    events = trainer.events.subscribe(kinds={"generation"})
+    trainer.start(**budget)
+    try:
+        while trainer.running:
+            event = events.get(timeout=0.5)
+            if event is not None:
+                _report(bar, event.data)
+        for event in events.drain():
+            _report(bar, event.data)
+        trainer.wait()
+    except KeyboardInterrupt:
+        bar.write("stopping (the generation in progress is discarded; a checkpoint is written)")
+        trainer.stop()
+    finally:
+        bar.close()
+    if trainer.running is False and trainer.run_dir is not None:
+        trainer.checkpoint()
+    outputs = [plot_history(trainer.history, os.path.join(trainer.run_dir, "fitness.png"))] if trainer.history else []
+    if trainer.history and not args.no_gif:
+        try:
+            from workbench.training.replay import replay_run, save_video
+
+            outputs.append(save_video(replay_run(trainer.run_dir), os.path.join(trainer.run_dir, "elite.gif")))
+        except ValueError as error:
+            print(f"no elite.gif: {error}")
+    names = [os.path.basename(p) for p in outputs] + ["history.jsonl", "checkpoints/", "tensorboard/"]
+    print(f"run directory {trainer.run_dir}: " + ", ".join(names))
+
+
+def _report(bar, record):
+    bar.update(1)
+    elite = record.get("elite")
+    bar.write(f"generation {record['generation']:>4}  max {record['max']:>9.1f}  mean {record['mean']:>9.1f}  "
+              f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record['frames_total']:>11,}  "
+              f"{record['frames_per_second']:>8,.0f} frames/s")
+
+
+def plot_history(history, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    generations = [r["generation"] for r in history]
+    figure, axis = plt.subplots(figsize=(7, 4))
+    for key, style in (("max", "-"), ("mean", "--"), ("median", ":"), ("elite", "-")):
+        values = [r.get(key) for r in history]
+        if any(v is not None for v in values):
+            axis.plot(generations, [float("nan") if v is None else v for v in values], style, label=key)
+    axis.set_xlabel("generation")
+    axis.set_ylabel("episode return")
+    axis.legend()
+    axis.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.command == "bench":
+        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+        names = args.names or ["population_inference", "emulation", "end_to_end"]
+        for name in names:
+            script = os.path.join(here, f"{name}.py")
+            if not os.path.exists(script):
+                raise SystemExit(f"unknown benchmark {name!r}")
+            code = subprocess.call([sys.executable, script] + (["--quick"] if args.quick else []))
+            if code:
+                return code
+        return 0
+    from workbench.training import CheckpointError, Trainer
+
+    try:
+        if args.command == "train":
+            config = run_config_from(args)
+            if os.path.exists(os.path.join(args.out, "config.json")):
+                raise SystemExit(f"{args.out} already holds a run: resume it with `python -m workbench resume {args.out}`")
+            trainer = Trainer.from_config(config, run_dir=args.out, checkpoint_every=args.checkpoint_every)
+            train(trainer, args)
+        elif args.command == "resume":
+            trainer = Trainer.resume_from(args.run_dir, checkpoint_every=args.checkpoint_every)
+            print(f"resuming {args.run_dir} at generation {trainer.generation}")
+            train(trainer, args)
+        else:
+            from workbench.training.replay import replay_run, save_video
+
+            episode = replay_run(args.run_dir, args.generation, seed=args.seed)
+            save_video(episode, args.out)
+            print(f"{args.out}: {len(episode.actions)} steps, score {episode.score:g}")
+    except (ValueError, CheckpointError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,155 @@
+"""Replays of evolved agents: one episode of a genome, its frames, actions and rewards, as GIF or MP4.
+
+    episode = replay_run("runs/demo", generation=None)      # the newest elite of a run
+    episode = replay(genome, "frostbite", "small", decoder, seed=0)
+    save_video(episode, "elite.gif")                         # or .mp4; the score is drawn in
+
+Deterministic: the same genome and seed give the same episode (the emulation
+ops are seeded per episode; the network is deterministic).
+"""
+import dataclasses
+import os
+
+import numpy as np
+
+from workbench.envs import make_batch
+from workbench.evaluation.evaluator import build_model
+from workbench.evolution import Genome, GenomeDecoder, NoiseTable, ParameterSpace
+from workbench.envs.rng import episode_seed
+
+
+@dataclasses.dataclass
+class Episode:
+    """frames uint8 [T+1, H, W, 3] (RGB, the start then after each step), actions [T], rewards [T],
+    observations [T+1, ...] (what the network saw), score = sum of rewards."""
+
+    frames: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    observations: np.ndarray
+    score: float
+    action_meanings: list = None
+
+
+def replay(genome, env, model, decoder, *, seed=0, max_episode_frames=None, env_options=None, model_options=None,
+           max_steps=100_000):
+    """One episode of `genome` (a Genome, or a flat weight vector) on `env` with `model` ("small", "large", "mlp")."""
+    options = dict(env_options or {})
+    from workbench.envs import find_atari_game
+
+    atari = find_atari_game(env) is not None
+    if max_episode_frames is not None:
+        options["max_num_frames_per_episode" if atari else "max_episode_steps"] = max_episode_frames
+    if not atari:
+        options.setdefault("render_mode", "rgb_array")
+    batch = make_batch(env, 1, **options)
+    try:
+        network = build_model(model, batch, 1, model_options)
+        weights = decoder.decode(genome) if isinstance(genome, Genome) else np.asarray(genome, np.float32)
+        network.set_slot(0, weights)
+        observation = batch.reset([0], [episode_seed(seed, 0, 0)])
+        screen = _screen_reader(batch)
+        frames, observations, actions, rewards = [screen()], [observation[0]], [], []
+        done = bool(batch.done([0])[0])
+        while not done and len(actions) < max_steps:
+            action = int(network.act(observation, np.zeros(1, np.int32)).numpy()[0])
+            reward, (done,) = batch.step([0], [action])
+            observation = batch.observation([0])
+            frames.append(screen())
+            observations.append(observation[0])
+            actions.append(action)
+            rewards.append(float(reward[0]))
+        meanings = list(batch.action_meanings) if hasattr(batch, "action_meanings") else None
+    finally:
+        batch.close()
+    return Episode(None if frames[0] is None else np.stack(frames), np.array(actions, np.int32), np.array(rewards, np.float32),
+                   np.stack(observations), float(np.sum(rewards)), meanings)
+
+
+def _screen_reader(batch):
+    """A function returning the RGB screen, or None when the environment cannot render (e.g. no pygame)."""
+    try:
+        batch.screen([0])
+    except Exception:  # noqa: BLE001 - Gymnasium's renderers raise their own dependency errors
+        return lambda: None
+    return lambda: batch.screen([0])[0]
+
+
+def replay_run(run_dir, generation=None, seed=0):
+    """The elite of `generation` of a run directory (default: the strategy's current elite), for one episode.
+
+    For ES and novelty search the current elite is the newest centre; the centres of earlier
+    generations are not kept in checkpoints, so only the newest can be replayed.
+    """
+    import json
+
+    from workbench.training.checkpoint import load_checkpoint
+    from workbench.training.run_config import ALGORITHMS, RunConfig
+
+    with open(os.path.join(run_dir, "config.json")) as f:
+        config = RunConfig.from_json(json.load(f))
+    _, state = load_checkpoint(run_dir)
+    batch = make_batch(config.env, 1, **dict(config.env_options))
+    try:
+        probe = build_model(config.model, batch, 1, config.model_options)
+    finally:
+        batch.close()
+    space = ParameterSpace.for_model(probe, NoiseTable.shared(config.noise_size, config.noise_seed))
+    strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
+    bases = strategy.bases() if hasattr(strategy, "bases") else {}
+    history = state["history"]
+    if generation is None:
+        if strategy.elite is None:
+            raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
+        genome = strategy.elite
+    else:
+        matches = [r for r in history if r["generation"] == generation]
+        if not matches:
+            last = history[-1]["generation"] if history else -1
+            raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
+        genome = Genome.from_json(matches[0]["elite_genome"])
+        if genome.has_base and genome.init not in bases:
+            raise ValueError(f"generation {generation}'s elite is an ES centre the checkpoint no longer holds; "
+                             "only the newest centres are kept (replay without --generation)")
+    decoder = GenomeDecoder(space)
+    for key, weights in bases.items():
+        decoder.add_base(key, weights)
+    return replay(genome, config.env, config.model, decoder, seed=seed, max_episode_frames=config.max_episode_frames,
+                  env_options=config.env_options, model_options=config.model_options)
+
+
+def save_video(episode, path, fps=15, scale=2):
+    """Writes the episode as a GIF or MP4 (by extension), the running score drawn in the corner."""
+    import imageio.v3 as iio
+    from PIL import Image, ImageDraw
+
+    if episode.frames is None:
+        raise ValueError("this episode has no frames: its environment cannot render RGB (for Gymnasium's classic "
+                         "control install pygame: pip install 'gymnasium[classic-control]')")
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in (".gif", ".mp4"):
+        raise ValueError(f"path must end in .gif or .mp4, got {path!r}")
+    scores = np.concatenate([[0.0], np.cumsum(episode.rewards)])
+    frames = []
+    for frame, score in zip(episode.frames, scores):
+        image = Image.fromarray(frame).resize((frame.shape[1] * scale, frame.shape[0] * scale), Image.NEAREST)
+        draw = ImageDraw.Draw(image)
+        text = f"score {score:g}"
+        draw.rectangle([0, 0, 8 + 7 * len(text), 16], fill=(0, 0, 0))
+        draw.text((4, 3), text, fill=(255, 255, 0))
+        frames.append(np.asarray(image))
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    if extension == ".gif":
+        iio.imwrite(path, np.stack(frames), duration=1000 / fps, loop=0)
+    else:
+        _write_mp4(path, frames, fps)
+    return path
+
+
+def _write_mp4(path, frames, fps):
+    import imageio
+
+    with imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=1) as writer:
+        for frame in frames:
+            writer.append_data(frame)
