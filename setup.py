@@ -100,7 +100,8 @@ setup(
     ],
     cmdclass={"build_ext": BuildTensorFlowOps},
     install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.0",
-                      "tensorboard>=2.21,<2.22", "pandas>=2.0", "tqdm>=4.60"],
+                      "tensorboard>=2.21,<2.22", "pandas>=2.0", "tqdm>=4.60", "matplotlib>=3.8", "pillow>=10",
+                      "imageio>=2.30", "imageio-ffmpeg>=0.4.9"],
     extras_require={
         "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "matplotlib>=3.8"],
         "notebook": ["jupyterlab>=4", "ipywidgets>=8", "matplotlib>=3.8"],
