@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from workbench.training import CheckpointError, EventBus, RunConfig, Trainer, TrainerError, load_checkpoint
+from workbench.training import (
+    CheckpointError, EventBus, RunConfig, Trainer, TrainerError, list_checkpoints, load_checkpoint)
 
 FITNESS_KEYS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations", "frames")
 
@@ -182,9 +183,12 @@ def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path, damage, match):
         Trainer.resume_from(str(tmp_path))
 
 
-def test_a_directory_without_a_run_is_refused(tmp_path):
+def test_a_directory_without_a_run_is_refused_and_one_with_a_run_is_not_overwritten(tmp_path):
     with pytest.raises(CheckpointError, match="not a run directory"):
         Trainer.resume_from(str(tmp_path))
+    Trainer.from_config(cartpole_config(), run_dir=str(tmp_path)).run(generations=1)
+    with pytest.raises(ValueError, match="holds a run already"):
+        Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
 
 
 KILL_SCRIPT = """
@@ -192,9 +196,9 @@ import os, sys
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 sys.path.insert(0, {root!r})
 from tests.test_trainer import cartpole_config
-from workbench.training import Trainer
+from workbench.training import Trainer, list_checkpoints
 run_dir = sys.argv[1]
-if os.path.exists(os.path.join(run_dir, "checkpoints")):
+if list_checkpoints(run_dir):
     trainer = Trainer.resume_from(run_dir)
 else:
     trainer = Trainer.from_config(cartpole_config(), run_dir=run_dir)
@@ -214,13 +218,13 @@ def test_kill_9_at_random_moments_loses_at_most_the_generation_in_progress(tmp_p
     for attempt in range(12):
         process = subprocess.Popen([sys.executable, str(script), run_dir], stdout=subprocess.PIPE, text=True)
         assert process.stdout.readline().strip() == "ready"
-        before = load_checkpoint(run_dir)[0] if os.path.isdir(os.path.join(run_dir, "checkpoints")) else 0
+        before = load_checkpoint(run_dir)[0] if list_checkpoints(run_dir) else 0
         time.sleep(rng.uniform(0.1, 1.5))
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
             kills += 1
         process.wait()
-        after = load_checkpoint(run_dir)[0] if os.path.isdir(os.path.join(run_dir, "checkpoints")) else 0
+        after = load_checkpoint(run_dir)[0] if list_checkpoints(run_dir) else 0
         assert after >= before  # nothing already checkpointed is lost
         if kills >= 5 and after >= 8:
             break

@@ -58,6 +58,8 @@ def save_checkpoint(run_dir, generation, state, keep=3):
     """Writes `state` (JSON-able data and numpy arrays) as the checkpoint of `generation`; returns its path."""
     root = os.path.join(run_dir, "checkpoints")
     os.makedirs(root, exist_ok=True)
+    for stale in [n for n in os.listdir(root) if n.startswith(".writing-")]:  # left by a crash mid-write
+        shutil.rmtree(os.path.join(root, stale), ignore_errors=True)
     arrays = {}
     document = {"format": FORMAT, "version": VERSION, "generation": int(generation), "state": _split(state, arrays)}
     staging = tempfile.mkdtemp(prefix=".writing-", dir=root)

@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import EvaluationCancelled
-from workbench.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
 
@@ -51,7 +51,7 @@ def _check_budget(name, value, integer):
 class Trainer:
     """Drives `strategy` (ask/tell) with `evaluator`; see the module docstring."""
 
-    def __init__(self, strategy, evaluator, *, run_dir=None, seed=0, checkpoint_every=1, config=None):
+    def __init__(self, strategy, evaluator, *, run_dir=None, seed=0, checkpoint_every=1, config=None, _resuming=False):
         if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 0:
             raise ValueError(f"checkpoint_every must be a non-negative integer (0 = only on stop), got {checkpoint_every!r}")
         self.strategy, self.evaluator, self.run_dir = strategy, evaluator, run_dir
@@ -72,18 +72,26 @@ class Trainer:
         if listener_owner.frame_listener is None:
             listener_owner.frame_listener = self._on_frame
         if run_dir is not None:
+            if not _resuming and list_checkpoints(run_dir):
+                raise ValueError(f"run_dir {run_dir!r} holds a run already: continue it with Trainer.resume_from, "
+                                 "or choose another directory")
             os.makedirs(run_dir, exist_ok=True)
             if config is not None:
                 self._write_json("config.json", config.to_json())
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_config(cls, config, run_dir=None, checkpoint_every=1):
+    def from_config(cls, config, run_dir=None, checkpoint_every=1, _resuming=False):
+        """A new run of `config` (run_dir: where its logs and checkpoints go; None = nowhere)."""
         if not isinstance(config, RunConfig):
             raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
         strategy, evaluator = config.build()
-        return cls(strategy, evaluator, run_dir=run_dir, seed=config.seed, checkpoint_every=checkpoint_every,
-                   config=config)
+        try:
+            return cls(strategy, evaluator, run_dir=run_dir, seed=config.seed, checkpoint_every=checkpoint_every,
+                       config=config, _resuming=_resuming)
+        except BaseException:
+            evaluator.close()
+            raise
 
     @classmethod
     def resume_from(cls, run_dir, checkpoint_every=1):
@@ -96,7 +104,7 @@ class Trainer:
         except (json.JSONDecodeError, ValueError, TypeError) as error:
             raise CheckpointError(f"{run_dir}/config.json is corrupt: {error}") from error
         generation, state = load_checkpoint(run_dir)
-        trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every)
+        trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every, _resuming=True)
         try:
             trainer._load(state)
         except (KeyError, TypeError, ValueError) as error:
