@@ -180,3 +180,15 @@ def test_bad_input_is_refused():
         Evaluator("CartPole-v1", lambda shape, actions, slots: MLPModel(3, actions, slots=slots))
     with pytest.raises(ValueError, match="needs an Atari batch"):
         cartpole(1, 2, behaviour="final_ram").evaluate([EvaluationRequest(Genome(0), 1, "x", behaviour=True)])
+
+
+def test_episodes_do_not_depend_on_the_episodes_before_them_in_an_emulator():
+    # Frostbite keeps console state across ALE's reset_game: before every reset restored the console as loaded,
+    # request 12 started differently after 12 earlier episodes in one emulator than in a fresh one.
+    outcomes = []
+    for slots in (1, 3):
+        with Evaluator("frostbite", "small", subpopulations=1, slots=slots, max_episode_frames=1500) as evaluator:
+            requests = [EvaluationRequest(Genome(evaluator.space.sample_offset(np.random.default_rng(k))), 1, "p")
+                        for k in range(13)]
+            outcomes.append([(r.returns.tolist(), r.frames.tolist()) for r in evaluator.evaluate(requests, seed=5)])
+    assert outcomes[0] == outcomes[1]

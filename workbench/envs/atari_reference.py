@@ -35,6 +35,7 @@ class _ReferenceEmulator:
         self.ale.setInt("frame_skip", 1)
         self.ale.setInt("max_num_frames_per_episode", 0)
         self.ale.loadROM(config.rom_path)
+        self.pristine = self.ale.cloneState(include_rng=True)  # every episode restarts from the console as loaded
         self.action_set = [a.value for a in self.ale.getMinimalActionSet()]
         self.has_fire = FIRE in self.action_set
         self.sticky = float(np.float32(config.repeat_action_probability))  # the ops hold it as float32
@@ -64,6 +65,7 @@ class _ReferenceEmulator:
         return max_and_resize(newest, previous, self.config.screen_size)
 
     def reset(self, seed):
+        self.ale.restoreState(self.pristine)
         self.ale.reset_game()
         self.rng = SplitMix64(seed)
         self.started = True

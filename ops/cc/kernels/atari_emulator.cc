@@ -44,6 +44,10 @@ AtariEmulator::AtariEmulator(const AtariConfig& config, const FrameResizer* resi
   ale_->setInt("frame_skip", 1);
   ale_->setInt("max_num_frames_per_episode", 0);
   ale_->loadROM(config_.rom_path);
+  // The whole console (and ALE's RNG) as loaded: every episode restarts from it,
+  // so an episode does not depend on the episodes before it in this emulator
+  // (reset_game alone leaves console state behind, e.g. in Frostbite).
+  pristine_ = std::make_unique<ale::ALEState>(ale_->cloneState(/*include_rng=*/true));
   for (ale::Action action : ale_->getMinimalActionSet()) {
     action_set_.push_back(static_cast<int>(action));
     if (action == ale::PLAYER_A_FIRE) has_fire_ = true;
@@ -91,6 +95,7 @@ void AtariEmulator::PushFrame(const uint8_t* previous) {
 }
 
 void AtariEmulator::Reset(uint64_t seed) {
+  ale_->restoreState(*pristine_);
   ale_->reset_game();
   rng_.Seed(seed);
   started_ = true;

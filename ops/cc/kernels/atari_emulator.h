@@ -18,6 +18,7 @@
 
 namespace ale {
 class ALEInterface;
+class ALEState;
 }
 
 namespace workbench {
@@ -99,6 +100,7 @@ class AtariEmulator {
   AtariConfig config_;
   const FrameResizer* resizer_;
   std::unique_ptr<ale::ALEInterface> ale_;
+  std::unique_ptr<ale::ALEState> pristine_;  // the console as loaded; every Reset starts from it
   std::vector<int> action_set_;  // ALE action ids of the minimal action set
   bool has_fire_ = false;
   int screen_height_ = 0, screen_width_ = 0;
