@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 from workbench.evolution import ESConfig, GAConfig, NoveltyConfig
 from workbench.training.run_config import ALGORITHMS, RunConfig

@@ -4,7 +4,6 @@ The resource is freed when the backend is closed or garbage-collected.
 """
 import weakref
 
-import numpy as np
 import tensorflow as tf
 
 from workbench.ops import atari_env
