@@ -240,3 +240,16 @@ def test_kill_9_at_random_moments_loses_at_most_the_generation_in_progress(tmp_p
     assert fitness(resumed.history) == fitness(reference.history)
     lines = [json.loads(line) for line in open(os.path.join(run_dir, "history.jsonl"))]
     assert [line["generation"] for line in lines] == list(range(GENERATIONS))
+
+
+def test_run_configs_refuse_unknown_fields_and_values():
+    with pytest.raises(ValueError, match="unknown run config fields"):
+        RunConfig.from_json({"env": "pong", "populaton": 3})
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        RunConfig(algorithm="cma-es").algorithm_config()
+    with pytest.raises(ValueError, match="unknown ga hyperparameters"):
+        RunConfig(hyperparameters={"learning_rate": 0.1}).algorithm_config()
+    with pytest.raises(ValueError, match="truncation"):
+        RunConfig(hyperparameters={"truncation": -1}).algorithm_config()
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        Trainer.from_config(cartpole_config(), checkpoint_every=-1)

@@ -114,11 +114,9 @@ def train(trainer, args):
         trainer.wait()
     except KeyboardInterrupt:
         bar.write("stopping (the generation in progress is discarded; a checkpoint is written)")
-        trainer.stop()
     finally:
         bar.close()
-    if trainer.running is False and trainer.run_dir is not None:
-        trainer.checkpoint()
+        trainer.stop()  # joins the thread; checkpoints unless the newest checkpoint is already this state
     outputs = [plot_history(trainer.history, os.path.join(trainer.run_dir, "fitness.png"))] if trainer.history else []
     if trainer.history and not args.no_gif:
         try:

@@ -12,6 +12,14 @@ from workbench.envs.games import atari_game_ids, close_matches, find_atari_game,
 from workbench.envs.gym_batch import GymBatch
 
 
+def episode_cap_option(name, max_episode_frames):
+    """The make_batch option capping episodes of `name`: frames for Atari (no-ops included), steps for Gymnasium."""
+    if max_episode_frames is None:
+        return {}
+    key = "max_num_frames_per_episode" if find_atari_game(name) is not None else "max_episode_steps"
+    return {key: max_episode_frames}
+
+
 def make_batch(name, batch_size, *, seed=0, **kwargs):
     """An AtariBatch when `name` is an Atari game, else a GymBatch of the Gymnasium id `name`."""
     if find_atari_game(name) is not None:
@@ -32,6 +40,7 @@ __all__ = [
     "EnvBatch",
     "GymBatch",
     "atari_game_ids",
+    "episode_cap_option",
     "find_atari_game",
     "make_batch",
     "resolve_atari_game",

@@ -27,7 +27,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from workbench.envs import AtariBatch, make_batch
+from workbench.envs import AtariBatch, episode_cap_option, make_batch
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.subpopulation import JobQueue, Outcomes, SubPopulation
 from workbench.evaluation.telemetry import Telemetry
@@ -126,12 +126,7 @@ class Evaluator:
     def _make_env(name, slots, max_episode_frames, options, k):
         if not isinstance(name, str):
             raise TypeError(f"env must be a game or Gymnasium id string, got {type(name).__name__}")
-        if max_episode_frames is not None:
-            from workbench.envs import find_atari_game
-
-            key = "max_num_frames_per_episode" if find_atari_game(name) is not None else "max_episode_steps"
-            options = dict(options, **{key: max_episode_frames})
-        return make_batch(name, slots, seed=k, **options)
+        return make_batch(name, slots, seed=k, **dict(options, **episode_cap_option(name, max_episode_frames)))
 
     @property
     def num_parameters(self):
@@ -159,26 +154,18 @@ class Evaluator:
                 raise ValueError(f"requests[{k}] has a genome that cannot be decoded here: {error}") from error
             if request.behaviour and self.behaviour is None:
                 raise ValueError(f"requests[{k}] asks for a behaviour characterisation: give the Evaluator a behaviour")
-        jobs, outcomes = JobQueue(requests, stopped=self._stop_event(cancel)), Outcomes(requests)
+        if cancel is not None and not isinstance(cancel, threading.Event):
+            raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
+        jobs, outcomes = JobQueue(requests, cancel), Outcomes(requests)
         start = time.perf_counter()
         parts = self._run(requests, jobs, outcomes, seed)
-        if jobs.stopped.is_set():
+        if jobs.stopped():
             raise EvaluationCancelled("the evaluation was cancelled")
         self.telemetry = Telemetry.combine(parts, time.perf_counter() - start)
         return [EvaluationResult(outcomes.returns[r],
                                  None if outcomes.behaviours[r] is None else np.stack(outcomes.behaviours[r]),
                                  outcomes.steps[r], outcomes.frames[r])
                 for r in range(len(requests))]
-
-    @staticmethod
-    def _stop_event(cancel):
-        """An event set by `cancel` (or by a failing sub-population, without touching `cancel`)."""
-        stopped = threading.Event()
-        if cancel is not None:
-            if not isinstance(cancel, threading.Event):
-                raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
-            stopped = _LinkedEvent(cancel)
-        return stopped
 
     def _run(self, requests, jobs, outcomes, seed):
         if len(self.subpopulations) == 1:
@@ -211,15 +198,3 @@ class Evaluator:
     def __exit__(self, *exc):
         self.close()
 
-
-class _LinkedEvent:
-    """An event that also counts as set when `outer` is set (the caller's cancel event)."""
-
-    def __init__(self, outer):
-        self.outer, self.own = outer, threading.Event()
-
-    def is_set(self):
-        return self.own.is_set() or self.outer.is_set()
-
-    def set(self):
-        self.own.set()

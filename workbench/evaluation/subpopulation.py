@@ -24,18 +24,22 @@ from workbench.ops import LowRankPerturbation, assign_slots, atari_env
 class JobQueue:
     """(request, episode) pairs handed out to sub-populations, in order; thread-safe.
 
-    `stopped` is set by a failing sub-population or by the caller (cancel): every sub-population
-    then ends its loop after the current step.
+    Stopped once a sub-population fails (it sets `failed`) or the caller's `cancel` event is set:
+    every sub-population then ends its loop after the current step.
     """
 
-    def __init__(self, requests, stopped=None):
+    def __init__(self, requests, cancel=None):
         self._jobs = collections.deque((r, e) for r, request in enumerate(requests) for e in range(request.episodes))
         self._lock = threading.Lock()
-        self.stopped = stopped if stopped is not None else threading.Event()
+        self.failed = threading.Event()
+        self.cancel = cancel
+
+    def stopped(self):
+        return self.failed.is_set() or (self.cancel is not None and self.cancel.is_set())
 
     def take(self, count):
         with self._lock:
-            if self.stopped.is_set():
+            if self.stopped():
                 return []
             return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
 
@@ -131,7 +135,7 @@ class SubPopulation:
         self._perturbed = np.zeros(self.size, bool)
         self._steps = np.zeros(self.size, np.int64)
         try:
-            while not jobs.stopped.is_set():
+            while not jobs.stopped():
                 free = [s for s in range(self.size) if self._job[s] is None]
                 started = jobs.take(len(free))
                 if started:
@@ -142,7 +146,7 @@ class SubPopulation:
                 elif not len(jobs):
                     break
         except BaseException:
-            jobs.stopped.set()
+            jobs.failed.set()
             raise
         return self.telemetry
 

@@ -22,10 +22,9 @@ import math
 import numpy as np
 
 from workbench.evolution.genome import Genome, base_key
-from workbench.evolution.space import MAX_RANK, ParameterSpace
+from workbench.evolution.space import MAX_RANK
 from workbench.evolution.strategy import (
-    EvaluationRequest, HyperparameterLog, centered_ranks, check_int, check_known_fields, check_real, check_results,
-    fitness_summary, mean_return)
+    EvaluationRequest, Strategy, centered_ranks, check_int, check_real, check_results, fitness_summary, mean_return)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,24 +114,16 @@ def adam_update(theta, adam, gradient, config):
     return (theta + step).astype(np.float32)
 
 
-class EvolutionStrategy:
+class EvolutionStrategy(Strategy):
     """OpenAI-ES on a ParameterSpace; `seed` drives the initial centre and every noise offset."""
 
     kind = "EvolutionStrategy"
+    config_class = ESConfig
+    rank_field = "perturbation_rank"
 
     def __init__(self, config, space, seed=0):
-        if not isinstance(config, ESConfig):
-            raise TypeError(f"config must be an ESConfig, got {type(config).__name__}")
-        if not isinstance(space, ParameterSpace):
-            raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
-        self.space = space
-        self.config = self._validate(config)
-        self.rng = np.random.default_rng(seed)
-        self.generation = 0
-        self.hyperparameters = HyperparameterLog()
-        self.history = []
+        super().__init__(config, space, seed)
         self.indices = None
-        self._requests = None
         self._init_centers()
 
     def _init_centers(self):
@@ -173,8 +164,7 @@ class EvolutionStrategy:
         self.center = adam_update(self.center, self.adam, gradient, self.config)
         self._key = base_key(self.center)
         self.indices = None
-        self.generation += 1
-        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+        self._apply_hyperparameters()
 
     def _record(self, fitness, gradient, episodes):
         self.history.append(dict(
@@ -200,18 +190,6 @@ class EvolutionStrategy:
         """{key: weights} of the dense bases that the current requests and the elite refer to."""
         return {self._key: self.center}
 
-    # -- hyperparameters ------------------------------------------------------------------
-    def set(self, **changes):
-        """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
-        check_known_fields(type(self.config), changes)
-        self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
-        self.hyperparameters.request(changes)
-
-    def _validate(self, config):
-        config.validated()
-        self.space.check_rank(config.perturbation_rank, "perturbation_rank")
-        return config
-
     # -- state ----------------------------------------------------------------------------
     def state_dict(self):
         """Everything needed to continue exactly: JSON-able data plus numpy arrays (centre, Adam moments)."""
@@ -219,48 +197,14 @@ class EvolutionStrategy:
                     adam=self.adam.state())
 
     def _common_state(self):
-        return {
-            "kind": self.kind,
-            "version": 1,
-            "config": dataclasses.asdict(self.config),
-            "space": self.space.describe(),
-            "rng": self.rng.bit_generator.state,
-            "generation": self.generation,
-            "indices": None if self.indices is None else list(self.indices),
-            "history": self.history,
-            "hyperparameters": self.hyperparameters.state(),
-        }
-
-    @classmethod
-    def from_state(cls, state, space):
-        """A strategy that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
-        if not isinstance(state, dict) or state.get("kind") != cls.kind or state.get("version") != 1:
-            raise ValueError(f"not an {cls.kind} state (version 1)")
-        try:
-            space.check_compatible(state["space"], f"{cls.kind} state")
-            strategy = cls(cls._config_class()(**state["config"]), space)
-            strategy._load(state)
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"corrupt {cls.kind} state: {error!r}") from error
-        return strategy
-
-    @staticmethod
-    def _config_class():
-        return ESConfig
+        return dict(super()._common_state(), indices=None if self.indices is None else list(self.indices))
 
     def _load(self, state):
-        self._load_common(state)
+        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
         self.center = self._checked_center(state["center"], "the centre")
         self._key = base_key(self.center)
         self.center_fitness = state["center_fitness"]
         self.adam.load(state["adam"], self.space.num_parameters)
-
-    def _load_common(self, state):
-        self.rng.bit_generator.state = state["rng"]
-        self.generation = int(state["generation"])
-        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.history = list(state["history"])
-        self.hyperparameters.load(state["hyperparameters"])
 
     def _checked_center(self, values, what):
         n = self.space.num_parameters

@@ -16,10 +16,9 @@ import math
 import numpy as np
 
 from workbench.evolution.genome import Genome
-from workbench.evolution.space import MAX_RANK, ParameterSpace
+from workbench.evolution.space import MAX_RANK
 from workbench.evolution.strategy import (
-    EvaluationRequest, HyperparameterLog, check_int, check_known_fields, check_real, check_results, fitness_summary,
-    mean_return)
+    EvaluationRequest, Strategy, check_int, check_real, check_results, fitness_summary, mean_return)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,26 +71,20 @@ class GAConfig:
         return cls(truncation=0, **changes)
 
 
-class GeneticAlgorithm:
+class GeneticAlgorithm(Strategy):
     """The Deep GA on genomes of a ParameterSpace; `seed` drives every random choice."""
 
+    kind = "GeneticAlgorithm"
+    config_class = GAConfig
+    rank_field = "mutation_rank"
+
     def __init__(self, config, space, seed=0):
-        if not isinstance(config, GAConfig):
-            raise TypeError(f"config must be a GAConfig, got {type(config).__name__}")
-        if not isinstance(space, ParameterSpace):
-            raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
-        self.space = space
-        self.config = self._validate(config)
-        self.rng = np.random.default_rng(seed)
-        self.generation = 0
-        self.hyperparameters = HyperparameterLog()
-        self.history = []
+        super().__init__(config, space, seed)
         self.elite = None
         self.elite_fitness = None
         self.population = [self._random_genome() for _ in range(self.config.population_size)]
         self.fitness = None
         self.candidates = None
-        self._requests = None
 
     # -- ask/tell -------------------------------------------------------------------------
     def ask(self):
@@ -126,18 +119,6 @@ class GeneticAlgorithm:
     def phase(self):
         return "population" if self.fitness is None else "elite candidate"
 
-    # -- hyperparameters ------------------------------------------------------------------
-    def set(self, **changes):
-        """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
-        check_known_fields(GAConfig, changes)
-        self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
-        self.hyperparameters.request(changes)
-
-    def _validate(self, config):
-        config.validated()
-        self.space.check_rank(config.mutation_rank, "mutation_rank")
-        return config
-
     # -- generations ----------------------------------------------------------------------
     def _random_genome(self):
         return Genome(self.space.sample_offset(self.rng))
@@ -153,8 +134,7 @@ class GeneticAlgorithm:
             "config": dataclasses.asdict(self.config),
         })
         order = np.argsort(-self.fitness, kind="stable")
-        self.generation += 1
-        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+        self._apply_hyperparameters()
         truncation, size, rank = self.config.truncation, self.config.population_size, self.config.mutation_rank
         parents = [self.population[i] for i in order[:truncation]]
         children = []
@@ -171,39 +151,18 @@ class GeneticAlgorithm:
     # -- state ----------------------------------------------------------------------------
     def state_dict(self):
         """Everything needed to continue exactly, as JSON-able data."""
-        return {
-            "kind": "GeneticAlgorithm",
-            "version": 1,
-            "config": dataclasses.asdict(self.config),
-            "space": self.space.describe(),
-            "rng": self.rng.bit_generator.state,
-            "generation": self.generation,
-            "population": [g.to_json() for g in self.population],
-            "fitness": None if self.fitness is None else [float(f) for f in self.fitness],
-            "candidates": None if self.candidates is None else [g.to_json() for g in self.candidates],
-            "elite": None if self.elite is None else self.elite.to_json(),
-            "elite_fitness": self.elite_fitness,
-            "history": self.history,
-            "hyperparameters": self.hyperparameters.state(),
-        }
+        return dict(
+            self._common_state(),
+            population=[g.to_json() for g in self.population],
+            fitness=None if self.fitness is None else [float(f) for f in self.fitness],
+            candidates=None if self.candidates is None else [g.to_json() for g in self.candidates],
+            elite=None if self.elite is None else self.elite.to_json(),
+            elite_fitness=self.elite_fitness,
+        )
 
-    @classmethod
-    def from_state(cls, state, space):
-        """A GA that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
-        if not isinstance(state, dict) or state.get("kind") != "GeneticAlgorithm" or state.get("version") != 1:
-            raise ValueError("not a GeneticAlgorithm state (version 1)")
-        try:
-            space.check_compatible(state["space"], "GeneticAlgorithm state")
-            ga = cls(GAConfig(**state["config"]), space)
-            ga.rng.bit_generator.state = state["rng"]
-            ga.generation = int(state["generation"])
-            ga.population = [Genome.from_json(g) for g in state["population"]]
-            ga.fitness = None if state["fitness"] is None else np.array(state["fitness"], np.float64)
-            ga.candidates = None if state["candidates"] is None else [Genome.from_json(g) for g in state["candidates"]]
-            ga.elite = None if state["elite"] is None else Genome.from_json(state["elite"])
-            ga.elite_fitness = state["elite_fitness"]
-            ga.history = list(state["history"])
-            ga.hyperparameters.load(state["hyperparameters"])
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"corrupt GeneticAlgorithm state: {error!r}") from error
-        return ga
+    def _load(self, state):
+        self.population = [Genome.from_json(g) for g in state["population"]]
+        self.fitness = None if state["fitness"] is None else np.array(state["fitness"], np.float64)
+        self.candidates = None if state["candidates"] is None else [Genome.from_json(g) for g in state["candidates"]]
+        self.elite = None if state["elite"] is None else Genome.from_json(state["elite"])
+        self.elite_fitness = state["elite_fitness"]

@@ -82,11 +82,7 @@ class NoveltySearchES(EvolutionStrategy):
     """NS-ES / NSR-ES on a ParameterSpace; `seed` drives the centres, the choices and every noise offset."""
 
     kind = "NoveltySearchES"
-
-    def __init__(self, config, space, seed=0):
-        if not isinstance(config, NoveltyConfig):
-            raise TypeError(f"config must be a NoveltyConfig, got {type(config).__name__}")
-        super().__init__(config, space, seed)
+    config_class = NoveltyConfig
 
     def _init_centers(self):
         m, space = self.config.meta_population_size, self.space
@@ -98,10 +94,6 @@ class NoveltySearchES(EvolutionStrategy):
         self.chosen = None
         self.phase_name = "center"  # the first round evaluates every centre
         self._pending_record = None
-
-    @staticmethod
-    def _config_class():
-        return NoveltyConfig
 
     @property
     def phase(self):
@@ -176,8 +168,7 @@ class NoveltySearchES(EvolutionStrategy):
             elite_genome=Genome(base_key(self.centers[best])).to_json(), archive_size=int(self.archive.shape[0]),
             config=dataclasses.asdict(self.config)))
         self.chosen = None
-        self.generation += 1
-        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+        self._apply_hyperparameters()
 
     # -- what evaluators and users read ---------------------------------------------------
     @property
@@ -214,7 +205,7 @@ class NoveltySearchES(EvolutionStrategy):
         n, m = self.space.num_parameters, self.config.meta_population_size
         if len(state["centers"]) != m or len(state["adams"]) != m:
             raise ValueError(f"corrupt {self.kind} state: expected {m} centres")
-        self._load_common(state)
+        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
         self.centers = [self._checked_center(c, f"centre {k}") for k, c in enumerate(state["centers"])]
         for adam, saved in zip(self.adams, state["adams"]):
             adam.load(saved, n)

@@ -157,3 +157,79 @@ class HyperparameterLog:
     def load(self, state):
         self.pending = dict(state["pending"])
         self.trail = [dict(entry) for entry in state["trail"]]
+
+
+class Strategy:
+    """What every search strategy shares: its config and space, RNG, generation counter, history,
+    live set(), and the frame of its saved state. Subclasses name their `kind`, `config_class` and the
+    config field holding the mutation rank (`rank_field`), and implement ask/tell and _load()."""
+
+    kind = None
+    config_class = None
+    rank_field = None
+
+    def __init__(self, config, space, seed=0):
+        from workbench.evolution.space import ParameterSpace
+
+        if not isinstance(config, self.config_class):
+            raise TypeError(f"config must be a {self.config_class.__name__}, got {type(config).__name__}")
+        if not isinstance(space, ParameterSpace):
+            raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
+        self.space = space
+        self.config = self._validate(config)
+        self.rng = np.random.default_rng(seed)
+        self.generation = 0
+        self.hyperparameters = HyperparameterLog()
+        self.history = []
+        self._requests = None
+
+    # -- hyperparameters ------------------------------------------------------------------
+    def set(self, **changes):
+        """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
+        check_known_fields(type(self.config), changes)
+        self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
+        self.hyperparameters.request(changes)
+
+    def _validate(self, config):
+        config.validated()
+        self.space.check_rank(getattr(config, self.rank_field), self.rank_field)
+        return config
+
+    def _apply_hyperparameters(self):
+        """Starts the next generation: the pending changes take effect, recorded with its number."""
+        self.generation += 1
+        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+
+    # -- state ----------------------------------------------------------------------------
+    def _common_state(self):
+        return {
+            "kind": self.kind,
+            "version": 1,
+            "config": dataclasses.asdict(self.config),
+            "space": self.space.describe(),
+            "rng": self.rng.bit_generator.state,
+            "generation": self.generation,
+            "history": self.history,
+            "hyperparameters": self.hyperparameters.state(),
+        }
+
+    @classmethod
+    def from_state(cls, state, space):
+        """A strategy that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
+        article = "an" if cls.kind[0] in "AEIOU" else "a"
+        if not isinstance(state, dict) or state.get("kind") != cls.kind or state.get("version") != 1:
+            raise ValueError(f"not {article} {cls.kind} state (version 1)")
+        try:
+            space.check_compatible(state["space"], f"{cls.kind} state")
+            strategy = cls(cls.config_class(**state["config"]), space)
+            strategy.rng.bit_generator.state = state["rng"]
+            strategy.generation = int(state["generation"])
+            strategy.history = list(state["history"])
+            strategy.hyperparameters.load(state["hyperparameters"])
+            strategy._load(state)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"corrupt {cls.kind} state: {error!r}") from error
+        return strategy
+
+    def _load(self, state):
+        raise NotImplementedError

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from workbench.envs import make_batch
+from workbench.envs import episode_cap_option, find_atari_game, make_batch
 from workbench.evaluation.evaluator import build_model
 from workbench.evolution import Genome, GenomeDecoder, NoiseTable, ParameterSpace
 from workbench.envs.rng import episode_seed
@@ -34,13 +34,8 @@ class Episode:
 def replay(genome, env, model, decoder, *, seed=0, max_episode_frames=None, env_options=None, model_options=None,
            max_steps=100_000):
     """One episode of `genome` (a Genome, or a flat weight vector) on `env` with `model` ("small", "large", "mlp")."""
-    options = dict(env_options or {})
-    from workbench.envs import find_atari_game
-
-    atari = find_atari_game(env) is not None
-    if max_episode_frames is not None:
-        options["max_num_frames_per_episode" if atari else "max_episode_steps"] = max_episode_frames
-    if not atari:
+    options = dict(env_options or {}, **episode_cap_option(env, max_episode_frames))
+    if find_atari_game(env) is None:
         options.setdefault("render_mode", "rgb_array")
     batch = make_batch(env, 1, **options)
     try:

@@ -68,6 +68,7 @@ class Trainer:
         self._unpaused.set()
         self._error = None
         self._tensorboard = None
+        self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
         listener_owner = evaluator.subpopulations[0]
         if listener_owner.frame_listener is None:
             listener_owner.frame_listener = self._on_frame
@@ -159,7 +160,7 @@ class Trainer:
             if thread.is_alive():
                 raise TimeoutError(f"the trainer thread did not stop within {timeout} s")
             self._thread = None
-        if self.run_dir is not None and self._error is None:
+        if self.run_dir is not None and self._error is None and self._checkpointed != self._position():
             self.checkpoint()
         self.events.publish("state", state="stopped")
         self.raise_if_failed()
@@ -311,8 +312,13 @@ class Trainer:
         if self.run_dir is None:
             raise ValueError("checkpoints need a run_dir")
         path = save_checkpoint(self.run_dir, self.strategy.generation, self.state_dict())
+        self._checkpointed = self._position()
         self.events.publish("checkpoint", path=path, generation=self.strategy.generation)
         return path
+
+    def _position(self):
+        """Where the run stands: (generation, evaluation round within it)."""
+        return self.strategy.generation, self._round
 
     def _write_json(self, name, data):
         path = os.path.join(self.run_dir, name)
