@@ -103,7 +103,11 @@ setup(
                       "tensorboard>=2.21,<2.22", "pandas>=2.0", "tqdm>=4.60", "matplotlib>=3.8", "pillow>=10",
                       "imageio>=2.30", "imageio-ffmpeg>=0.4.9"],
     extras_require={
-        "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "matplotlib>=3.8"],
-        "notebook": ["jupyterlab>=4", "ipywidgets>=8", "matplotlib>=3.8"],
+        # playwright drives Debian's Chromium in the browser test (no browser download: executable_path).
+        "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "jupyter_client>=8",
+                 "playwright>=1.50"],
+        # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
+        # updater is such a thread (tests/test_widget_threads.py).
+        "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],
     },
 )

@@ -192,3 +192,41 @@ def test_episodes_do_not_depend_on_the_episodes_before_them_in_an_emulator():
                         for k in range(13)]
             outcomes.append([(r.returns.tolist(), r.frames.tolist()) for r in evaluator.evaluate(requests, seed=5)])
     assert outcomes[0] == outcomes[1]
+
+
+def test_a_live_episode_cap_shortens_episodes_until_lifted(pong_requests):
+    requests, _ = pong_requests
+    with Evaluator("pong", "small", subpopulations=2, slots=2, noise=ATARI_TABLE, max_episode_frames=600) as evaluator:
+        full = evaluator.evaluate(requests, seed=4)
+        evaluator.set_episode_cap(120)
+        capped = evaluator.evaluate(requests, seed=4)
+        frameskip = 4  # the cap is checked after whole steps
+        assert all(120 <= f <= 120 + frameskip - 1 for r in capped for f in r.frames)
+        assert all((c.steps <= f.steps).all() for c, f in zip(capped, full))
+        with pytest.raises(ValueError, match="max_episode_frames"):
+            evaluator.set_episode_cap(601)  # the environments were built with 600
+        with pytest.raises(ValueError, match="max_episode_frames"):
+            evaluator.set_episode_cap(0)
+        evaluator.set_episode_cap(None)
+        again = evaluator.evaluate(requests, seed=4)
+        assert all(np.array_equal(a.returns, f.returns) and np.array_equal(a.frames, f.frames)
+                   for a, f in zip(again, full))
+
+
+def test_the_timeline_records_every_timed_call_of_each_subpopulation():
+    evaluator = cartpole(subpopulations=2, slots=4, max_episode_frames=50)
+    requests = random_requests(evaluator.space, 8, 1, np.random.default_rng(0))
+    evaluator.evaluate(requests, seed=0)
+    assert evaluator.timeline is None  # off by default
+    evaluator.record_timeline()
+    evaluator.evaluate(requests, seed=0)
+    timeline, wall = evaluator.timeline, evaluator.telemetry.wall_seconds
+    assert {lane for lane, *_ in timeline} == {0, 1}
+    assert {category for _, category, *_ in timeline} == {"emulation", "inference", "weight_loading"}
+    assert all(0 <= start <= end <= wall + 1e-3 for _, _, start, end in timeline)
+    for lane in (0, 1):
+        busy = sum(end - start for k, category, start, end in timeline if k == lane and category == "inference")
+        assert busy <= evaluator.telemetry.inference_seconds + 1e-6
+    evaluator.record_timeline(False)
+    evaluator.evaluate(requests, seed=0)
+    assert evaluator.timeline is None

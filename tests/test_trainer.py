@@ -253,3 +253,23 @@ def test_run_configs_refuse_unknown_fields_and_values():
         RunConfig(hyperparameters={"truncation": -1}).algorithm_config()
     with pytest.raises(ValueError, match="checkpoint_every"):
         Trainer.from_config(cartpole_config(), checkpoint_every=-1)
+
+
+def test_the_episode_cap_changes_live_and_survives_a_resume(tmp_path):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    trainer.run(generations=1)
+    with pytest.raises(ValueError, match="max_episode_frames"):
+        trainer.set(max_episode_frames=201)  # above the run's cap of 200
+    with pytest.raises(ValueError, match="max_episode_frames"):
+        trainer.set(max_episode_frames=0)
+    trainer.set(max_episode_frames=20, sigma=0.05)  # both from generation 2 (generation 1 is under way)
+    before, after = trainer.run(generations=2)
+    assert before["hyperparameters"]["max_episode_frames"] == 200 and before["hyperparameters"]["sigma"] == 0.1
+    assert after["hyperparameters"]["max_episode_frames"] == 20 and after["hyperparameters"]["sigma"] == 0.05
+    assert after["max"] <= 20  # CartPole scores 1 per step
+    assert trainer.settings_trail == [{"generation": 2, "max_episode_frames": 20}]
+    trainer.close()
+    resumed = Trainer.resume_from(str(tmp_path))
+    assert resumed.evaluator.episode_cap == 20 and resumed.settings_trail == trainer.settings_trail
+    assert resumed.run(generations=1)[0]["max"] <= 20
+    resumed.close()

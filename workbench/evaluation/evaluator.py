@@ -121,6 +121,32 @@ class Evaluator:
                                for k, (e, m) in enumerate(zip(self.envs, self.models))]
         self.behaviour = behaviour
         self.telemetry = Telemetry(subpopulations=subpopulations)
+        self.max_episode_frames = max_episode_frames
+        self.episode_cap = max_episode_frames
+        # what replays of this evaluator's genomes need (workbench.training.replay)
+        self.env_name, self.model_spec, self.env_options, self.model_options = env, model, options, model_options
+        self.timeline = None
+
+    def set_episode_cap(self, frames):
+        """Caps episodes at `frames` from the next evaluate() on (None: back to max_episode_frames).
+
+        Frames count as for max_episode_frames (Atari: no-ops included; Gymnasium: steps). The
+        environments were built with max_episode_frames, so a live cap can only be lower.
+        """
+        if frames is not None:
+            positive_int(frames, "max_episode_frames")
+            if self.max_episode_frames is not None and frames > self.max_episode_frames:
+                raise ValueError(f"max_episode_frames can be changed live only up to the run's cap "
+                                 f"({self.max_episode_frames}), got {frames}")
+        self.episode_cap = self.max_episode_frames if frames is None else frames
+        live = None if self.episode_cap == self.max_episode_frames else self.episode_cap
+        for subpopulation in self.subpopulations:
+            subpopulation.episode_cap = live
+
+    def record_timeline(self, enabled=True):
+        """From the next evaluate() on, keep self.timeline: (sub-population, category, start, end) of every
+        timed call, in seconds from the evaluation's start (for timeline plots); False: stop recording."""
+        self.timeline = [] if enabled else None
 
     @staticmethod
     def _make_env(name, slots, max_episode_frames, options, k):
@@ -157,11 +183,17 @@ class Evaluator:
         if cancel is not None and not isinstance(cancel, threading.Event):
             raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
         jobs, outcomes = JobQueue(requests, cancel), Outcomes(requests)
+        lanes = [[] if self.timeline is not None else None for _ in self.subpopulations]
+        for subpopulation, lane in zip(self.subpopulations, lanes):
+            subpopulation.timeline = lane
         start = time.perf_counter()
         parts = self._run(requests, jobs, outcomes, seed)
         if jobs.stopped():
             raise EvaluationCancelled("the evaluation was cancelled")
         self.telemetry = Telemetry.combine(parts, time.perf_counter() - start)
+        if self.timeline is not None:
+            self.timeline = sorted((k, category, begin - start, end - start)
+                                   for k, lane in enumerate(lanes) for category, begin, end in lane)
         return [EvaluationResult(outcomes.returns[r],
                                  None if outcomes.behaviours[r] is None else np.stack(outcomes.behaviours[r]),
                                  outcomes.steps[r], outcomes.frames[r])

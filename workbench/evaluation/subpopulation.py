@@ -71,6 +71,8 @@ class SubPopulation:
         self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
         self.frame_listener, self.frame_interval = frame_listener, frame_interval
         self._last_frame = 0.0
+        self.episode_cap = None  # a live frame cap below the environment's own (Evaluator.set_episode_cap)
+        self.timeline = None  # a list to record (category, start, end) of every timed call into, or None
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
@@ -128,7 +130,7 @@ class SubPopulation:
     def run(self, requests, jobs, outcomes, seed):
         """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry."""
         self.telemetry = Telemetry()
-        self._watch = Stopwatch(self.telemetry)
+        self._watch = Stopwatch(self.telemetry, self.timeline)
         self._requests, self._outcomes, self._seed = requests, outcomes, seed
         self._job = [None] * self.size  # (r, e) per episode slot
         self._weight_slot = np.zeros(self.size, np.int32)
@@ -169,6 +171,8 @@ class SubPopulation:
                 rewards, done, self._observations[active] = self.env.step_and_observe(active, actions)
         self._steps[active] += 1
         self.telemetry.steps += active.size
+        if self.episode_cap is not None:
+            done = done | (self._episode_frames(active) >= self.episode_cap)
         returns = self._outcomes.returns
         for slot, reward in zip(active, rewards):
             r, e = self._job[slot]
@@ -210,10 +214,14 @@ class SubPopulation:
         if done.any():  # ended during its reset (a frame cap below the no-ops)
             self._finish(np.asarray(slots)[done])
 
+    def _episode_frames(self, slots):
+        """Frames of the episodes in `slots` so far (Atari: no-ops included; Gymnasium: steps)."""
+        with self._watch("emulation"):
+            return self.env.episode_frames(slots) if hasattr(self.env, "episode_frames") else self._steps[slots]
+
     def _finish(self, slots):
         outcomes = self._outcomes
-        with self._watch("emulation"):
-            frames = self.env.episode_frames(slots) if hasattr(self.env, "episode_frames") else self._steps[slots]
+        frames = self._episode_frames(slots)
         for slot, frame_count in zip(slots, frames):
             r, e = self._job[slot]
             outcomes.steps[r][e], outcomes.frames[r][e] = self._steps[slot], frame_count

@@ -52,10 +52,14 @@ class Telemetry:
 
 
 class Stopwatch:
-    """Accumulates seconds per category into a Telemetry: `with watch("inference"): ...`."""
+    """Accumulates seconds per category into a Telemetry: `with watch("inference"): ...`.
 
-    def __init__(self, telemetry):
-        self.telemetry = telemetry
+    With a `timeline` list, every timed call is also appended to it as (category, start, end)
+    in time.perf_counter() seconds (for timeline plots of the pipeline).
+    """
+
+    def __init__(self, telemetry, timeline=None):
+        self.telemetry, self.timeline = telemetry, timeline
         self._category = None
 
     def __call__(self, category):
@@ -66,5 +70,8 @@ class Stopwatch:
         self._start = time.perf_counter()
 
     def __exit__(self, *exc):
+        end = time.perf_counter()
         name = f"{self._category}_seconds"
-        setattr(self.telemetry, name, getattr(self.telemetry, name) + time.perf_counter() - self._start)
+        setattr(self.telemetry, name, getattr(self.telemetry, name) + end - self._start)
+        if self.timeline is not None:
+            self.timeline.append((self._category, self._start, end))

@@ -30,6 +30,9 @@ from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
 
 
+EVALUATOR_SETTINGS = ("max_episode_frames",)  # set() names that go to the evaluator, not the strategy
+
+
 class TrainerError(RuntimeError):
     """The background thread failed; the original exception is the __cause__."""
 
@@ -59,6 +62,9 @@ class Trainer:
         self.events = EventBus()
         self.history = []
         self.frames = 0
+        self._pending_settings = {}  # evaluator settings set() accepted, applied from generation _settings_due
+        self._settings_due = 0
+        self.settings_trail = []  # [{"generation": g, "max_episode_frames": n}] as applied
         self._round = 0
         self._lock = threading.RLock()  # strategy access: the loop's ask/tell and set() from other threads
         self._thread = None
@@ -201,11 +207,27 @@ class Trainer:
 
     # -- hyperparameters ------------------------------------------------------------------
     def set(self, **changes):
-        """Changes hyperparameters from any thread: validated now (ValueError), applied at the next generation."""
+        """Changes hyperparameters from any thread: validated now (ValueError), applied at the next generation.
+
+        Besides the strategy's hyperparameters, `max_episode_frames` caps episodes (up to the run's
+        configured cap; the environments are built with it).
+        """
         self.raise_if_failed()
+        settings = {name: changes.pop(name) for name in EVALUATOR_SETTINGS if name in changes}
         with self._lock:
-            self.strategy.set(**changes)
-            applies = self.strategy.generation + 1
+            if "max_episode_frames" in settings:
+                frames = settings["max_episode_frames"]
+                cap = self.evaluator.max_episode_frames
+                if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1 or (cap is not None and frames > cap):
+                    limit = "" if cap is None else f" up to the run's cap ({cap})"
+                    raise ValueError(f"max_episode_frames must be a positive integer{limit}, got {frames!r}")
+            if changes or not settings:
+                self.strategy.set(**changes)
+            applies = self.strategy.generation + 1  # as the strategy's own changes
+            self._pending_settings.update(settings)
+            if settings:
+                self._settings_due = applies
+        changes.update(settings)
         self.events.publish("hyperparameters", changes=dict(changes), applies_at_generation=applies)
 
     @property
@@ -233,7 +255,17 @@ class Trainer:
                 break
         return records
 
+    def _apply_settings(self):
+        """Applies the pending evaluator settings once their generation starts (recorded in settings_trail)."""
+        with self._lock:
+            if not self._pending_settings or self.strategy.generation < self._settings_due:
+                return
+            pending, self._pending_settings = self._pending_settings, {}
+        self.evaluator.set_episode_cap(pending["max_episode_frames"])
+        self.settings_trail.append(dict(generation=self.strategy.generation, **pending))
+
     def _generation(self):
+        self._apply_settings()
         target = self.strategy.generation + 1
         start, parts = time.monotonic(), []
         while self.strategy.generation < target:
@@ -272,7 +304,8 @@ class Trainer:
             frames=frames, frames_total=self.frames, seconds=seconds,
             frames_per_second=frames / seconds if seconds > 0 else 0.0,
             **{f"{name}_fraction": value / total for name, value in busy.items()},
-            hyperparameters=self.strategy.history[-1].get("config"),
+            hyperparameters=dict(self.strategy.history[-1].get("config") or {},
+                                 max_episode_frames=self.evaluator.episode_cap),
         )
         return record
 
@@ -296,6 +329,8 @@ class Trainer:
         with self._lock:
             return {"strategy": self.strategy.state_dict(), "history": list(self.history), "frames": self.frames,
                     "round": self._round, "seed": self.seed,
+                    "settings": {"episode_cap": self.evaluator.episode_cap, "pending": dict(self._pending_settings),
+                                 "due": self._settings_due, "trail": list(self.settings_trail)},
                     "algorithm": None if self.config is None else self.config.algorithm}
 
     def _load(self, state):
@@ -303,6 +338,11 @@ class Trainer:
         self.strategy = strategy_class.from_state(state["strategy"], self.evaluator.space)
         self.history, self.frames = list(state["history"]), int(state["frames"])
         self._round, self.seed = int(state["round"]), int(state["seed"])
+        settings = state.get("settings", {"episode_cap": self.evaluator.max_episode_frames, "pending": {}, "due": 0,
+                                          "trail": []})
+        self.evaluator.set_episode_cap(settings["episode_cap"])
+        self._pending_settings, self._settings_due = dict(settings["pending"]), int(settings["due"])
+        self.settings_trail = list(settings["trail"])
         if self.run_dir is not None:  # the log holds exactly the checkpoint's generations
             with open(os.path.join(self.run_dir, "history.jsonl"), "w") as f:
                 f.writelines(json.dumps(record) + "\n" for record in self.history)

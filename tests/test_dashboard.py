@@ -1,0 +1,174 @@
+"""TrainingDashboard without a browser: controls reach trainer.set, rejections show, events update the
+plots and the frame viewer, buttons drive the trainer, callback errors reach the log."""
+import time
+
+import numpy as np
+import pytest
+
+from workbench.lab import TrainingDashboard
+from workbench.training import RunConfig, Trainer
+from workbench.training.events import Event
+
+from test_trainer import cartpole_config
+
+
+@pytest.fixture
+def trainer(tmp_path):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "run"))
+    yield trainer
+    trainer.close()
+
+
+@pytest.fixture
+def dashboard(trainer):
+    dashboard = TrainingDashboard(trainer, generations=2, plot_interval=0.05)
+    yield dashboard
+    dashboard.close()
+
+
+def wait_for(condition, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_slider_and_typed_values_reach_trainer_set(dashboard, trainer):
+    controls = dashboard.controls
+    assert set(controls.sliders) == {"sigma", "truncation", "population_size", "elite_episodes", "max_episode_frames"}
+    controls.sliders["sigma"].value = 0.05
+    assert trainer.strategy.hyperparameters.pending == {"sigma": 0.05}
+    controls.inputs["truncation"].value = "3"
+    assert trainer.strategy.hyperparameters.pending == {"sigma": 0.05, "truncation": 3}
+    controls.sliders["max_episode_frames"].value = 150
+    assert trainer._pending_settings == {"max_episode_frames": 150}
+    assert "✓" in controls.statuses["sigma"].value
+    trainer.run(generations=2)  # the changes apply from generation 1
+    assert trainer.strategy.config.sigma == 0.05 and trainer.strategy.config.truncation == 3
+    assert trainer.history[-1]["hyperparameters"]["max_episode_frames"] == 150
+    assert trainer.history[-1]["hyperparameters"]["sigma"] == 0.05
+
+
+def test_rejected_values_are_shown_with_the_reason_and_the_controls_revert(dashboard, trainer):
+    controls = dashboard.controls
+    controls.sliders["truncation"].value = 40  # more parents than the population of 16
+    status = controls.statuses["truncation"].value
+    assert "rejected" in status and "truncation" in status and "population_size" in status
+    assert controls.sliders["truncation"].value == 4 and controls.inputs["truncation"].value == "4"
+    assert trainer.strategy.hyperparameters.pending == {}
+    controls.inputs["sigma"].value = "lots"
+    assert "rejected" in controls.statuses["sigma"].value and "sigma must be a number" in controls.statuses["sigma"].value
+    controls.inputs["max_episode_frames"].value = "5000"  # above the run's cap of 200
+    assert "rejected" in controls.statuses["max_episode_frames"].value
+    dashboard.update_now()
+    assert "truncation = 40 rejected" in dashboard.log_view.value
+
+
+def test_events_update_the_plots_and_the_frame_viewer(dashboard, trainer):
+    before = dashboard.fitness_image.value
+    trainer.run(generations=2)
+    dashboard.update_now()
+    x, y = dashboard.fitness_plot.data("mean")
+    assert x == [0, 1] and y == [r["mean"] for r in trainer.history]
+    assert dashboard.fitness_image.value != before
+    assert "frames/s in generation 1" in dashboard.throughput_label.value
+    dashboard.axis_toggle.value = "frames"
+    dashboard.update_now()
+    assert dashboard.fitness_plot.data("mean")[0] == [r["frames_total"] for r in trainer.history]
+    frame = np.zeros((210, 160, 3), np.uint8)
+    frame[50:60, 40:50] = 255
+    trainer.events.publish("frame", generation=2, request=3, episode=0, step=11, score=4.0, frame=frame)
+    dashboard.update_now()
+    assert dashboard.frame_image.value[:4] == b"\x89PNG"
+    assert "step 11, score 4" in dashboard.frame_caption.value
+    first = dashboard.frame_image.value
+    frame[100:110, 40:50] = 255
+    trainer.events.publish("frame", generation=2, request=3, episode=0, step=12, score=5.0, frame=frame)
+    dashboard.update_now()
+    assert dashboard.frame_image.value != first
+
+
+def test_updates_are_throttled(trainer):
+    dashboard = TrainingDashboard(trainer, plot_interval=30, frame_interval=30)
+    try:
+        frame = np.zeros((210, 160, 3), np.uint8)
+        trainer.events.publish("frame", generation=0, request=0, episode=0, step=1, score=0.0, frame=frame)
+        dashboard.update_now(throttle=True)  # the first frame shows at once
+        shown = dashboard.frame_image.value
+        assert shown[:4] == b"\x89PNG"
+        frame[:10] = 255
+        trainer.events.publish("frame", generation=0, request=0, episode=0, step=2, score=0.0, frame=frame)
+        dashboard.update_now(throttle=True)  # within 30 s of the last one: not drawn yet
+        assert dashboard.frame_image.value == shown
+        dashboard.update_now(throttle=False)
+        assert dashboard.frame_image.value != shown
+    finally:
+        dashboard.close()
+
+
+def test_buttons_drive_a_background_run_and_the_updater_thread_follows_it(dashboard, trainer):
+    dashboard.buttons["start"].click()
+    assert wait_for(lambda: trainer.running)
+    assert dashboard.buttons["start"].disabled or wait_for(lambda: dashboard.buttons["start"].disabled, 5)
+    assert wait_for(lambda: not trainer.running)  # the budget of 2 generations
+    assert wait_for(lambda: dashboard.fitness_plot.data("max")[0] == [0, 1], 10)  # drawn by the updater thread
+    dashboard.buttons["checkpoint now"].click()
+    assert wait_for(lambda: "checkpoint of generation 2" in dashboard.log_view.value, 10)
+    dashboard.buttons["start"].click()
+    assert wait_for(lambda: trainer.running)
+    dashboard.buttons["pause"].click()
+    assert trainer.paused
+    dashboard.buttons["resume"].click()
+    assert not trainer.paused
+    dashboard.buttons["stop"].click()
+    assert not trainer.running
+
+
+def test_callback_and_trainer_errors_reach_the_log(trainer, tmp_path):
+    dashboard = TrainingDashboard(Trainer.from_config(cartpole_config()), plot_interval=0.05)
+    try:
+        dashboard.buttons["checkpoint now"].click()  # no run_dir
+        assert "cannot write checkpoints" in dashboard.log_view.value
+        dashboard.buttons["watch elite"].click()  # no generation yet
+        assert "no elite yet" in dashboard.log_view.value
+        dashboard.trainer.events.publish("error", error="RuntimeError('emulator exploded')", generation=3)
+        dashboard.update_now()
+        assert "emulator exploded" in dashboard.log_view.value and "#b00020" in dashboard.log_view.value
+    finally:
+        dashboard.close()
+        dashboard.trainer.close()
+
+
+def test_watch_elite_shows_an_agent_viewer(dashboard, trainer):
+    trainer.run(generations=1)
+    thread = dashboard.watch_elite(wait=True)
+    assert not thread.is_alive()
+    assert dashboard.elite_viewer is not None and dashboard.elite_area.children == (dashboard.elite_viewer.widget,)
+    assert dashboard.elite_viewer.steps > 0
+
+
+def test_bad_arguments_are_named(trainer):
+    for kwargs, name in ((dict(plot_interval=0), "plot_interval"), (dict(x_axis="seconds"), "x_axis"),
+                         (dict(frame_scale=0), "frame_scale"), (dict(generations=-1), "generations")):
+        with pytest.raises(ValueError, match=name):
+            TrainingDashboard(trainer, **kwargs)
+
+
+def test_atari_frames_stream_from_a_real_run(tmp_path):
+    config = RunConfig(env="pong", model="small", algorithm="ga", subpopulations=1, slots=4, max_episode_frames=400,
+                       noise_size=2**22,
+                       hyperparameters=dict(population_size=4, truncation=2, sigma=0.01, elite_candidates=1,
+                                            elite_episodes=1))
+    trainer = Trainer.from_config(config)
+    dashboard = TrainingDashboard(trainer, generations=1, frame_interval=0.01)
+    try:
+        dashboard.start()
+        assert trainer.wait(timeout=120)
+        dashboard.update_now()
+        assert dashboard.monitor.frames_received > 0
+        assert dashboard.frame_image.value[:4] == b"\x89PNG" and "generation 0" in dashboard.frame_caption.value
+    finally:
+        dashboard.close()
+        trainer.close()

@@ -1,0 +1,67 @@
+"""RunMonitor: the dashboard's data, fed by events, without widgets."""
+import math
+
+import numpy as np
+import pytest
+
+from workbench.lab.run_monitor import RunMonitor
+from workbench.training.events import Event
+
+
+def generation_event(g, **values):
+    record = dict(generation=g, max=10.0 + g, mean=5.0 + g, median=4.0 + g, elite=8.0 + g, frames_total=1000 * (g + 1),
+                  frames_per_second=5000.0, emulation_fraction=0.5, inference_fraction=0.3,
+                  weight_loading_fraction=0.05, idle_fraction=0.15, hyperparameters={"sigma": 0.01})
+    record.update(values)
+    return Event("generation", record, 0.0)
+
+
+def test_generations_fill_the_series_in_order():
+    monitor = RunMonitor()
+    changed = monitor.apply([generation_event(0), generation_event(1)])
+    assert {"fitness", "throughput"} <= changed
+    assert monitor.generations == [0, 1]
+    assert monitor.fitness["max"] == [10.0, 11.0] and monitor.fitness["elite"] == [8.0, 9.0]
+    assert monitor.x_values("frames") == [1000, 2000]
+    assert monitor.time_split["emulation"] == [0.5, 0.5]
+    assert monitor.hyperparameters == {"sigma": 0.01}
+    assert "generation 1" in monitor.summary()
+
+
+def test_missing_and_infinite_values_become_nan_gaps():
+    monitor = RunMonitor()
+    monitor.apply([generation_event(0, elite=None, mean=-math.inf)])
+    assert math.isnan(monitor.fitness["elite"][0]) and math.isnan(monitor.fitness["mean"][0])
+
+
+def test_history_seeds_the_series():
+    monitor = RunMonitor(history=[generation_event(g).data for g in range(3)])
+    assert monitor.generations == [0, 1, 2]
+
+
+def test_frames_errors_notices_and_state():
+    monitor = RunMonitor()
+    frame = np.zeros((210, 160, 3), np.uint8)
+    changed = monitor.apply([
+        Event("frame", dict(frame=frame, score=3.0, step=7, generation=0, request=1, episode=0), 0.0),
+        Event("hyperparameters", dict(changes={"sigma": 0.005}, applies_at_generation=2), 0.0),
+        Event("error", dict(error="RuntimeError('boom')", generation=1), 0.0),
+        Event("state", dict(state="running"), 0.0),
+    ])
+    assert changed == {"frame", "notices", "log", "state"}
+    assert monitor.latest_frame["step"] == 7 and monitor.frames_received == 1
+    assert "sigma = 0.005 (applies at generation 2)" in monitor.notices[-1]
+    assert any(level == "error" and "boom" in text for _, level, text in monitor.log)
+    assert monitor.state == "running"
+
+
+def test_bad_axis_is_named():
+    with pytest.raises(ValueError, match="axis"):
+        RunMonitor().x_values("seconds")
+
+
+def test_log_is_bounded():
+    monitor = RunMonitor(log_lines=5)
+    for k in range(20):
+        monitor.add_log("info", f"line {k}")
+    assert len(monitor.log) == 5 and monitor.log[-1][2] == "line 19"

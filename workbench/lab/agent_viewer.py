@@ -1,0 +1,154 @@
+"""AgentViewer: an evolved agent's episode, frame by frame, in JupyterLab; and two generations side by side.
+
+    viewer = AgentViewer.from_run("runs/demo", generation=5)      # or AgentViewer(episode)
+    viewer                                                         # Play + scrubber, RGB frame, network input,
+                                                                   # score over time, action histogram
+    viewer.save("elite.gif")                                       # or .mp4
+    compare_generations("runs/demo", 0, 12)                        # two elites, one shared scrubber
+
+The network's input (the 84x84 frames of the stack, oldest first) is shown
+beside the RGB screen the player would see.
+"""
+import os
+from html import escape
+
+import ipywidgets as widgets
+import numpy as np
+
+from workbench.lab.pictures import observation_strip, png
+from workbench.lab.plots import EpisodePlot, action_histogram
+from workbench.training.replay import Episode, replay, replay_run, save_video
+
+
+class AgentViewer:
+    """Widgets that play back one Episode (workbench.training.replay); see the module docstring."""
+
+    def __init__(self, episode, title=None, fps=15, scale=2):
+        if not isinstance(episode, Episode):
+            raise TypeError(f"episode must be a workbench.training.Episode, got {type(episode).__name__}")
+        if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 0 < fps <= 60:
+            raise ValueError(f"fps must be a number in (0, 60], got {fps!r}")
+        if isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale <= 8:
+            raise ValueError(f"scale must be an integer in 1..8, got {scale!r}")
+        self.episode, self.title, self.scale = episode, title, scale
+        self.steps = len(episode.actions)
+        self.scores = np.concatenate([[0.0], np.cumsum(episode.rewards, dtype=np.float64)])
+        self.score_plot = EpisodePlot(episode.rewards, title="score over time")
+        self.play = widgets.Play(value=0, min=0, max=self.steps, step=1, interval=int(1000 / fps),
+                                 description="play")
+        self.slider = widgets.IntSlider(value=0, min=0, max=self.steps, description="step",
+                                        layout=widgets.Layout(width="480px"))
+        self.slider.add_class("wb-agent-scrubber")
+        widgets.jslink((self.play, "value"), (self.slider, "value"))
+        self.frame_image = widgets.Image(format="png")
+        self.frame_image.add_class("wb-agent-frame")
+        self.observation_image = widgets.Image(format="png")
+        self.observation_image.add_class("wb-agent-observation")
+        self.score_image = widgets.Image(format="png")
+        self.caption = widgets.HTML()
+        histogram = widgets.Image(value=action_histogram(episode.actions, episode.action_meanings,
+                                                         title="actions chosen"), format="png")
+        self.export_path = widgets.Text(value="agent.gif", description="save as", layout=widgets.Layout(width="300px"))
+        self.export_button = widgets.Button(description="export", icon="download")
+        self.export_status = widgets.HTML()
+        self.export_button.on_click(lambda _: self._export())
+        self.slider.observe(lambda change: self.show(change["new"]), names="value")
+        heading = f"<b>{escape(title)}</b>: " if title else ""
+        summary = widgets.HTML(f"{heading}score {episode.score:g} in {self.steps} steps")
+        screens = [self.frame_image] if episode.frames is not None else [widgets.HTML("(this environment has no screen)")]
+        network_input = widgets.VBox([widgets.HTML("what the network sees (oldest → newest)"), self.observation_image])
+        self.widget = widgets.VBox([
+            summary, widgets.HBox([self.play, self.slider]), self.caption,
+            widgets.HBox(screens + [network_input]),
+            widgets.HBox([self.score_image, histogram]),
+            widgets.HBox([self.export_path, self.export_button, self.export_status]),
+        ])
+        self.widget.add_class("wb-agent-viewer")
+        self.show(0)
+
+    # -- construction from runs and genomes -------------------------------------------------
+    @classmethod
+    def from_run(cls, run_dir, generation=None, seed=0, **options):
+        """The elite of `generation` of a run directory (None: the newest elite), replayed for one episode."""
+        episode = replay_run(run_dir, generation=generation, seed=seed)
+        label = "newest elite" if generation is None else f"elite of generation {generation}"
+        return cls(episode, title=options.pop("title", f"{os.path.basename(os.path.normpath(run_dir))}: {label}"),
+                   **options)
+
+    @classmethod
+    def from_genome(cls, genome, evaluator, bases=None, seed=0, **options):
+        """A genome replayed in the environment and model of `evaluator` (its live episode cap included)."""
+        from workbench.evolution import GenomeDecoder
+
+        decoder = GenomeDecoder(evaluator.space)  # its own cache: the evaluator's may be in use by a trainer
+        for key, weights in (bases or {}).items():
+            decoder.add_base(key, weights)
+        episode = replay(genome, evaluator.env_name, evaluator.model_spec, decoder, seed=seed,
+                         max_episode_frames=evaluator.episode_cap, env_options=evaluator.env_options,
+                         model_options=evaluator.model_options)
+        return cls(episode, **options)
+
+    # -- display ----------------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def show(self, step):
+        """Shows the state after `step` actions (0 = the start; past the end: the last frame)."""
+        step = int(min(max(step, 0), self.steps))
+        episode = self.episode
+        with self.frame_image.hold_sync():
+            if episode.frames is not None:
+                self.frame_image.value = png(episode.frames[step], self.scale)
+        self.observation_image.value = png(observation_strip(episode.observations[step]), self.scale)
+        self.score_plot.show_step(step)
+        self.score_image.value = self.score_plot.render()
+        if step == 0:
+            action = "start"
+        else:
+            chosen = int(episode.actions[step - 1])
+            meanings = episode.action_meanings
+            action = f"action {meanings[chosen] if meanings else chosen}"
+        self.caption.value = f"step {step} / {self.steps}: {escape(action)}, score {self.scores[step]:g}"
+        self.step = step
+
+    def save(self, path, fps=15):
+        """Writes the episode as .gif or .mp4, the running score drawn in; returns the path."""
+        return save_video(self.episode, path, fps=fps)
+
+    def _export(self):
+        try:
+            path = self.save(self.export_path.value)
+        except Exception as error:  # noqa: BLE001 - shown beside the button
+            self.export_status.value = f'<span style="color:#b00020">{escape(str(error))}</span>'
+        else:
+            self.export_status.value = f"saved {escape(os.path.abspath(path))}"
+
+
+def compare_generations(run_dir, generation_a, generation_b, seed=0, **options):
+    """The elites of two generations of a run side by side, moved by one shared Play button and scrubber."""
+    viewers = [AgentViewer.from_run(run_dir, generation=g, seed=seed, **options) for g in (generation_a, generation_b)]
+    return Comparison(viewers)
+
+
+class Comparison:
+    """Several AgentViewers in a row whose scrubbers move together (a shorter episode stays on its end)."""
+
+    def __init__(self, viewers):
+        self.viewers = list(viewers)
+        longest = max(v.steps for v in self.viewers)
+        self.play = widgets.Play(value=0, min=0, max=longest, interval=self.viewers[0].play.interval,
+                                 description="play both")
+        self.slider = widgets.IntSlider(value=0, min=0, max=longest, description="step",
+                                        layout=widgets.Layout(width="480px"))
+        widgets.jslink((self.play, "value"), (self.slider, "value"))
+        self.slider.observe(lambda change: self.show(change["new"]), names="value")
+        self.widget = widgets.VBox([widgets.HBox([self.play, self.slider]),
+                                    widgets.HBox([v.widget for v in self.viewers])])
+        self.widget.add_class("wb-agent-comparison")
+
+    def show(self, step):
+        for viewer in self.viewers:
+            viewer.slider.value = min(step, viewer.steps)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)

@@ -1,0 +1,159 @@
+"""HyperparameterPanel: a slider and a text input per hyperparameter, applied live, rejections shown.
+
+    panel = HyperparameterPanel(trainer.strategy.config, apply=trainer.set, episode_cap=20_000)
+    panel.widget            # a VBox: one row per knob (label, slider, input, status)
+
+A change (slider released, or a value typed and Enter pressed) calls apply(name=value).
+When apply raises ValueError the row shows the rejected value and the reason and
+the controls go back to the accepted value; when it succeeds the row says when the
+change applies. Which knobs appear depends on the strategy's config fields.
+"""
+import dataclasses
+import math
+from html import escape
+
+import ipywidgets as widgets
+
+
+@dataclasses.dataclass(frozen=True)
+class Knob:
+    """One live hyperparameter: the trainer.set() name, its label and its slider's range."""
+
+    name: str
+    label: str
+    kind: str  # "int", "float" or "log" (a float slider on a log scale)
+    low: float
+    high: float
+    step: float = 1
+
+
+KNOBS = (
+    Knob("sigma", "mutation power σ", "log", 1e-4, 1.0, 0.05),
+    Knob("truncation", "truncation (parents)", "int", 1, 1000),
+    Knob("population_size", "population size", "int", 2, 10_000),
+    Knob("elite_episodes", "elite episodes", "int", 1, 100),
+    Knob("learning_rate", "learning rate", "log", 1e-5, 1.0, 0.05),
+    Knob("l2_coefficient", "L2 coefficient", "float", 0.0, 0.1, 1e-4),
+    Knob("reward_weight", "reward weight (NSR-ES)", "float", 0.0, 1.0, 0.05),
+    Knob("max_episode_frames", "episode cap (frames)", "int", 100, 108_000, 100),
+)
+
+
+def knobs_for(config, episode_cap=None):
+    """The knobs that apply to a strategy config (and the episode cap, bounded by the run's cap)."""
+    fields = {f.name for f in dataclasses.fields(config)}
+    chosen = [k for k in KNOBS if k.name in fields]
+    if episode_cap is not None:
+        cap = next(k for k in KNOBS if k.name == "max_episode_frames")
+        chosen.append(dataclasses.replace(cap, low=min(cap.low, episode_cap), high=episode_cap))
+    return chosen
+
+
+def parse(knob, text):
+    """The typed text as the knob's type (ValueError naming the knob)."""
+    text = text.strip()
+    try:
+        value = int(text) if knob.kind == "int" else float(text)
+    except ValueError:
+        kind = "an integer" if knob.kind == "int" else "a number"
+        raise ValueError(f"{knob.name} must be {kind}, got {text!r}") from None
+    if knob.kind != "int" and not math.isfinite(value):
+        raise ValueError(f"{knob.name} must be finite, got {text!r}")
+    return value
+
+
+def _slider(knob, value):
+    common = dict(continuous_update=False, readout=True, layout=widgets.Layout(width="300px"))
+    if knob.kind == "int":
+        high = max(knob.high, value)
+        return widgets.IntSlider(value=value, min=knob.low, max=high, step=knob.step, **common)
+    if knob.kind == "log":
+        value = min(max(value, knob.low), knob.high)
+        return widgets.FloatLogSlider(value=value, base=10, min=math.log10(knob.low), max=math.log10(knob.high),
+                                      step=knob.step, readout_format=".2e", **common)
+    return widgets.FloatSlider(value=min(max(value, knob.low), knob.high), min=knob.low, max=knob.high,
+                               step=knob.step, readout_format=".4f", **common)
+
+
+class HyperparameterPanel:
+    """Live controls for a strategy's hyperparameters; see the module docstring."""
+
+    def __init__(self, values, apply, knobs, on_error=None):
+        self.knobs = {knob.name: knob for knob in knobs}
+        self.values = {name: values[name] for name in self.knobs}  # the accepted values
+        self.apply, self.on_error = apply, on_error
+        self.sliders, self.inputs, self.statuses = {}, {}, {}
+        self._syncing = False
+        rows = []
+        for name, knob in self.knobs.items():
+            slider = _slider(knob, self.values[name])
+            slider.add_class(f"wb-hp-{name}")
+            text = widgets.Text(value=self._format(name), continuous_update=False,
+                                layout=widgets.Layout(width="110px"))
+            text.add_class(f"wb-hp-input-{name}")
+            status = widgets.HTML(layout=widgets.Layout(min_width="260px"))
+            status.add_class(f"wb-hp-status-{name}")
+            slider.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
+            text.observe(lambda change, name=name: self._typed(name, change["new"]), names="value")
+            self.sliders[name], self.inputs[name], self.statuses[name] = slider, text, status
+            label = widgets.Label(knob.label, layout=widgets.Layout(width="170px"))
+            rows.append(widgets.HBox([label, slider, text, status]))
+        self.widget = widgets.VBox(rows)
+        self.widget.add_class("wb-hyperparameters")
+
+    def _format(self, name):
+        value = self.values[name]
+        return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+    def _typed(self, name, text):
+        if self._syncing:
+            return
+        try:
+            value = parse(self.knobs[name], text)
+        except ValueError as error:
+            self._reject(name, text, error)
+            return
+        self.submit(name, value)
+
+    def _changed(self, name, value):
+        if not self._syncing:
+            self.submit(name, int(value) if self.knobs[name].kind == "int" else float(value))
+
+    def submit(self, name, value):
+        """Applies name = value through `apply`; shows the outcome. True if accepted."""
+        if name not in self.knobs:
+            raise KeyError(f"no control for {name!r}; controls: {sorted(self.knobs)}")
+        try:
+            self.apply(**{name: value})
+        except ValueError as error:
+            self._reject(name, value, error)
+            return False
+        self.values[name] = value
+        self._show(name)
+        self.statuses[name].value = f'<span style="color:#2a7a2a">✓ {escape(self._format(name))} from the next generation</span>'
+        return True
+
+    def _reject(self, name, value, error):
+        self.statuses[name].value = f'<span style="color:#b00020">✗ {escape(str(value))} rejected: {escape(str(error))}</span>'
+        self._show(name)
+        if self.on_error is not None:
+            self.on_error(f"{name} = {value} rejected: {error}")
+
+    def _show(self, name):
+        """Puts the controls of `name` back on the accepted value, without applying it again."""
+        self._syncing = True
+        try:
+            slider, value = self.sliders[name], self.values[name]
+            if isinstance(slider, widgets.IntSlider) and value > slider.max:
+                slider.max = value
+            slider.value = value
+            self.inputs[name].value = self._format(name)
+        finally:
+            self._syncing = False
+
+    def refresh(self, values):
+        """Shows values applied elsewhere (e.g. trainer.set from code), for the knobs present in `values`."""
+        for name in self.knobs:
+            if name in values and values[name] is not None and values[name] != self.values[name]:
+                self.values[name] = values[name]
+                self._show(name)

@@ -1,0 +1,262 @@
+"""TrainingDashboard: a live JupyterLab view and control panel of a Trainer, built from its event stream.
+
+    trainer = Trainer.from_config(RunConfig(env="frostbite", algorithm="ga"), run_dir="runs/quickstart")
+    dashboard = TrainingDashboard(trainer, generations=30)
+    dashboard            # shows it; then press Start (or dashboard.start())
+
+It shows fitness curves (max, mean, median, re-evaluated elite; x axis in
+generations or frames), gameplay of a running episode, throughput (frames/s and
+where the evaluator's time went), hyperparameter controls applied live (rejected
+values shown with the reason), buttons (start, pause, resume, stop, checkpoint
+now, watch elite) and a log of the trainer's errors and of the dashboard's own.
+
+The trainer knows nothing of it: the dashboard subscribes to trainer.events and a
+daemon thread of its own drains them and updates the widgets in place, plots at
+most every `plot_interval` seconds and frames every `frame_interval` seconds, so
+the kernel stays free while training runs in the background.
+"""
+import threading
+import time
+import traceback
+from html import escape
+
+import ipywidgets as widgets
+
+from workbench.lab.controls import HyperparameterPanel, knobs_for
+from workbench.lab.pictures import png
+from workbench.lab.plots import FitnessPlot, ThroughputPlot
+from workbench.lab.run_monitor import RunMonitor
+
+BUDGET_NAMES = ("generations", "frames", "seconds")
+
+
+class TrainingDashboard:
+    """The widgets of one trainer; see the module docstring. Display it as the last expression of a cell."""
+
+    def __init__(self, trainer, *, generations=None, frames=None, seconds=None, plot_interval=0.5,
+                 frame_interval=0.1, x_axis="generations", frame_scale=2):
+        for name, value in (("plot_interval", plot_interval), ("frame_interval", frame_interval)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 60:
+                raise ValueError(f"{name} must be a number of seconds in (0, 60], got {value!r}")
+        if x_axis not in ("generations", "frames"):
+            raise ValueError(f"x_axis must be 'generations' or 'frames', got {x_axis!r}")
+        if isinstance(frame_scale, bool) or not isinstance(frame_scale, int) or not 1 <= frame_scale <= 8:
+            raise ValueError(f"frame_scale must be an integer in 1..8, got {frame_scale!r}")
+        trainer._budget(generations, frames, seconds)  # validates the budget now, not at Start
+        self.trainer = trainer
+        self.budget = dict(generations=generations, frames=frames, seconds=seconds)
+        self.plot_interval, self.frame_interval, self.frame_scale = plot_interval, frame_interval, frame_scale
+        self.monitor = RunMonitor(history=trainer.history)
+        self.monitor.state = "running" if trainer.running else "idle"
+        self.fitness_plot, self.throughput_plot = FitnessPlot(), ThroughputPlot()
+        self.elite_viewer = None
+        self._subscription = trainer.events.subscribe(maxsize=5000)
+        self._lock = threading.RLock()  # one updater at a time: the thread, or update_now() from a test
+        self._dirty = {"fitness", "throughput", "log", "state", "notices"}
+        self._last_plot = self._last_frame = 0.0
+        self._closed = threading.Event()
+        self._build()
+        self.update_now()
+        self._thread = threading.Thread(target=self._update_loop, name="workbench-dashboard", daemon=True)
+        self._thread.start()
+
+    # -- layout ---------------------------------------------------------------------------
+    def _build(self):
+        self.fitness_image = widgets.Image(format="png", layout=widgets.Layout(width="640px"))
+        self.fitness_image.add_class("wb-fitness-plot")
+        self.axis_toggle = widgets.ToggleButtons(options=[("generations", "generations"), ("frames", "frames")],
+                                                 value="generations", description="x axis",
+                                                 style={"button_width": "90px"})
+        self.axis_toggle.observe(self._guard(lambda change: self._mark("fitness")), names="value")
+        self.frame_image = widgets.Image(format="png", layout=widgets.Layout(width=f"{160 * self.frame_scale}px"))
+        self.frame_image.add_class("wb-frame-viewer")
+        self.frame_caption = widgets.HTML("no gameplay yet")
+        self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="640px"))
+        self.throughput_image.add_class("wb-throughput-plot")
+        self.throughput_label = widgets.HTML()
+        self.status = widgets.HTML()
+        self.status.add_class("wb-status")
+        self.log_view = widgets.HTML(layout=widgets.Layout(max_height="160px", overflow="auto",
+                                                           border="1px solid #ddd", padding="2px 6px"))
+        self.log_view.add_class("wb-log")
+        self.notices = widgets.HTML()
+        self.buttons = {}
+        for name, icon, action in (("start", "play", self.start), ("pause", "pause", self.trainer.pause),
+                                   ("resume", "step-forward", self.trainer.resume), ("stop", "stop", self.stop),
+                                   ("checkpoint now", "save", self._checkpoint), ("watch elite", "eye", self.watch_elite)):
+            button = widgets.Button(description=name, icon=icon, layout=widgets.Layout(width="130px"))
+            button.add_class(f"wb-button-{name.replace(' ', '-')}")
+            button.on_click(self._guard(lambda _, action=action: action()))
+            self.buttons[name] = button
+        strategy = self.trainer.strategy
+        values = dict(vars(strategy.config), max_episode_frames=self.trainer.evaluator.episode_cap)
+        self.controls = HyperparameterPanel(self._current_values(values), self._apply,
+                                            knobs_for(strategy.config, self.trainer.evaluator.max_episode_frames),
+                                            on_error=lambda text: self._log("error", text))
+        self.elite_area = widgets.VBox()
+        gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image,
+                                 self.frame_caption])
+        fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image])
+        throughput = widgets.VBox([widgets.HTML("<b>Throughput</b>"), self.throughput_label, self.throughput_image])
+        hyperparameters = widgets.VBox([widgets.HTML("<b>Hyperparameters</b> (applied from the next generation)"),
+                                        self.controls.widget, self.notices])
+        self.widget = widgets.VBox([
+            self.status, widgets.HBox(list(self.buttons.values())),
+            widgets.HBox([fitness, gameplay]), widgets.HBox([throughput, hyperparameters]),
+            widgets.HTML("<b>Log</b>"), self.log_view, self.elite_area,
+        ])
+        self.widget.add_class("wb-dashboard")
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- actions --------------------------------------------------------------------------
+    def start(self, generations=None, frames=None, seconds=None):
+        """Starts training in the background with the given budget (default: the dashboard's)."""
+        given = dict(generations=generations, frames=frames, seconds=seconds)
+        budget = given if any(v is not None for v in given.values()) else self.budget
+        self.trainer.start(**budget)
+
+    def stop(self):
+        self.trainer.stop()
+
+    def _checkpoint(self):
+        if self.trainer.run_dir is None:
+            raise ValueError("this trainer has no run_dir, so it cannot write checkpoints")
+        self.trainer.checkpoint()
+
+    def watch_elite(self, seed=0, wait=False):
+        """Replays the current elite for one episode (in a thread) and shows it in an AgentViewer below."""
+        from workbench.lab.agent_viewer import AgentViewer
+
+        trainer = self.trainer
+        with trainer._lock:
+            elite = trainer.strategy.elite
+            bases = trainer.strategy.bases() if hasattr(trainer.strategy, "bases") else {}
+        if elite is None:
+            raise ValueError("there is no elite yet: wait for the first generation to finish")
+        generation = trainer.generation
+        self._log("info", f"replaying the elite of generation {generation} ...")
+
+        def replay():
+            try:
+                viewer = AgentViewer.from_genome(elite, trainer.evaluator, bases=bases, seed=seed,
+                                                 title=f"elite of generation {generation}")
+                self.elite_viewer = viewer
+                self.elite_area.children = [viewer.widget]
+                self._log("info", f"elite of generation {generation}: score {viewer.episode.score:g} "
+                                  f"in {len(viewer.episode.actions)} steps")
+            except Exception as error:  # noqa: BLE001 - shown in the log, not lost in a thread
+                self._log("error", f"watch elite failed: {error!r}")
+
+        thread = threading.Thread(target=replay, name="workbench-watch-elite", daemon=True)
+        thread.start()
+        if wait:
+            thread.join()
+        return thread
+
+    def _apply(self, **changes):
+        self.trainer.set(**changes)
+
+    def _current_values(self, values):
+        """The controls' values: the applied ones with the accepted-but-pending changes on top."""
+        values = dict(values)
+        values.update(self.trainer.strategy.hyperparameters.pending)
+        values.update(self.trainer._pending_settings)
+        return values
+
+    # -- errors ---------------------------------------------------------------------------
+    def _guard(self, callback):
+        """The callback, with any exception shown in the log instead of vanishing."""
+        def guarded(*args):
+            try:
+                callback(*args)
+            except Exception as error:  # noqa: BLE001 - widget callbacks have nowhere else to report
+                self._log("error", f"{type(error).__name__}: {error}")
+        return guarded
+
+    def _log(self, level, text):
+        with self._lock:
+            self.monitor.add_log(level, text)
+            self._dirty.add("log")
+        if level == "error":
+            self._render_log()  # errors show at once, also when the updater is busy
+
+    def _mark(self, part):
+        with self._lock:
+            self._dirty.add(part)
+            self._last_plot = 0.0
+
+    # -- updates --------------------------------------------------------------------------
+    def _update_loop(self):
+        while not self._closed.wait(min(self.frame_interval, self.plot_interval) / 2):
+            try:
+                self.update_now(throttle=True)
+            except Exception:  # noqa: BLE001 - keep updating; show what broke
+                self._log("error", "dashboard update failed: " + traceback.format_exc(limit=3))
+
+    def update_now(self, throttle=False):
+        """Takes the waiting events and updates the widgets (throttle=False: regardless of the intervals)."""
+        with self._lock:
+            self._dirty |= self.monitor.apply(self._subscription.drain())
+            now = time.monotonic()
+            if "frame" in self._dirty and (not throttle or now - self._last_frame >= self.frame_interval):
+                self._last_frame = now
+                self._dirty.discard("frame")
+                self._render_frame()
+            if not throttle or now - self._last_plot >= self.plot_interval:
+                self._last_plot = now
+                dirty, self._dirty = self._dirty - {"frame"}, self._dirty & {"frame"}
+                self._render(dirty)
+
+    def _render(self, dirty):
+        monitor = self.monitor
+        if "fitness" in dirty:
+            self.fitness_plot.update(monitor, self.axis_toggle.value)
+            self.fitness_image.value = self.fitness_plot.render()
+        if "throughput" in dirty:
+            self.throughput_plot.update(monitor)
+            self.throughput_image.value = self.throughput_plot.render()
+            if monitor.generations:
+                shares = ", ".join(f"{name.replace('_', ' ')} {monitor.time_split[name][-1]:.0%}"
+                                   for name in monitor.time_split)
+                self.throughput_label.value = (f"{monitor.frames_per_second[-1]:,.0f} frames/s in generation "
+                                               f"{monitor.generations[-1]} ({shares})")
+        if "hyperparameters" in dirty and monitor.hyperparameters:
+            self.controls.refresh(self._current_values(monitor.hyperparameters))
+        if "notices" in dirty:
+            self.notices.value = "<br>".join(escape(text) for text in list(monitor.notices)[-3:])
+        if dirty & {"state", "fitness"}:
+            self.status.value = f"<b>{escape(monitor.summary())}</b>"
+            self._enable_buttons()
+        if "log" in dirty:
+            self._render_log()
+
+    def _render_frame(self):
+        data = self.monitor.latest_frame
+        if data is None:
+            return
+        with self.frame_image.hold_sync():
+            self.frame_image.value = png(data["frame"], self.frame_scale)
+        self.frame_caption.value = (f"generation {data['generation']}, member {data['request']}, "
+                                    f"episode {data['episode']}: step {data['step']}, score {data['score']:g}")
+
+    def _render_log(self):
+        colours = {"error": "#b00020", "info": "#444"}
+        lines = [f'<div style="color:{colours.get(level, "#444")};font-family:monospace;white-space:pre-wrap">'
+                 f"{stamp} {escape(text)}</div>" for stamp, level, text in reversed(self.monitor.log)]
+        self.log_view.value = "".join(lines) or '<span style="color:#888">nothing logged yet</span>'
+
+    def _enable_buttons(self):
+        running, paused = self.trainer.running, self.trainer.paused
+        self.buttons["start"].disabled = running
+        self.buttons["pause"].disabled = not running or paused
+        self.buttons["resume"].disabled = not paused
+        self.buttons["stop"].disabled = not running
+
+    def close(self):
+        """Stops the updater thread, unsubscribes and closes the widgets (the trainer is left alone)."""
+        self._closed.set()
+        self._thread.join(timeout=5)
+        self._subscription.close()
+        self.widget.close()

@@ -1,0 +1,154 @@
+"""The dashboard's and the agent viewer's plots: matplotlib figures updated in place, rendered to PNG.
+
+Each plot keeps its figure and artists; update() changes their data (set_data)
+and rescales, render() draws once and returns PNG bytes. Nothing is redrawn
+from scratch, and no pyplot state is touched.
+"""
+import numpy as np
+from matplotlib.patches import Patch
+
+from workbench.lab.pictures import figure_png, new_figure
+from workbench.lab.run_monitor import FITNESS_SERIES, TIME_SPLIT
+
+SERIES_STYLE = {"max": dict(color="tab:green", lw=1.2), "mean": dict(color="tab:blue", lw=1.6),
+                "median": dict(color="tab:cyan", lw=1.0, ls="--"),
+                "elite": dict(color="tab:red", lw=1.6, marker="o", ms=3)}
+SPLIT_COLOURS = {"emulation": "tab:orange", "inference": "tab:purple", "weight_loading": "tab:gray", "idle": "#dddddd"}
+SERIES_LABELS = {"elite": "elite (re-evaluated)"}
+
+
+class FitnessPlot:
+    """Max, mean, median and the elite's re-evaluated score per generation, against generations or frames."""
+
+    def __init__(self, width=6.4, height=3.2):
+        self.figure = new_figure(width, height)
+        self.axes = self.figure.add_subplot()
+        self.lines = {name: self.axes.plot([], [], label=SERIES_LABELS.get(name, name), **SERIES_STYLE[name])[0]
+                      for name in FITNESS_SERIES}
+        self.axes.set_ylabel("episode return")
+        self.axes.grid(alpha=0.3)
+        self.axes.legend(loc="upper left", fontsize=8)
+        self.axis = "generations"
+        self.axes.set_xlabel("generation")
+
+    def update(self, monitor, axis="generations"):
+        self.axis = axis
+        x = monitor.x_values(axis)
+        for name, line in self.lines.items():
+            line.set_data(x, monitor.fitness[name])
+        self.axes.set_xlabel("generation" if axis == "generations" else "frames")
+        self.axes.relim()
+        self.axes.autoscale_view()
+
+    def data(self, name):
+        """The (x, y) a series shows now (for tests)."""
+        line = self.lines[name]
+        return list(line.get_xdata()), list(line.get_ydata())
+
+    def render(self):
+        return figure_png(self.figure)
+
+
+class ThroughputPlot:
+    """Frames per second per generation (top) and where the evaluator's time went (stacked shares, bottom)."""
+
+    def __init__(self, width=6.4, height=3.2):
+        self.figure = new_figure(width, height)
+        self.speed, self.split = self.figure.subplots(2, 1, sharex=True, height_ratios=(1, 1.3))
+        (self.speed_line,) = self.speed.plot([], [], color="black", lw=1.4)
+        self.speed.set_ylabel("frames/s")
+        self.speed.grid(alpha=0.3)
+        self.split.set_ylabel("time share")
+        self.split.set_xlabel("generation")
+        self.split.set_ylim(0, 1)
+        self._bands = None
+
+    def update(self, monitor):
+        x = monitor.generations
+        self.speed_line.set_data(x, monitor.frames_per_second)
+        self.speed.relim()
+        self.speed.autoscale_view()
+        if self._bands is not None:
+            self._bands.remove()  # a stacked area has no set_data; its one artist is replaced
+            self._bands = None
+        if x:
+            shares = [np.nan_to_num(monitor.time_split[name]) for name in TIME_SPLIT]
+            self._bands = _Group(self.split.stackplot(x, *shares, colors=[SPLIT_COLOURS[n] for n in TIME_SPLIT],
+                                                      labels=[n.replace("_", " ") for n in TIME_SPLIT]))
+            if self.split.get_legend() is None:
+                self.split.legend(loc="lower left", fontsize=7, ncol=4)
+            self.split.set_xlim(min(x) - 0.5, max(x) + 0.5)
+
+    def render(self):
+        return figure_png(self.figure)
+
+
+class _Group:
+    def __init__(self, artists):
+        self.artists = artists
+
+    def remove(self):
+        for artist in self.artists:
+            artist.remove()
+
+
+class EpisodePlot:
+    """An episode's running score, with a cursor at the frame shown."""
+
+    def __init__(self, rewards, width=4.0, height=2.0, title=None):
+        self.figure = new_figure(width, height)
+        self.axes = self.figure.add_subplot()
+        score = np.concatenate([[0.0], np.cumsum(np.asarray(rewards, np.float64))])
+        self.axes.plot(np.arange(score.size), score, color="tab:blue", lw=1.4)
+        self.cursor = self.axes.axvline(0, color="tab:red", lw=1)
+        self.axes.set_xlabel("step")
+        self.axes.set_ylabel("score")
+        self.axes.grid(alpha=0.3)
+        if title:
+            self.axes.set_title(title, fontsize=9)
+        self.axes.set_xlim(0, max(score.size - 1, 1))
+
+    def show_step(self, step):
+        self.cursor.set_xdata([step, step])
+
+    def render(self):
+        return figure_png(self.figure)
+
+
+def action_histogram(actions, meanings=None, width=4.0, height=2.0, title=None):
+    """PNG of how often the agent chose each action (named by the game's action meanings)."""
+    actions = np.asarray(actions, np.int64)
+    count = len(meanings) if meanings else (int(actions.max()) + 1 if actions.size else 1)
+    counts = np.bincount(actions, minlength=count)[:count] if actions.size else np.zeros(count, np.int64)
+    figure = new_figure(width, height)
+    axes = figure.add_subplot()
+    names = list(meanings) if meanings else [str(a) for a in range(count)]
+    axes.bar(range(count), counts / max(1, counts.sum()), color="tab:purple")
+    axes.set_xticks(range(count), names, rotation=90 if count > 6 else 0, fontsize=7)
+    axes.set_ylabel("share of steps")
+    if title:
+        axes.set_title(title, fontsize=9)
+    return figure_png(figure)
+
+
+def timeline_figure(timeline, lanes=None, width=8.0, height=2.4, window=None):
+    """A matplotlib Figure of an evaluator timeline: one row per sub-population, coloured by category.
+
+    timeline: [(sub-population, category, start, end)] as Evaluator.timeline records it;
+    window: (start, end) in seconds to show (default: all).
+    """
+    figure = new_figure(width, height)
+    axes = figure.add_subplot()
+    lanes = lanes if lanes is not None else (max((k for k, *_ in timeline), default=0) + 1)
+    for k, category, start, end in timeline:
+        if window is not None and (end < window[0] or start > window[1]):
+            continue
+        axes.broken_barh([(start, end - start)], (k - 0.4, 0.8), color=SPLIT_COLOURS.get(category, "black"))
+    axes.set_yticks(range(lanes), [f"sub-population {k}" for k in range(lanes)])
+    axes.set_xlabel("seconds from the evaluation's start")
+    if window is not None:
+        axes.set_xlim(*window)
+    handles = [Patch(color=SPLIT_COLOURS[c], label=c.replace("_", " ")) for c in ("emulation", "inference",
+                                                                                  "weight_loading")]
+    axes.legend(handles=handles, loc="upper right", fontsize=7, ncol=3)
+    return figure

@@ -1,0 +1,109 @@
+"""RunMonitor: what a dashboard shows of a run, as plain data fed by the trainer's events (no widgets).
+
+    monitor = RunMonitor(history=trainer.history)
+    changed = monitor.apply(events)         # the parts that changed: {"fitness", "frame", "log", ...}
+    monitor.fitness["max"], monitor.latest_frame, monitor.log
+
+Kept apart from the widgets so that its logic is tested without a browser and
+the trainer never depends on it.
+"""
+import collections
+import datetime
+import math
+
+FITNESS_SERIES = ("max", "mean", "median", "elite")
+TIME_SPLIT = ("emulation", "inference", "weight_loading", "idle")
+
+
+def _finite_or_nan(value):
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else math.nan
+
+
+class RunMonitor:
+    """Per-generation series, the newest gameplay frame, hyperparameter notices and a log, from events."""
+
+    def __init__(self, history=(), log_lines=200):
+        self.generations, self.frames_total = [], []
+        self.fitness = {name: [] for name in FITNESS_SERIES}
+        self.frames_per_second = []
+        self.time_split = {name: [] for name in TIME_SPLIT}
+        self.latest_frame = None  # the newest "frame" event's data: frame (RGB), score, step, generation, ...
+        self.frames_received = 0
+        self.state = "idle"
+        self.hyperparameters = {}  # the newest generation's hyperparameters
+        self.notices = collections.deque(maxlen=20)  # hyperparameter changes and checkpoints, newest last
+        self.log = collections.deque(maxlen=log_lines)  # (time, level, text)
+        for record in history:
+            self._generation(record)
+
+    def apply(self, events):
+        """Takes events (trainer.events subscription items) in order; returns the set of parts that changed."""
+        changed = set()
+        for event in events:
+            handler = getattr(self, f"_on_{event.kind}", None)
+            if handler is not None:
+                changed |= handler(event)
+        return changed
+
+    # -- per kind -------------------------------------------------------------------------
+    def _on_generation(self, event):
+        self._generation(event.data)
+        return {"fitness", "throughput", "hyperparameters"}
+
+    def _on_frame(self, event):
+        self.latest_frame = event.data
+        self.frames_received += 1
+        return {"frame"}
+
+    def _on_hyperparameters(self, event):
+        changes = ", ".join(f"{name} = {value:g}" if isinstance(value, float) else f"{name} = {value}"
+                            for name, value in event.data["changes"].items())
+        self.notices.append(f"{changes} (applies at generation {event.data['applies_at_generation']})")
+        self.add_log("info", f"hyperparameters: {changes}", event.time)
+        return {"notices", "log"}
+
+    def _on_checkpoint(self, event):
+        self.add_log("info", f"checkpoint of generation {event.data['generation']}: {event.data['path']}", event.time)
+        return {"log"}
+
+    def _on_error(self, event):
+        self.add_log("error", f"training failed in generation {event.data.get('generation')}: {event.data['error']}",
+                     event.time)
+        return {"log"}
+
+    def _on_state(self, event):
+        self.state = event.data["state"]
+        return {"state"}
+
+    # -- helpers --------------------------------------------------------------------------
+    def _generation(self, record):
+        self.generations.append(int(record["generation"]))
+        self.frames_total.append(int(record.get("frames_total", 0)))
+        for name in FITNESS_SERIES:
+            self.fitness[name].append(_finite_or_nan(record.get(name)))
+        self.frames_per_second.append(_finite_or_nan(record.get("frames_per_second")))
+        for name in TIME_SPLIT:
+            self.time_split[name].append(_finite_or_nan(record.get(f"{name}_fraction")))
+        self.hyperparameters = dict(record.get("hyperparameters") or {})
+
+    def add_log(self, level, text, when=None):
+        """Appends a log line (level "info" or "error"); when: a time.time() value (default now)."""
+        stamp = datetime.datetime.fromtimestamp(when) if when is not None else datetime.datetime.now()
+        self.log.append((stamp.strftime("%H:%M:%S"), level, text))
+
+    def x_values(self, axis):
+        """The x coordinates of the per-generation series: "generations" or "frames" (cumulative)."""
+        if axis == "generations":
+            return list(self.generations)
+        if axis == "frames":
+            return list(self.frames_total)
+        raise ValueError(f"axis must be 'generations' or 'frames', got {axis!r}")
+
+    def summary(self):
+        """One line about the newest generation (or the state when there is none yet)."""
+        if not self.generations:
+            return f"{self.state}: no generation finished yet"
+        fps = self.frames_per_second[-1]
+        best = max((v for v in self.fitness["max"] if not math.isnan(v)), default=math.nan)
+        return (f"{self.state}: generation {self.generations[-1]}, {self.frames_total[-1]:,} frames, "
+                f"{fps:,.0f} frames/s, best episode so far {best:g}")
