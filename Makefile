@@ -8,7 +8,7 @@ ALE_REQUIREMENT := ale-py>=0.12,<0.13
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install demo test bench lab clean
+.PHONY: install browser demo test bench lab clean
 
 install: $(INSTALLED)
 
@@ -37,11 +37,19 @@ bench: install
 	$(PY) bench/emulation.py
 	$(PY) bench/end_to_end.py
 
-test: install
+test: install browser
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
 
+# The browser test (tests/test_browser.py) drives Debian's Chromium; as root, install it when missing.
+browser:
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+	@command -v chromium >/dev/null || echo "warning: no chromium; the browser test will fail (sudo apt-get install chromium)"
+
+# JupyterLab on the tutorials: bound to 127.0.0.1, token authentication on (the URL with the token is printed).
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
 	rm -rf build *.egg-info workbench/ops/_workbench_*.so

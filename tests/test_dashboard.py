@@ -115,7 +115,7 @@ def test_buttons_drive_a_background_run_and_the_updater_thread_follows_it(dashbo
     assert wait_for(lambda: not trainer.running)  # the budget of 2 generations
     assert wait_for(lambda: dashboard.fitness_plot.data("max")[0] == [0, 1], 10)  # drawn by the updater thread
     dashboard.buttons["checkpoint now"].click()
-    assert wait_for(lambda: "checkpoint of generation 2" in dashboard.log_view.value, 10)
+    assert wait_for(lambda: "checkpoint after 2 generations" in dashboard.log_view.value, 10)
     dashboard.buttons["start"].click()
     assert wait_for(lambda: trainer.running)
     dashboard.buttons["pause"].click()

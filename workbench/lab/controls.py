@@ -63,7 +63,7 @@ def parse(knob, text):
 
 
 def _slider(knob, value):
-    common = dict(continuous_update=False, readout=True, layout=widgets.Layout(width="300px"))
+    common = dict(continuous_update=False, readout=True, layout=widgets.Layout(width="240px"))
     if knob.kind == "int":
         high = max(knob.high, value)
         return widgets.IntSlider(value=value, min=knob.low, max=high, step=knob.step, **common)
@@ -96,7 +96,7 @@ class HyperparameterPanel:
             slider.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
             text.observe(lambda change, name=name: self._typed(name, change["new"]), names="value")
             self.sliders[name], self.inputs[name], self.statuses[name] = slider, text, status
-            label = widgets.Label(knob.label, layout=widgets.Layout(width="170px"))
+            label = widgets.Label(knob.label, layout=widgets.Layout(width="180px", min_width="180px"))
             rows.append(widgets.HBox([label, slider, text, status]))
         self.widget = widgets.VBox(rows)
         self.widget.add_class("wb-hyperparameters")

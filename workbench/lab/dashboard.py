@@ -66,7 +66,7 @@ class TrainingDashboard:
         self.fitness_image.add_class("wb-fitness-plot")
         self.axis_toggle = widgets.ToggleButtons(options=[("generations", "generations"), ("frames", "frames")],
                                                  value="generations", description="x axis",
-                                                 style={"button_width": "90px"})
+                                                 style={"button_width": "110px"})
         self.axis_toggle.observe(self._guard(lambda change: self._mark("fitness")), names="value")
         self.frame_image = widgets.Image(format="png", layout=widgets.Layout(width=f"{160 * self.frame_scale}px"))
         self.frame_image.add_class("wb-frame-viewer")
@@ -84,7 +84,7 @@ class TrainingDashboard:
         for name, icon, action in (("start", "play", self.start), ("pause", "pause", self.trainer.pause),
                                    ("resume", "step-forward", self.trainer.resume), ("stop", "stop", self.stop),
                                    ("checkpoint now", "save", self._checkpoint), ("watch elite", "eye", self.watch_elite)):
-            button = widgets.Button(description=name, icon=icon, layout=widgets.Layout(width="130px"))
+            button = widgets.Button(description=name, icon=icon, layout=widgets.Layout(width="150px"))
             button.add_class(f"wb-button-{name.replace(' ', '-')}")
             button.on_click(self._guard(lambda _, action=action: action()))
             self.buttons[name] = button

@@ -6,6 +6,7 @@ from scratch, and no pyplot state is touched.
 """
 import numpy as np
 from matplotlib.patches import Patch
+from matplotlib.ticker import AutoLocator, MaxNLocator
 
 from workbench.lab.pictures import figure_png, new_figure
 from workbench.lab.run_monitor import FITNESS_SERIES, TIME_SPLIT
@@ -37,6 +38,7 @@ class FitnessPlot:
         for name, line in self.lines.items():
             line.set_data(x, monitor.fitness[name])
         self.axes.set_xlabel("generation" if axis == "generations" else "frames")
+        self.axes.xaxis.set_major_locator(MaxNLocator(integer=True) if axis == "generations" else AutoLocator())
         self.axes.relim()
         self.axes.autoscale_view()
 
@@ -61,6 +63,7 @@ class ThroughputPlot:
         self.split.set_ylabel("time share")
         self.split.set_xlabel("generation")
         self.split.set_ylim(0, 1)
+        self.split.xaxis.set_major_locator(MaxNLocator(integer=True))
         self._bands = None
 
     def update(self, monitor):

@@ -63,7 +63,8 @@ class RunMonitor:
         return {"notices", "log"}
 
     def _on_checkpoint(self, event):
-        self.add_log("info", f"checkpoint of generation {event.data['generation']}: {event.data['path']}", event.time)
+        self.add_log("info", f"checkpoint after {event.data['generation']} generations: {event.data['path']}",
+                     event.time)
         return {"log"}
 
     def _on_error(self, event):

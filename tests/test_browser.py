@@ -1,0 +1,177 @@
+"""The quickstart in a real browser: JupyterLab on localhost (token auth), Debian's Chromium driven by
+Playwright. Runs all cells, checks that the dashboard rendered, that its fitness plot and frame viewer
+changed while training ran, and that dragging a slider changed the trainer's hyperparameter; saves a
+screenshot (runs/test-screenshots/quickstart.png, or $WORKBENCH_SCREENSHOT_DIR).
+
+Chromium comes from Debian (`apt-get install chromium`; `make test` and .ci/run install it).
+"""
+import ast
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCREENSHOTS = os.environ.get("WORKBENCH_SCREENSHOT_DIR", os.path.join(REPO, "runs", "test-screenshots"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """JupyterLab serving a copy of the quickstart, bound to 127.0.0.1 with a token."""
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    shutil.copy(os.path.join(REPO, "notebooks", "00_quickstart.ipynb"), root)
+    port, token = free_port(), secrets.token_hex(16)
+    settings = tmp_path / "lab-settings"
+    for name, values in (("notebook-extension/tracker", {"windowingMode": "none"}),  # keep every cell in the DOM
+                         ("apputils-extension/notification", {"fetchNews": "false"})):
+        path = settings / "@jupyterlab" / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    log = open(tmp_path / "jupyterlab.log", "w")
+    env = dict(os.environ, CI="1", MPLBACKEND="Agg")  # CI: the notebook's small budget
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         f"--LabApp.user_settings_dir={settings}",
+         "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp: run-all and new cells without menus
+        + (["--allow-root"] if os.geteuid() == 0 else []),
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as response:
+                json.load(response)
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail("JupyterLab did not start:\n" + (tmp_path / "jupyterlab.log").read_text()[-3000:])
+            time.sleep(0.5)
+    with pytest.raises(urllib.error.HTTPError):  # token auth is on
+        urllib.request.urlopen(f"{url}/api/sessions", timeout=5)
+    yield url, token
+    server.terminate()  # shuts its kernels down too
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+def wait_until(condition, timeout, what, poll=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(poll)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+# Records every new picture of the dashboard's plot and frame viewer, with the dashboard's status line at the
+# time (the status says "running: ..." while the trainer runs).
+RECORD_CHANGES_JS = """() => {
+  window.__imageChanges = [];
+  const record = (image) => {
+    const kind = ['wb-fitness-plot', 'wb-frame-viewer'].find(c => image.classList.contains(c));
+    const status = document.querySelector('.wb-status');
+    if (kind && image.src) window.__imageChanges.push({kind, src: image.src, status: status ? status.innerText : ''});
+  };
+  new MutationObserver(mutations => {
+    for (const m of mutations) {
+      if (m.type === 'attributes' && m.target.tagName === 'IMG') record(m.target);
+      for (const node of m.addedNodes || []) {
+        if (node.querySelectorAll) node.querySelectorAll('img').forEach(record);
+        if (node.tagName === 'IMG') record(node);
+      }
+    }
+  }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+}"""
+
+
+RUN_CELL_JS = """async (source) => {
+  const app = window.jupyterapp;
+  const panel = app.shell.currentWidget;
+  const notebook = panel.content;
+  notebook.activeCellIndex = notebook.widgets.length - 1;
+  await app.commands.execute('notebook:insert-cell-below');
+  notebook.activeCell.model.sharedModel.setSource(source);
+  await app.commands.execute('notebook:run-cell');
+  return notebook.widgets.length - 1;
+}"""
+
+
+def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium (make test does it as root)")
+    from playwright.sync_api import sync_playwright
+
+    url, token = jupyterlab
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        try:
+            page.goto(f"{url}/lab/tree/00_quickstart.ipynb?token={token}")
+            page.wait_for_function("""() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
+                       && w.sessionContext.session.kernel.status === 'idle'; }""", timeout=120_000)
+            page.evaluate(RECORD_CHANGES_JS)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+            # The dashboard renders, then its plot and frame viewer change while the background run trains.
+            page.wait_for_selector(".wb-dashboard img.wb-fitness-plot", timeout=180_000)
+            page.wait_for_selector(".wb-status >> text=/^finished/", timeout=300_000)
+            page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "quickstart-dashboard.png"))
+            changes = page.evaluate("window.__imageChanges")
+            # Run All ends with the agent viewer of the newest elite.
+            page.wait_for_selector(".wb-agent-viewer img.wb-agent-frame", timeout=300_000)
+            page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+                                   " === 'idle'", timeout=120_000)
+
+            # Drag the mutation-power slider: the kernel calls trainer.set and confirms beside the slider.
+            handle = page.locator(".wb-hp-sigma .noUi-handle").first
+            handle.scroll_into_view_if_needed()
+            box = handle.bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(box["x"] + box["width"] / 2 + 25, box["y"] + box["height"] / 2, steps=8)
+            page.mouse.up()
+            status = page.locator(".wb-hp-status-sigma").first
+            wait_until(lambda: "✓" in status.inner_text(), 30, "the slider change to be accepted")
+
+            # Ask the kernel what the trainer holds now.
+            index = page.evaluate(RUN_CELL_JS, 'print("PENDING", trainer.strategy.hyperparameters.pending)')
+            output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea-output")
+            text = wait_until(lambda: output.count() and output.first.inner_text(), 60, "the new cell's output")
+            page.screenshot(path=os.path.join(SCREENSHOTS, "quickstart.png"), full_page=True)
+        except BaseException:
+            page.screenshot(path=os.path.join(SCREENSHOTS, "quickstart-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    while_running = [c for c in changes if c["status"].startswith("running")]
+    frames = {c["src"] for c in while_running if c["kind"] == "wb-frame-viewer"}
+    plots = {c["src"] for c in while_running if c["kind"] == "wb-fitness-plot"}
+    assert len(frames) >= 3, f"the frame viewer changed {len(frames)} times while training ran"
+    assert len(plots) >= 2, f"the fitness plot changed {len(plots)} times while training ran"
+    assert text.startswith("PENDING "), text
+    pending = ast.literal_eval(text[len("PENDING "):].strip())
+    assert set(pending) == {"sigma"}, pending
+    assert pending["sigma"] > 0.005, f"dragging right should raise sigma from 0.005, got {sigma}"
