@@ -22,7 +22,7 @@ $(PY):
 # only when the build inputs change.
 $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py $(OPS_SOURCES)
 	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" scikit-build-core
-	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook]"
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray]"
 	touch $@
 
 # The main job: a Deep GA learning Frostbite on the CPU for about 3 minutes; writes runs/demo/

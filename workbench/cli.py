@@ -40,6 +40,10 @@ def _add_train_options(parser):
     for name in ("subpopulations", "slots", "max_episode_frames", "perturbed_rank", "seed", "noise_size", "noise_seed"):
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, help=f"run setting {name}")
     parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram")')
+    parser.add_argument("--ray", action="store_true", default=None,
+                        help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)")
+    parser.add_argument("--ray-address", dest="ray_address", help="join a running Ray cluster (e.g. head:6379, auto)")
+    parser.add_argument("--ray-actors", dest="ray_actors", type=int, help="Ray actors (default: one per CPU)")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -78,7 +82,7 @@ def run_config_from(args):
             data = json.load(f)
     config = RunConfig.from_json(data)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
-                 "seed", "noise_size", "noise_seed", "behaviour"):
+                 "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)

@@ -158,12 +158,13 @@ class Evaluator:
     def num_parameters(self):
         return self.space.num_parameters
 
-    def evaluate(self, requests, seed=0, bases=None, cancel=None):
+    def evaluate(self, requests, seed=0, bases=None, cancel=None, request_ids=None):
         """[EvaluationResult(returns, behaviours, steps, frames)] in request order; sets self.telemetry.
 
         bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
         cancel: a threading.Event; once set, the sub-populations stop after their current step
-        and EvaluationCancelled is raised. Every genome is checked before any episode runs
+        and EvaluationCancelled is raised. request_ids: each request's index for its episode seeds
+        (default its position; a chunk of a larger list, as RayEvaluator sends, passes the global ones). Every genome is checked before any episode runs
         (ValueError naming it).
         """
         requests = list(requests)
@@ -182,12 +183,16 @@ class Evaluator:
                 raise ValueError(f"requests[{k}] asks for a behaviour characterisation: give the Evaluator a behaviour")
         if cancel is not None and not isinstance(cancel, threading.Event):
             raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
+        if request_ids is not None:
+            request_ids = [int(i) for i in request_ids]
+            if len(request_ids) != len(requests) or any(i < 0 for i in request_ids):
+                raise ValueError(f"request_ids must be {len(requests)} non-negative integers, got {request_ids!r}")
         jobs, outcomes = JobQueue(requests, cancel), Outcomes(requests)
         lanes = [[] if self.timeline is not None else None for _ in self.subpopulations]
         for subpopulation, lane in zip(self.subpopulations, lanes):
             subpopulation.timeline = lane
         start = time.perf_counter()
-        parts = self._run(requests, jobs, outcomes, seed)
+        parts = self._run(requests, jobs, outcomes, seed, request_ids)
         if jobs.stopped():
             raise EvaluationCancelled("the evaluation was cancelled")
         self.telemetry = Telemetry.combine(parts, time.perf_counter() - start)
@@ -199,14 +204,14 @@ class Evaluator:
                                  outcomes.steps[r], outcomes.frames[r])
                 for r in range(len(requests))]
 
-    def _run(self, requests, jobs, outcomes, seed):
+    def _run(self, requests, jobs, outcomes, seed, ids):
         if len(self.subpopulations) == 1:
-            return [self.subpopulations[0].run(requests, jobs, outcomes, seed)]
+            return [self.subpopulations[0].run(requests, jobs, outcomes, seed, ids)]
         parts, errors = [None] * len(self.subpopulations), []
 
         def work(k, subpopulation):
             try:
-                parts[k] = subpopulation.run(requests, jobs, outcomes, seed)
+                parts[k] = subpopulation.run(requests, jobs, outcomes, seed, ids)
             except BaseException as error:  # re-raised in the caller's thread below
                 errors.append(error)
 

@@ -127,8 +127,12 @@ class SubPopulation:
                 assign_slots(variable, slots, values)
 
     # -- the episode loop -----------------------------------------------------------------
-    def run(self, requests, jobs, outcomes, seed):
-        """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry."""
+    def run(self, requests, jobs, outcomes, seed, ids=None):
+        """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry.
+
+        ids: the requests' indices for episode seeds (default 0, 1, ...; a chunk of a larger list passes its own).
+        """
+        self._ids = range(len(requests)) if ids is None else ids
         self.telemetry = Telemetry()
         self._watch = Stopwatch(self.telemetry, self.timeline)
         self._requests, self._outcomes, self._seed = requests, outcomes, seed
@@ -204,7 +208,7 @@ class SubPopulation:
             if self.rank:
                 self._write_factors(slots, mutations)
         with self._watch("emulation"):
-            seeds = [episode_seed(self._seed, r, e) for r, e in started]
+            seeds = [episode_seed(self._seed, self._ids[r], e) for r, e in started]
             if self._handle is not None:
                 self.env.start(slots, seeds)
             else:

@@ -24,6 +24,7 @@ class Telemetry:
     steps: int = 0
     episodes: int = 0
     subpopulations: int = 1
+    bytes_shipped: int = 0  # between processes or machines (RayEvaluator); 0 for a local evaluation
 
     @property
     def frames_per_second(self):

@@ -63,7 +63,7 @@ def parse(knob, text):
 
 
 def _slider(knob, value):
-    common = dict(continuous_update=False, readout=True, layout=widgets.Layout(width="240px"))
+    common = dict(continuous_update=False, readout=True, layout=widgets.Layout(width="250px", flex="0 0 250px"))
     if knob.kind == "int":
         high = max(knob.high, value)
         return widgets.IntSlider(value=value, min=knob.low, max=high, step=knob.step, **common)
@@ -89,14 +89,14 @@ class HyperparameterPanel:
             slider = _slider(knob, self.values[name])
             slider.add_class(f"wb-hp-{name}")
             text = widgets.Text(value=self._format(name), continuous_update=False,
-                                layout=widgets.Layout(width="110px"))
+                                layout=widgets.Layout(width="90px", flex="0 0 90px"))
             text.add_class(f"wb-hp-input-{name}")
-            status = widgets.HTML(layout=widgets.Layout(min_width="260px"))
+            status = widgets.HTML(layout=widgets.Layout(flex="1 1 auto"))
             status.add_class(f"wb-hp-status-{name}")
             slider.observe(lambda change, name=name: self._changed(name, change["new"]), names="value")
             text.observe(lambda change, name=name: self._typed(name, change["new"]), names="value")
             self.sliders[name], self.inputs[name], self.statuses[name] = slider, text, status
-            label = widgets.Label(knob.label, layout=widgets.Layout(width="180px", min_width="180px"))
+            label = widgets.Label(knob.label, layout=widgets.Layout(width="170px", flex="0 0 170px"))
             rows.append(widgets.HBox([label, slider, text, status]))
         self.widget = widgets.VBox(rows)
         self.widget.add_class("wb-hyperparameters")

@@ -35,6 +35,9 @@ class RunConfig:
     seed: int = 0
     env_options: dict = dataclasses.field(default_factory=dict)
     model_options: dict = dataclasses.field(default_factory=dict)
+    ray: bool = False  # evaluate on Ray actors (a local cluster unless ray_address is given)
+    ray_address: str = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
+    ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
 
     def algorithm_config(self):
         if self.algorithm not in ALGORITHMS:
@@ -54,11 +57,19 @@ class RunConfig:
         behaviour = self.behaviour
         if behaviour is None and self.algorithm in ("ns-es", "nsr-es"):
             behaviour = "final_ram"
-        evaluator = Evaluator(
-            self.env, self.model, subpopulations=self.subpopulations, slots=self.slots,
-            max_episode_frames=self.max_episode_frames, behaviour=behaviour, perturbed_rank=self.perturbed_rank,
-            noise=NoiseTable.shared(self.noise_size, self.noise_seed), env_options=self.env_options,
-            model_options=self.model_options, frame_listener=frame_listener)
+        if not isinstance(self.ray, bool):
+            raise ValueError(f"ray must be true or false, got {self.ray!r}")
+        options = dict(subpopulations=self.subpopulations, slots=self.slots, max_episode_frames=self.max_episode_frames,
+                       behaviour=behaviour, perturbed_rank=self.perturbed_rank, env_options=self.env_options,
+                       model_options=self.model_options)
+        if self.ray or self.ray_address is not None:
+            from workbench.evaluation.ray_evaluator import RayEvaluator
+
+            evaluator = RayEvaluator(self.env, self.model, actors=self.ray_actors, address=self.ray_address,
+                                     noise_size=self.noise_size, noise_seed=self.noise_seed, **options)
+        else:
+            evaluator = Evaluator(self.env, self.model, noise=NoiseTable.shared(self.noise_size, self.noise_seed),
+                                  frame_listener=frame_listener, **options)
         strategy_class = ALGORITHMS[self.algorithm][0]
         try:
             return strategy_class(config, evaluator.space, seed=self.seed), evaluator

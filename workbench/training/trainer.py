@@ -75,9 +75,10 @@ class Trainer:
         self._error = None
         self._tensorboard = None
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
-        listener_owner = evaluator.subpopulations[0]
-        if listener_owner.frame_listener is None:
-            listener_owner.frame_listener = self._on_frame
+        if evaluator.subpopulations:  # a local evaluator: gameplay frames from its first sub-population
+            listener_owner = evaluator.subpopulations[0]
+            if listener_owner.frame_listener is None:
+                listener_owner.frame_listener = self._on_frame
         if run_dir is not None:
             if not _resuming and list_checkpoints(run_dir):
                 raise ValueError(f"run_dir {run_dir!r} holds a run already: continue it with Trainer.resume_from, "
@@ -302,6 +303,7 @@ class Trainer:
         total = sum(busy.values()) or 1.0
         record.update(
             frames=frames, frames_total=self.frames, seconds=seconds,
+            bytes_shipped=sum(t.bytes_shipped for t in parts),
             frames_per_second=frames / seconds if seconds > 0 else 0.0,
             **{f"{name}_fraction": value / total for name, value in busy.items()},
             hyperparameters=dict(self.strategy.history[-1].get("config") or {},

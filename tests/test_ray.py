@@ -1,0 +1,196 @@
+"""RayEvaluator on a local Ray cluster (num_cpus=2): the same results as the local Evaluator, dense bases
+shipped once, an actor killed mid-generation (its chunks re-run elsewhere, nothing lost or counted twice),
+a Trainer on Ray, safe defaults (127.0.0.1, no dashboard, temp dir), clean shutdown."""
+import tempfile
+import threading
+import time
+
+import numpy as np
+import psutil
+import pytest
+
+from workbench.evaluation import Evaluator
+from workbench.evaluation.ray_evaluator import RayEvaluator
+from workbench.evolution import ESConfig, EvaluationRequest, EvolutionStrategy, Genome, NoiseTable
+from workbench.training import RunConfig, Trainer
+
+NOISE = dict(noise_size=2**22, noise_seed=9)
+PONG = dict(subpopulations=2, slots=2, max_episode_frames=800)
+
+
+@pytest.fixture(scope="module")
+def temp_dir():
+    return tempfile.mkdtemp(prefix="rwb-", dir="/tmp")  # Ray's socket paths must stay short
+
+
+@pytest.fixture(scope="module")
+def cluster(temp_dir):
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    evaluator = RayEvaluator("pong", "small", actors=2, num_cpus=2, temp_dir=temp_dir, chunks_per_actor=4, **NOISE,
+                             **PONG)
+    yield evaluator, before
+    evaluator.close()
+
+
+@pytest.fixture(scope="module")
+def local():
+    with Evaluator("pong", "small", noise=NoiseTable.shared(NOISE["noise_size"], NOISE["noise_seed"]), **PONG) as e:
+        yield e
+
+
+def lineage_requests(space, count, rng):
+    """Parents, children and grandchildren with 1-2 episodes each: shared parents in the actors' caches."""
+    parents = [Genome(space.sample_offset(rng)) for _ in range(2)]
+    genomes = parents + [parents[k % 2].child(space.sample_offset(rng), 0.01) for k in range(count - 2)]
+    genomes[-1] = genomes[-2].child(space.sample_offset(rng), 0.01)
+    return [EvaluationRequest(g, 1 + k % 2, "population") for k, g in enumerate(genomes)]
+
+
+def assert_same(results, expected):
+    assert len(results) == len(expected)
+    for got, want in zip(results, expected):
+        np.testing.assert_array_equal(got.returns, want.returns)
+        np.testing.assert_array_equal(got.frames, want.frames)
+
+
+def test_results_equal_the_local_evaluator(cluster, local):
+    evaluator, _ = cluster
+    requests = lineage_requests(evaluator.space, 10, np.random.default_rng(1))
+    assert_same(evaluator.evaluate(requests, seed=3), local.evaluate(requests, seed=3))
+    telemetry = evaluator.telemetry
+    assert telemetry.episodes == sum(r.episodes for r in requests) and telemetry.frames > 0
+    weights = evaluator.space.num_parameters * 4 * len(requests)
+    assert 0 < telemetry.bytes_shipped < 0.01 * weights, telemetry.bytes_shipped
+
+
+def test_dense_bases_travel_once_and_results_still_match(cluster, local):
+    evaluator, _ = cluster
+    es = EvolutionStrategy(ESConfig(population_size=6, sigma=0.02, center_episodes=1), evaluator.space, seed=0)
+    requests = es.ask()
+    first = evaluator.evaluate(requests, seed=5, bases=es.bases())
+    shipped_first = evaluator.telemetry.bytes_shipped
+    again = evaluator.evaluate(requests, seed=5, bases=es.bases())
+    base_bytes = evaluator.space.num_parameters * 4
+    assert shipped_first >= base_bytes  # the object store once, each actor's fetch counted
+    assert evaluator.telemetry.bytes_shipped < base_bytes / 10  # already held: not shipped again
+    expected = local.evaluate(requests, seed=5, bases=es.bases())
+    assert_same(first, expected)
+    assert_same(again, expected)
+
+
+def test_an_actor_killed_mid_generation_loses_nothing_and_counts_nothing_twice(cluster, local):
+    import ray
+
+    evaluator, _ = cluster
+    requests = lineage_requests(evaluator.space, 16, np.random.default_rng(2))
+    outcome = {}
+
+    def run():
+        try:
+            outcome["results"] = evaluator.evaluate(requests, seed=7)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            outcome["error"] = error
+
+    restarts = evaluator.restarts
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not 1 <= evaluator.progress[0] < evaluator.progress[1] and time.monotonic() < deadline:
+        time.sleep(0.01)  # until some chunks are done and others are running
+    done, total = evaluator.progress
+    assert 1 <= done < total, (done, total)
+    index = list(dict(evaluator.in_flight).values())[0][0]  # an actor with chunks in flight
+    victim = evaluator.actors[index]
+    ray.kill(victim, no_restart=True)
+    thread.join(300)
+    assert "error" not in outcome, outcome.get("error")
+    assert evaluator.restarts == restarts + 1 and evaluator.actors[index] is not victim
+    assert_same(outcome["results"], local.evaluate(requests, seed=7))
+    assert evaluator.telemetry.episodes == sum(r.episodes for r in requests)  # no chunk counted twice
+
+
+def test_errors_inside_actors_are_raised_not_retried(cluster):
+    evaluator, _ = cluster
+    with pytest.raises(ValueError, match="requests\\[0\\]"):
+        evaluator.evaluate([EvaluationRequest(Genome(2**30), 1, "population")], seed=0)  # beyond the noise table
+    with pytest.raises(TypeError, match="requests\\[0\\]"):
+        evaluator.evaluate(["not a request"])
+    restarts = evaluator.restarts
+    genome = Genome(evaluator.space.sample_offset(np.random.default_rng(0)))
+    with pytest.raises(ValueError, match="behaviour"):  # raised by the actor's own Evaluator
+        evaluator.evaluate([EvaluationRequest(genome, 1, "population", behaviour=True)], seed=0)
+    assert evaluator.restarts == restarts
+
+
+def test_a_local_cluster_listens_on_localhost_only_without_a_dashboard(cluster, temp_dir):
+    import ray
+
+    evaluator, before = cluster
+    ray_processes = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert ray_processes
+    addresses = set()
+    for process in ray_processes:
+        try:
+            addresses |= {c.laddr.ip for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+        except psutil.NoSuchProcess:
+            pass
+    assert addresses and addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, addresses
+    commands = [" ".join(p.cmdline()) for p in ray_processes if p.is_running()]
+    dashboards = [c for c in commands if "dashboard/dashboard.py" in c]  # Ray keeps a minimal head process
+    assert all("--minimal" in c and "--disable-frontend" in c for c in dashboards), dashboards
+    ports = set()
+    for process in ray_processes:
+        try:
+            ports |= {c.laddr.port for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+        except psutil.NoSuchProcess:
+            pass
+    assert 8265 not in ports  # Ray's dashboard port
+    assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1")
+    assert any(temp_dir in command for command in commands)
+
+
+def test_bad_arguments_are_named(cluster):
+    with pytest.raises(ValueError, match="actors"):
+        RayEvaluator("pong", "small", actors=0, **NOISE)
+    with pytest.raises(TypeError, match="address"):
+        RayEvaluator("pong", "small", address=6379, **NOISE)
+    with pytest.raises(ValueError, match="noise_size"):
+        RayEvaluator("pong", "small", noise=NoiseTable.shared(2**20, 1))
+    evaluator, _ = cluster
+    with pytest.raises(ValueError, match="max_episode_frames"):
+        evaluator.set_episode_cap(10_000)
+
+
+def test_close_shuts_the_cluster_down_and_leaves_no_process(cluster):
+    import ray
+
+    evaluator, before = cluster
+    started = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    evaluator.close()
+    assert not ray.is_initialized()
+    gone, alive = psutil.wait_procs(started, timeout=30)
+    assert not alive, [(p.pid, p.name()) for p in alive]
+
+
+def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
+    import ray
+
+    config = RunConfig(env="pong", model="small", algorithm="ga", ray=True, ray_actors=2, subpopulations=2, slots=2,
+                       max_episode_frames=400, noise_size=NOISE["noise_size"], noise_seed=NOISE["noise_seed"],
+                       hyperparameters=dict(population_size=6, truncation=2, sigma=0.01, elite_candidates=2,
+                                            elite_episodes=1))
+    trainer = Trainer.from_config(config, run_dir=str(tmp_path / "run"))  # starts a local cluster of its own
+    try:
+        records = trainer.run(generations=2)
+        assert all(0 < r["bytes_shipped"] < 100_000 for r in records), [r["bytes_shipped"] for r in records]
+        assert trainer.evaluator.owns_cluster
+    finally:
+        trainer.close()
+    assert not ray.is_initialized()
+    resumed = Trainer.resume_from(str(tmp_path / "run"))
+    try:
+        assert isinstance(resumed.evaluator, RayEvaluator) and resumed.generation == 2
+        with pytest.raises(ValueError, match="actors"):  # its 2 actors hold the cluster's CPUs
+            RayEvaluator("pong", "small", actors=1, **NOISE)
+    finally:
+        resumed.close()

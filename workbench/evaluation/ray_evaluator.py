@@ -1,0 +1,358 @@
+"""RayEvaluator: the Evaluator's interface on a Ray cluster, shipping seed chains instead of weights.
+
+    evaluator = RayEvaluator("frostbite", "small", actors=2)                     # a local cluster on 127.0.0.1
+    evaluator = RayEvaluator("frostbite", "small", address="10.0.0.5:6379")      # join a running cluster
+    results = evaluator.evaluate(requests, seed=0, bases=strategy.bases())       # as Evaluator.evaluate
+
+Each Ray actor hosts a full pipelined Evaluator (its own ops, model slots and
+emulators) and builds the noise table itself from the shared (size, seed), so a
+genome travels as its seed chain (Genome.to_bytes: a few bytes per mutation) and
+each actor's GenomeDecoder caches the parents it has materialised. Dense bases
+(ES centres) are put in Ray's object store once per generation; an actor fetches a
+base only when it does not hold it yet. The master (this object) only splits the
+requests into chunks, keeps every actor busy with up to two chunks at a time,
+collects returns and counts the bytes that travel (`telemetry.bytes_shipped`).
+
+Episodes are seeded by their global (request, episode) index, so the results
+equal the local Evaluator's for the same genomes and seed, whatever the chunking.
+
+Faults: when an actor dies mid-generation its chunks in flight go back to the
+queue, a new actor replaces it, and the generation completes; each chunk's result
+is taken once (a re-run chunk replaces nothing: the dead actor's call returned no
+result). A task that fails for another reason (a bad genome, a bug) is raised, not
+retried.
+
+Safe defaults: a local cluster binds to 127.0.0.1, Ray's dashboard is off (pass
+dashboard=True), and Ray's temporary files go under `temp_dir` (default
+$WORKBENCH_RAY_TMPDIR or /tmp/ray-workbench-<uid>; Ray needs a short path for its
+sockets). close() shuts down the cluster this object started, and nothing else.
+"""
+import collections
+import dataclasses
+import os
+import pickle
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from workbench.envs import make_batch
+from workbench.evaluation.evaluator import EvaluationCancelled, Evaluator, build_model
+from workbench.evaluation.telemetry import Telemetry
+from workbench.evolution import EvaluationRequest, EvaluationResult, Genome, GenomeDecoder, NoiseTable, ParameterSpace
+from workbench.models.population_model import positive_int
+
+IN_FLIGHT_PER_ACTOR = 2  # one chunk running, one queued on the actor: no idle gap between chunks
+
+
+def _loopback_only():
+    """Makes a local Ray cluster bind its servers to 127.0.0.1 instead of every interface.
+
+    Ray 2.x turns a loopback node address into the machine's address unless multi-node
+    clusters are switched off (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, read when Ray is imported,
+    and by the processes it starts); with them off, its servers listen on 127.0.0.1 only
+    (tests/test_ray.py checks every listening socket).
+    """
+    from ray._private import ray_constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def default_temp_dir():
+    return os.environ.get("WORKBENCH_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(), f"ray-workbench-{os.getuid()}")
+
+
+class _EvaluatorActor:
+    """Runs inside a Ray worker: one local pipelined Evaluator, its decoder's cache, the bases it holds."""
+
+    def __init__(self, env, model, options, noise_size, noise_seed, threads):
+        import tensorflow as tf
+
+        if threads:
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(threads)
+        self.evaluator = Evaluator(env, model, noise=NoiseTable.shared(noise_size, noise_seed), **options)
+        self.bases = {}
+
+    def ready(self):
+        return os.getpid()
+
+    def evaluate(self, payload, base_refs, episode_cap):
+        import ray
+
+        chunk = pickle.loads(payload)
+        fetched = 0
+        wanted = {key: ref for key, ref in base_refs.items() if key not in self.bases}
+        if wanted:
+            for key, weights in zip(wanted, ray.get(list(wanted.values()))):
+                self.bases[key] = weights
+                fetched += weights.nbytes
+        self.bases = {key: self.bases[key] for key in base_refs}
+        if episode_cap != self.evaluator.episode_cap:
+            self.evaluator.set_episode_cap(episode_cap)
+        requests = [EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
+                    for g, episodes, role, behaviour in chunk["requests"]]
+        results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"])
+        out = dict(results=[(r.returns, r.behaviours, r.steps, r.frames) for r in results],
+                   telemetry=dataclasses.asdict(self.evaluator.telemetry), fetched=fetched)
+        return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class RayEvaluator:
+    """Evaluator.evaluate on Ray actors; see the module docstring.
+
+    Args:
+      env, model, and the Evaluator's keyword arguments (subpopulations, slots, max_episode_frames,
+        behaviour, perturbed_rank, env_options, model_options, cache_bytes, model_backend): each actor's
+        local Evaluator.
+      actors: number of actors (each a full pipelined evaluator); default: the cluster's CPUs / cpus_per_actor.
+      cpus_per_actor: CPUs Ray reserves per actor (also its TensorFlow thread count).
+      address: an existing cluster to join ("auto", "host:port", "ray://..."); None = start a local one.
+      num_cpus: CPUs of a local cluster (default: all); dashboard: start Ray's dashboard (local cluster only).
+      temp_dir: where a local cluster keeps its files (see default_temp_dir()).
+      noise_size, noise_seed: the noise table every actor builds (the master builds it too, for the space).
+      max_restarts: actor replacements allowed over this evaluator's life (default 3 per actor).
+      ready_timeout: seconds to wait for the actors to start (build their evaluators) before giving up.
+      chunks_per_actor: requests are split into about this many chunks per actor. 1 (default) fills each
+        actor's episode slots best (an actor runs one chunk at a time, and a chunk's last episodes leave
+        slots idle); more balance uneven actors and lose less work to a dead actor.
+    """
+
+    def __init__(self, env, model="small", *, actors=None, cpus_per_actor=1, address=None, num_cpus=None,
+                 dashboard=False, temp_dir=None, noise_size=None, noise_seed=None, chunks_per_actor=1,
+                 max_restarts=None, ready_timeout=600, **evaluator_options):
+        import ray
+
+        from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
+
+        if actors is not None:
+            positive_int(actors, "actors")
+        positive_int(cpus_per_actor, "cpus_per_actor")
+        positive_int(chunks_per_actor, "chunks_per_actor")
+        if "frame_listener" in evaluator_options or "noise" in evaluator_options:
+            raise ValueError("RayEvaluator takes noise_size/noise_seed (each actor builds its table) and has no "
+                             "frame_listener (gameplay stays on the actors)")
+        if address is not None and not isinstance(address, str):
+            raise TypeError(f"address must be a string such as 'auto' or 'host:6379', got {type(address).__name__}")
+        self.noise_size = DEFAULT_SIZE if noise_size is None else noise_size
+        self.noise_seed = DEFAULT_SEED if noise_seed is None else noise_seed
+        self.env_name, self.model_spec = env, model
+        self.env_options = dict(evaluator_options.get("env_options") or {})
+        self.model_options = dict(evaluator_options.get("model_options") or {})
+        self.max_episode_frames = evaluator_options.get("max_episode_frames")
+        self.episode_cap = self.max_episode_frames
+        if self.max_episode_frames is not None:
+            positive_int(self.max_episode_frames, "max_episode_frames")
+        self.space = self._probe_space(env, model, self.env_options, self.model_options,
+                                       NoiseTable.shared(self.noise_size, self.noise_seed))
+        self.decoder = GenomeDecoder(self.space, cache_bytes=0)  # checks genomes before they travel
+        self.subpopulations = []  # gameplay frames are not streamed from actors
+        self.chunks_per_actor, self.cpus_per_actor = chunks_per_actor, cpus_per_actor
+        self._options = dict(evaluator_options)
+        self.owns_cluster = False
+        self.actors = []
+        if not ray.is_initialized():
+            if address is None:
+                temp_dir = temp_dir or default_temp_dir()
+                os.makedirs(temp_dir, exist_ok=True)
+                _loopback_only()
+                ray.init(num_cpus=num_cpus, include_dashboard=bool(dashboard), _node_ip_address="127.0.0.1",
+                         _temp_dir=temp_dir, log_to_driver=False, configure_logging=False)
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+            self.owns_cluster = True
+        try:
+            if actors is None:
+                actors = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus_per_actor))
+            free = ray.available_resources().get("CPU", 0)
+            if actors * cpus_per_actor > free:
+                raise ValueError(f"actors: {actors} actors of {cpus_per_actor} CPU need {actors * cpus_per_actor} CPUs; "
+                                 f"the Ray cluster has {free:g} free")
+            self.max_restarts = 3 * actors if max_restarts is None else max_restarts
+            self._remote = ray.remote(num_cpus=cpus_per_actor, max_restarts=0)(_EvaluatorActor)
+            self.actors = [self._new_actor() for _ in range(actors)]
+            ray.get([actor.ready.remote() for actor in self.actors], timeout=ready_timeout)
+        except BaseException:
+            self.close()
+            raise
+        self.telemetry = Telemetry(subpopulations=actors * self._options.get("subpopulations", 2))
+        self.restarts = 0  # actors replaced after dying
+        self.progress = (0, 0)  # (chunks done, chunks) of the evaluation in progress or the last one
+        self.in_flight = {}  # chunks submitted and not yet returned: ObjectRef -> (actor index, chunk index)
+        self.timeline = None
+        self._base_refs = {}
+
+    @staticmethod
+    def _probe_space(env, model, env_options, model_options, noise):
+        """The ParameterSpace of the actors' model (built here once, with one slot)."""
+        batch = make_batch(env, 1, **env_options)
+        try:
+            probe = build_model(model, batch, 1, model_options)
+        finally:
+            batch.close()
+        return ParameterSpace.for_model(probe, noise)
+
+    def _new_actor(self):
+        return self._remote.remote(self.env_name, self.model_spec, self._options, self.noise_size, self.noise_seed,
+                                   self.cpus_per_actor)
+
+    @property
+    def num_parameters(self):
+        return self.space.num_parameters
+
+    def set_episode_cap(self, frames):
+        """As Evaluator.set_episode_cap; sent to the actors with the next chunks."""
+        if frames is not None:
+            positive_int(frames, "max_episode_frames")
+            if self.max_episode_frames is not None and frames > self.max_episode_frames:
+                raise ValueError(f"max_episode_frames can be changed live only up to the run's cap "
+                                 f"({self.max_episode_frames}), got {frames}")
+        self.episode_cap = self.max_episode_frames if frames is None else frames
+
+    # -- evaluation -----------------------------------------------------------------------
+    def evaluate(self, requests, seed=0, bases=None, cancel=None):
+        """As Evaluator.evaluate, on the actors; sets self.telemetry (bytes_shipped included)."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        requests = list(requests)
+        for k, request in enumerate(requests):
+            if not isinstance(request, EvaluationRequest):
+                raise TypeError(f"requests[{k}] must be an EvaluationRequest, got {type(request).__name__}")
+            if not (request.genome.has_base and bases is not None and request.genome.init in bases):
+                try:
+                    self.decoder.check(request.genome)
+                except (TypeError, ValueError) as error:
+                    raise ValueError(f"requests[{k}] has a genome that cannot be decoded here: {error}") from error
+            elif bases[request.genome.init].shape != (self.space.num_parameters,):
+                raise ValueError(f"requests[{k}] starts from a base of the wrong size")
+        if cancel is not None and not isinstance(cancel, threading.Event):
+            raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
+        start = time.perf_counter()
+        shipped = self._put_bases(bases or {})
+        chunks = self._chunks(requests, seed)
+        self.progress = (0, len(chunks))
+        pending = collections.deque(range(len(chunks)))
+        in_flight = self.in_flight = {}  # ObjectRef -> (actor index, chunk index)
+        outputs = {}
+        while pending or in_flight:
+            if cancel is not None and cancel.is_set():
+                for ref in in_flight:
+                    ray.cancel(ref, force=False)
+                raise EvaluationCancelled("the evaluation was cancelled")
+            for index, actor in enumerate(self.actors):
+                while pending and sum(1 for a, _ in in_flight.values() if a == index) < IN_FLIGHT_PER_ACTOR:
+                    chunk = pending.popleft()
+                    in_flight[actor.evaluate.remote(chunks[chunk], self._base_refs, self.episode_cap)] = (index, chunk)
+                    shipped += len(chunks[chunk])
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
+            for ref in ready:
+                if ref not in in_flight:
+                    continue  # re-queued with its dead actor's other chunks
+                index, chunk = in_flight.pop(ref)
+                try:
+                    payload = ray.get(ref)
+                except RayTaskError as error:  # raised inside the actor: a real error, not a fault
+                    raise error.as_instanceof_cause() from None
+                except RayActorError:  # the actor died: its chunks go back to the queue, a new actor takes its place
+                    lost = [chunk]
+                    for other, (owner, other_chunk) in list(in_flight.items()):
+                        if owner == index:
+                            del in_flight[other]
+                            lost.append(other_chunk)
+                    pending.extendleft(sorted(lost, reverse=True))
+                    self._replace(index)
+                    continue
+                shipped += len(payload)
+                out = pickle.loads(payload)
+                shipped += out["fetched"]
+                outputs.setdefault(chunk, out)
+                self.progress = (len(outputs), len(chunks))
+        self.telemetry = self._telemetry([outputs[c]["telemetry"] for c in range(len(chunks))],
+                                         time.perf_counter() - start, shipped)
+        results = []
+        for c in range(len(chunks)):
+            for returns, behaviours, steps, frames in outputs[c]["results"]:
+                results.append(EvaluationResult(returns, behaviours, steps, frames))
+        return results
+
+    def _chunks(self, requests, seed):
+        """Pickled chunks of consecutive requests with about equal numbers of episodes."""
+        total = sum(r.episodes for r in requests)
+        target = max(1, -(-total // (len(self.actors) * self.chunks_per_actor)))
+        chunks, current, episodes = [], [], 0
+        for index, request in enumerate(requests):
+            current.append(index)
+            episodes += request.episodes
+            if episodes >= target:
+                chunks.append(current)
+                current, episodes = [], 0
+        if current:
+            chunks.append(current)
+        return [pickle.dumps(dict(seed=seed, ids=ids, requests=[(requests[i].genome.to_bytes(), requests[i].episodes,
+                                                                  requests[i].role, requests[i].behaviour) for i in ids]),
+                             protocol=pickle.HIGHEST_PROTOCOL)
+                for ids in chunks]
+
+    def _put_bases(self, bases):
+        """Puts new dense bases in the object store (once each); returns their bytes."""
+        import ray
+
+        added = 0
+        refs = {}
+        for key, weights in bases.items():
+            if key not in self._base_refs:
+                weights = np.ascontiguousarray(weights, np.float32)
+                self._base_refs[key] = ray.put(weights)
+                added += weights.nbytes
+            refs[key] = self._base_refs[key]
+        self._base_refs = refs
+        return added
+
+    def _replace(self, index):
+        import ray
+
+        self.restarts += 1
+        if self.restarts > self.max_restarts:
+            raise RuntimeError(f"Ray actors died {self.restarts} times; giving up (max_restarts={self.max_restarts})")
+        try:
+            ray.kill(self.actors[index], no_restart=True)
+        except Exception:  # noqa: BLE001 - it is dead already
+            pass
+        self.actors[index] = self._new_actor()
+
+    def _telemetry(self, parts, wall_seconds, shipped):
+        per_actor = self._options.get("subpopulations", 2)
+        total = Telemetry(wall_seconds=wall_seconds, subpopulations=len(self.actors) * per_actor, bytes_shipped=shipped)
+        for part in parts:
+            for field in ("emulation_seconds", "inference_seconds", "weight_loading_seconds", "frames", "steps",
+                          "episodes"):
+                setattr(total, field, getattr(total, field) + part[field])
+        busy = total.emulation_seconds + total.inference_seconds + total.weight_loading_seconds
+        total.idle_seconds = max(0.0, wall_seconds * total.subpopulations - busy)
+        return total
+
+    # -- lifetime -------------------------------------------------------------------------
+    def close(self):
+        """Kills the actors; shuts Ray down when this object started the cluster."""
+        import ray
+
+        if not ray.is_initialized():
+            return
+        for actor in self.actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self.actors = []
+        if self.owns_cluster:
+            ray.shutdown()
+            self.owns_cluster = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
