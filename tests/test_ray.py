@@ -15,7 +15,7 @@ from workbench.evolution import ESConfig, EvaluationRequest, EvolutionStrategy, 
 from workbench.training import RunConfig, Trainer
 
 NOISE = dict(noise_size=2**22, noise_seed=9)
-PONG = dict(subpopulations=2, slots=2, max_episode_frames=800)
+PONG = dict(subpopulations=2, slots=2, max_episode_frames=400)
 
 
 @pytest.fixture(scope="module")

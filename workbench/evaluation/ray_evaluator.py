@@ -242,11 +242,13 @@ class RayEvaluator:
                 for ref in in_flight:
                     ray.cancel(ref, force=False)
                 raise EvaluationCancelled("the evaluation was cancelled")
-            for index, actor in enumerate(self.actors):
-                while pending and sum(1 for a, _ in in_flight.values() if a == index) < IN_FLIGHT_PER_ACTOR:
-                    chunk = pending.popleft()
-                    in_flight[actor.evaluate.remote(chunks[chunk], self._base_refs, self.episode_cap)] = (index, chunk)
-                    shipped += len(chunks[chunk])
+            for level in range(1, IN_FLIGHT_PER_ACTOR + 1):  # round robin: every actor busy before any queues
+                for index, actor in enumerate(self.actors):
+                    if pending and sum(1 for a, _ in in_flight.values() if a == index) < level:
+                        chunk = pending.popleft()
+                        ref = actor.evaluate.remote(chunks[chunk], self._base_refs, self.episode_cap)
+                        in_flight[ref] = (index, chunk)
+                        shipped += len(chunks[chunk])
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
             for ref in ready:
                 if ref not in in_flight:
