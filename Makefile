@@ -36,6 +36,7 @@ bench: install
 	$(PY) bench/population_inference.py
 	$(PY) bench/emulation.py
 	$(PY) bench/end_to_end.py
+	$(PY) bench/ray_scaling.py
 
 test: install browser
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest

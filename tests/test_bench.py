@@ -73,3 +73,13 @@ def test_end_to_end_bench_refuses_bad_arguments():
     assert result.returncode == 2 and "frostbite" in result.stderr
     result = subprocess.run([sys.executable, END_TO_END_BENCH, "--slots", "0"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "--slots" in result.stderr
+
+
+def test_ray_scaling_smoke_run_prints_ratios_as_json():
+    bench = os.path.join(os.path.dirname(BENCH), "ray_scaling.py")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, bench, "--smoke"], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "ray_scaling" and summary["mode"] == "smoke"
+    assert summary["ray_fps"] > 0 and summary["local_fps"] > 0 and 0 < summary["bytes_ratio"] < 0.01

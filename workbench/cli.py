@@ -71,7 +71,7 @@ def build_parser():
     replay.add_argument("--out", required=True, help="output file, .gif or .mp4")
     bench = commands.add_parser("bench", help="run the benchmarks in bench/")
     bench.add_argument("--quick", action="store_true")
-    bench.add_argument("names", nargs="*", help="benchmarks (default: all): population_inference emulation end_to_end")
+    bench.add_argument("names", nargs="*", help="benchmarks (default: all): population_inference emulation end_to_end ray_scaling")
     return parser
 
 
@@ -167,7 +167,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.command == "bench":
         here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
-        names = args.names or ["population_inference", "emulation", "end_to_end"]
+        names = args.names or ["population_inference", "emulation", "end_to_end", "ray_scaling"]
         for name in names:
             script = os.path.join(here, f"{name}.py")
             if not os.path.exists(script):

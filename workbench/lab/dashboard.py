@@ -62,7 +62,7 @@ class TrainingDashboard:
 
     # -- layout ---------------------------------------------------------------------------
     def _build(self):
-        self.fitness_image = widgets.Image(format="png", layout=widgets.Layout(width="640px"))
+        self.fitness_image = widgets.Image(format="png", layout=widgets.Layout(width="600px"))
         self.fitness_image.add_class("wb-fitness-plot")
         self.axis_toggle = widgets.ToggleButtons(options=[("generations", "generations"), ("frames", "frames")],
                                                  value="generations", description="x axis",
@@ -71,9 +71,9 @@ class TrainingDashboard:
         self.frame_image = widgets.Image(format="png", layout=widgets.Layout(width=f"{160 * self.frame_scale}px"))
         self.frame_image.add_class("wb-frame-viewer")
         self.frame_caption = widgets.HTML("no gameplay yet")
-        self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="640px"))
+        self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="540px"))
         self.throughput_image.add_class("wb-throughput-plot")
-        self.throughput_label = widgets.HTML()
+        self.throughput_label = widgets.HTML(layout=widgets.Layout(max_width="540px"))
         self.status = widgets.HTML()
         self.status.add_class("wb-status")
         self.log_view = widgets.HTML(layout=widgets.Layout(max_height="160px", overflow="auto",
