@@ -174,4 +174,4 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
     assert text.startswith("PENDING "), text
     pending = ast.literal_eval(text[len("PENDING "):].strip())
     assert set(pending) == {"sigma"}, pending
-    assert pending["sigma"] > 0.005, f"dragging right should raise sigma from 0.005, got {sigma}"
+    assert pending["sigma"] > 0.005, f"dragging right should raise sigma from 0.005, got {pending['sigma']}"

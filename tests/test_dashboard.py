@@ -7,7 +7,6 @@ import pytest
 
 from workbench.lab import TrainingDashboard
 from workbench.training import RunConfig, Trainer
-from workbench.training.events import Event
 
 from test_trainer import cartpole_config
 

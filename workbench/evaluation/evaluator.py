@@ -64,6 +64,16 @@ def build_model(spec, env, slots, model_options):
     return model
 
 
+def check_episode_cap(frames, run_cap):
+    """ValueError naming max_episode_frames unless `frames` is None or a positive integer up to run_cap."""
+    if frames is None:
+        return
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise ValueError(f"max_episode_frames must be a positive integer, got {frames!r}")
+    if run_cap is not None and frames > run_cap:
+        raise ValueError(f"max_episode_frames can be changed live only up to the run's cap ({run_cap}), got {frames}")
+
+
 class EvaluationCancelled(Exception):
     """evaluate() was stopped through its `cancel` event; the partial results are discarded."""
 
@@ -133,11 +143,7 @@ class Evaluator:
         Frames count as for max_episode_frames (Atari: no-ops included; Gymnasium: steps). The
         environments were built with max_episode_frames, so a live cap can only be lower.
         """
-        if frames is not None:
-            positive_int(frames, "max_episode_frames")
-            if self.max_episode_frames is not None and frames > self.max_episode_frames:
-                raise ValueError(f"max_episode_frames can be changed live only up to the run's cap "
-                                 f"({self.max_episode_frames}), got {frames}")
+        check_episode_cap(frames, self.max_episode_frames)
         self.episode_cap = self.max_episode_frames if frames is None else frames
         live = None if self.episode_cap == self.max_episode_frames else self.episode_cap
         for subpopulation in self.subpopulations:

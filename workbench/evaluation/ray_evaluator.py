@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from workbench.envs import make_batch
-from workbench.evaluation.evaluator import EvaluationCancelled, Evaluator, build_model
+from workbench.evaluation.evaluator import EvaluationCancelled, Evaluator, build_model, check_episode_cap
 from workbench.evaluation.telemetry import Telemetry
 from workbench.evolution import EvaluationRequest, EvaluationResult, Genome, GenomeDecoder, NoiseTable, ParameterSpace
 from workbench.models.population_model import positive_int
@@ -204,11 +204,7 @@ class RayEvaluator:
 
     def set_episode_cap(self, frames):
         """As Evaluator.set_episode_cap; sent to the actors with the next chunks."""
-        if frames is not None:
-            positive_int(frames, "max_episode_frames")
-            if self.max_episode_frames is not None and frames > self.max_episode_frames:
-                raise ValueError(f"max_episode_frames can be changed live only up to the run's cap "
-                                 f"({self.max_episode_frames}), got {frames}")
+        check_episode_cap(frames, self.max_episode_frames)
         self.episode_cap = self.max_episode_frames if frames is None else frames
 
     # -- evaluation -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import EvaluationCancelled
+from workbench.evaluation.evaluator import check_episode_cap
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
@@ -217,11 +218,9 @@ class Trainer:
         settings = {name: changes.pop(name) for name in EVALUATOR_SETTINGS if name in changes}
         with self._lock:
             if "max_episode_frames" in settings:
-                frames = settings["max_episode_frames"]
-                cap = self.evaluator.max_episode_frames
-                if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1 or (cap is not None and frames > cap):
-                    limit = "" if cap is None else f" up to the run's cap ({cap})"
-                    raise ValueError(f"max_episode_frames must be a positive integer{limit}, got {frames!r}")
+                if settings["max_episode_frames"] is None:
+                    raise ValueError("max_episode_frames must be a positive integer, got None")
+                check_episode_cap(settings["max_episode_frames"], self.evaluator.max_episode_frames)
             if changes or not settings:
                 self.strategy.set(**changes)
             applies = self.strategy.generation + 1  # as the strategy's own changes
