@@ -157,7 +157,7 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
             wait_until(lambda: "✓" in status.inner_text(), 30, "the slider change to be accepted")
 
             # Ask the kernel what the trainer holds now.
-            index = page.evaluate(RUN_CELL_JS, 'print("PENDING", trainer.strategy.hyperparameters.pending)')
+            index = page.evaluate(RUN_CELL_JS, 'print("PENDING", trainer.pending())')
             output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea-output")
             text = wait_until(lambda: output.count() and output.first.inner_text(), 60, "the new cell's output")
             page.screenshot(path=os.path.join(SCREENSHOTS, "quickstart.png"), full_page=True)

@@ -42,7 +42,7 @@ def test_slider_and_typed_values_reach_trainer_set(dashboard, trainer):
     controls.inputs["truncation"].value = "3"
     assert trainer.strategy.hyperparameters.pending == {"sigma": 0.05, "truncation": 3}
     controls.sliders["max_episode_frames"].value = 150
-    assert trainer._pending_settings == {"max_episode_frames": 150}
+    assert trainer.pending() == {"sigma": 0.05, "truncation": 3, "max_episode_frames": 150}
     assert "✓" in controls.statuses["sigma"].value
     trainer.run(generations=2)  # the changes apply from generation 1
     assert trainer.strategy.config.sigma == 0.05 and trainer.strategy.config.truncation == 3

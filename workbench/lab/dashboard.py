@@ -160,10 +160,7 @@ class TrainingDashboard:
 
     def _current_values(self, values):
         """The controls' values: the applied ones with the accepted-but-pending changes on top."""
-        values = dict(values)
-        values.update(self.trainer.strategy.hyperparameters.pending)
-        values.update(self.trainer._pending_settings)
-        return values
+        return dict(values, **self.trainer.pending())
 
     # -- errors ---------------------------------------------------------------------------
     def _guard(self, callback):

@@ -230,6 +230,11 @@ class Trainer:
         changes.update(settings)
         self.events.publish("hyperparameters", changes=dict(changes), applies_at_generation=applies)
 
+    def pending(self):
+        """Changes set() accepted that have not been applied yet: {name: value}."""
+        with self._lock:
+            return dict(self.strategy.hyperparameters.pending, **self._pending_settings)
+
     @property
     def generation(self):
         return self.strategy.generation
