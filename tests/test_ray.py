@@ -128,22 +128,19 @@ def test_a_local_cluster_listens_on_localhost_only_without_a_dashboard(cluster, 
     evaluator, before = cluster
     ray_processes = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
     assert ray_processes
-    addresses = set()
+    listening = set()  # (address, port) of every listening socket of the cluster's processes
     for process in ray_processes:
         try:
-            addresses |= {c.laddr.ip for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+            listening |= {(c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet")
+                          if c.status == psutil.CONN_LISTEN}
         except psutil.NoSuchProcess:
             pass
+    addresses = {address for address, _ in listening}
     assert addresses and addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, addresses
     commands = [" ".join(p.cmdline()) for p in ray_processes if p.is_running()]
     dashboards = [c for c in commands if "dashboard/dashboard.py" in c]  # Ray keeps a minimal head process
     assert all("--minimal" in c and "--disable-frontend" in c for c in dashboards), dashboards
-    ports = set()
-    for process in ray_processes:
-        try:
-            ports |= {c.laddr.port for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
-        except psutil.NoSuchProcess:
-            pass
+    ports = {port for _, port in listening}
     assert 8265 not in ports  # Ray's dashboard port
     assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1")
     assert any(temp_dir in command for command in commands)
