@@ -24,12 +24,14 @@ import os
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.envs import AtariBatch, resolve_atari_game  # noqa: E402
 from workbench.envs.games import rom_path  # noqa: E402
 from workbench.ops import atari_env  # noqa: E402
@@ -198,6 +200,7 @@ def positive_int(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     mode.add_argument("--quick", action="store_true", help="fewer rounds (about a minute)")
     mode.add_argument("--smoke", action="store_true", help="tiny runs: checks the script runs")
     parser.add_argument("--game", default="pong", help="Atari game (default pong)")

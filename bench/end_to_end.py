@@ -27,13 +27,15 @@ import os
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from emulation import RawAle  # noqa: E402
 from population_inference import flops_per_observation, measure_peak_gflops, measure_read_gbps  # noqa: E402
 
@@ -45,23 +47,23 @@ from workbench.models.layers import Conv2D  # noqa: E402
 TARGETS = {"vs_naive": 15, "pipelined_vs_unpipelined": 1.2, "vs_roofline": 0.7}
 FRAMESKIP = 4
 SETTINGS = {  # population, generations, frame cap per episode, naive members
-    "smoke": dict(population=4, generations=1, frame_cap=200, naive_members=1, elite=(1, 1)),
-    "quick": dict(population=32, generations=2, frame_cap=2000, naive_members=2, elite=(2, 2)),
-    "full": dict(population=64, generations=3, frame_cap=4000, naive_members=3, elite=(3, 3)),
+    "smoke": dict(population=4, generations=1, max_episode_frames=200, naive_members=1, elite=(1, 1)),
+    "quick": dict(population=32, generations=2, max_episode_frames=2000, naive_members=2, elite=(2, 2)),
+    "full": dict(population=64, generations=3, max_episode_frames=4000, naive_members=3, elite=(3, 3)),
 }
 
 
 class NaiveLoop:
     """Gymnasium + Keras, one member after another (see the module docstring)."""
 
-    def __init__(self, game, model, frame_cap):
+    def __init__(self, game, model, max_episode_frames):
         import ale_py
         import gymnasium as gym
         from ale_py.registration import rom_id_to_name
 
         gym.register_envs(ale_py)
         env = gym.make(f"ALE/{rom_id_to_name(game)}-v5", frameskip=1, repeat_action_probability=0.0,
-                       max_num_frames_per_episode=frame_cap)
+                       max_num_frames_per_episode=max_episode_frames)
         env = gym.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=FRAMESKIP, screen_size=84)
         self.env = gym.wrappers.FrameStackObservation(env, 4)
         self.model = model
@@ -124,10 +126,10 @@ def inference_roofline_obs_per_s(model, read_gbps, peak_gflops):
 
 
 def bench_model(name, game, settings, slots, limits, seed=0):
-    population, generations, frame_cap = settings["population"], settings["generations"], settings["frame_cap"]
+    population, generations, max_episode_frames = settings["population"], settings["generations"], settings["max_episode_frames"]
     candidates, elite_episodes = settings["elite"]
-    pipelined = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=frame_cap)
-    unpipelined = Evaluator(game, name, subpopulations=1, slots=2 * slots, max_episode_frames=frame_cap)
+    pipelined = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=max_episode_frames)
+    unpipelined = Evaluator(game, name, subpopulations=1, slots=2 * slots, max_episode_frames=max_episode_frames)
     config = GAConfig(population_size=population, truncation=max(2, population // 8), sigma=0.002,
                       elite_candidates=candidates, elite_episodes=elite_episodes)
     ga = GeneticAlgorithm(config, pipelined.space, seed=seed)
@@ -162,7 +164,7 @@ def bench_model(name, game, settings, slots, limits, seed=0):
 
     # The naive loop on a few members of the first generation (same genomes, same frame cap).
     model = pipelined.models[0]
-    naive = NaiveLoop(game, model, frame_cap)
+    naive = NaiveLoop(game, model, max_episode_frames)
     genomes = [r.genome for r in GeneticAlgorithm(config, pipelined.space, seed=seed).ask()[: settings["naive_members"]]]
     observation = np.random.default_rng(0).integers(0, 256, (1, 84, 84, 4), dtype=np.uint8)
     model.set_slot(0, pipelined.decoder.decode(genomes[0]))
@@ -196,6 +198,7 @@ def bench_model(name, game, settings, slots, limits, seed=0):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     mode.add_argument("--quick", action="store_true", help="small population and frame budget (under 5 minutes)")
     mode.add_argument("--smoke", action="store_true", help="tiny budget: checks the script runs")
     parser.add_argument("--game", default="pong", help="Atari game (default pong)")

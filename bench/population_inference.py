@@ -33,12 +33,14 @@ import os
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.models import LargeModel, SmallModel  # noqa: E402
 from workbench.models.layers import Conv2D  # noqa: E402
 from workbench.ops import population_matmul  # noqa: E402
@@ -243,6 +245,7 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     mode.add_argument("--quick", action="store_true", help="fewer repetitions (under 3 minutes)")
     mode.add_argument("--smoke", action="store_true", help="tiny populations, one repetition: checks the script runs")
     parser.add_argument("--rank", type=int, default=1, help="rank of the low-rank perturbations (default 1)")

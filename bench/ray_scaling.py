@@ -21,20 +21,22 @@ import sys
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.evaluation import Evaluator  # noqa: E402
 from workbench.evaluation.ray_evaluator import RayEvaluator  # noqa: E402
 from workbench.evolution import GAConfig, GeneticAlgorithm, NoiseTable  # noqa: E402
 
 TARGETS = {"ray_vs_local": 0.85, "bytes_ratio": 0.01}
 SETTINGS = {  # population, generations, frame cap per episode, elite candidates x episodes
-    "smoke": dict(population=6, generations=1, frame_cap=200, elite=(2, 1)),
-    "quick": dict(population=32, generations=2, frame_cap=2000, elite=(2, 2)),
-    "full": dict(population=64, generations=4, frame_cap=4000, elite=(3, 3)),
+    "smoke": dict(population=6, generations=1, max_episode_frames=200, elite=(2, 1)),
+    "quick": dict(population=32, generations=2, max_episode_frames=2000, elite=(2, 2)),
+    "full": dict(population=64, generations=4, max_episode_frames=4000, elite=(3, 3)),
 }
 SLOTS = 16  # episode slots per sub-population of the local evaluator; each of the actors gets SLOTS / actors
 
@@ -42,6 +44,7 @@ SLOTS = 16  # episode slots per sub-population of the local evaluator; each of t
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     mode.add_argument("--quick", action="store_true", help="smaller population and budget (a few minutes)")
     mode.add_argument("--smoke", action="store_true", help="tiny budget: checks the script runs")
     parser.add_argument("--game", default="pong")
@@ -54,7 +57,7 @@ def main():
     settings = SETTINGS[name]
     noise_size = 2**22 if args.smoke else 2**26
     noise = NoiseTable.shared(noise_size, 123)
-    common = dict(subpopulations=2, max_episode_frames=settings["frame_cap"])
+    common = dict(subpopulations=2, max_episode_frames=settings["max_episode_frames"])
     local = Evaluator(args.game, args.model, slots=SLOTS, noise=noise, **common)
     remote = RayEvaluator(args.game, args.model, actors=args.actors, num_cpus=os.cpu_count(),
                           slots=max(1, SLOTS // args.actors), noise_size=noise_size, noise_seed=123,

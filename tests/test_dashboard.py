@@ -46,8 +46,8 @@ def test_slider_and_typed_values_reach_trainer_set(dashboard, trainer):
     assert "✓" in controls.statuses["sigma"].value
     trainer.run(generations=2)  # the changes apply from generation 1
     assert trainer.strategy.config.sigma == 0.05 and trainer.strategy.config.truncation == 3
-    assert trainer.history[-1]["hyperparameters"]["max_episode_frames"] == 150
-    assert trainer.history[-1]["hyperparameters"]["sigma"] == 0.05
+    assert trainer.history[-1].hyperparameters["max_episode_frames"] == 150
+    assert trainer.history[-1].hyperparameters["sigma"] == 0.05
 
 
 def test_rejected_values_are_shown_with_the_reason_and_the_controls_revert(dashboard, trainer):
@@ -70,12 +70,12 @@ def test_events_update_the_plots_and_the_frame_viewer(dashboard, trainer):
     trainer.run(generations=2)
     dashboard.update_now()
     x, y = dashboard.fitness_plot.data("mean")
-    assert x == [0, 1] and y == [r["mean"] for r in trainer.history]
+    assert x == [0, 1] and y == [r.mean for r in trainer.history]
     assert dashboard.fitness_image.value != before
     assert "frames/s in generation 1" in dashboard.throughput_label.value
     dashboard.axis_toggle.value = "frames"
     dashboard.update_now()
-    assert dashboard.fitness_plot.data("mean")[0] == [r["frames_total"] for r in trainer.history]
+    assert dashboard.fitness_plot.data("mean")[0] == [r.frames_total for r in trainer.history]
     frame = np.zeros((210, 160, 3), np.uint8)
     frame[50:60, 40:50] = 255
     trainer.events.publish("frame", generation=2, request=3, episode=0, step=11, score=4.0, frame=frame)

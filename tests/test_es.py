@@ -93,7 +93,7 @@ def test_requests_are_mirrored_pairs_plus_the_centre():
         es.tell([[0.0]])
     center = es.center.copy()
     es.tell([[math.nan]] + [[1.0]] * 5 + [EvaluationResult([3.0, 5.0])])
-    assert es.history[-1]["elite"] == 4.0 and es.history[-1]["max"] == 1.0
+    assert es.history[-1].elite == 4.0 and es.history[-1].max == 1.0
     assert not np.array_equal(es.center, center) and es.generation == 1
 
 

@@ -29,7 +29,7 @@ def test_ga_with_a_small_mlp_solves_cartpole():
     evaluator = cartpole(slots=64)
     ga = GeneticAlgorithm(GAConfig(population_size=64, truncation=8, sigma=0.1, elite_candidates=5, elite_episodes=5),
                           evaluator.space, seed=0)
-    while ga.generation < 15 and not (ga.history and ga.history[-1]["elite"] >= 495):
+    while ga.generation < 15 and not (ga.history and ga.history[-1].elite >= 495):
         ga.tell(evaluator.evaluate(ga.ask(), seed=2 * ga.generation + (ga.phase == "elite candidate")))
     (test,) = evaluator.evaluate([EvaluationRequest(ga.elite, 20, "test")], seed=12345)
     assert test.returns.mean() >= 475, (ga.generation, test.returns)

@@ -31,9 +31,9 @@ def test_ga_reaches_the_sphere_optimum():
     ga, decoder = make(GAConfig(population_size=100, truncation=10, sigma=0.05, elite_candidates=3, elite_episodes=1))
     start = -10.0  # E[-|x|^2] of N(0, 1) in 10-D
     run(ga, decoder, sphere, 150)
-    assert ga.history[0]["max"] > start * 2
+    assert ga.history[0].max > start * 2
     assert ga.elite_fitness > -0.05, ga.elite_fitness
-    elites = [h["elite"] for h in ga.history]
+    elites = [h.elite for h in ga.history]
     assert all(b >= a for a, b in zip(elites, elites[1:]))  # deterministic objective: the elite never gets worse
 
 
@@ -97,7 +97,7 @@ def test_live_hyperparameters_are_validated_applied_next_generation_and_recorded
     run(ga, decoder, sphere, 2)
     assert ga.config.sigma == 0.5 and len(ga.population) == 12
     assert ga.hyperparameters.trail == [{"generation": 2, "sigma": 0.5, "population_size": 12}]
-    assert ga.history[-1]["config"]["sigma"] == 0.1 and ga.history[-1]["generation"] == 1
+    assert ga.history[-1].hyperparameters["sigma"] == 0.1 and ga.history[-1].generation == 1
     with pytest.raises(ValueError, match="sigma"):
         ga.set(sigma=-1.0)
     with pytest.raises(ValueError, match="truncation must be at most"):
@@ -148,7 +148,7 @@ def test_ga_on_10d_rastrigin_with_a_decaying_mutation_power():
     while ga.generation < 100:
         ga.tell([[rastrigin(decoder.decode(r.genome))] * r.episodes for r in ga.ask()])
         ga.set(sigma=0.7 * 0.96**ga.generation)
-    assert ga.history[0]["median"] < -100 and ga.elite_fitness > -12, ga.elite_fitness
+    assert ga.history[0].median < -100 and ga.elite_fitness > -12, ga.elite_fitness
 
 
 def test_low_rank_mutations_in_the_ga():

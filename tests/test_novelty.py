@@ -49,7 +49,7 @@ def test_first_round_evaluates_every_centre_then_generations_alternate():
     assert ns.archive.shape == (4, 2)  # three centres, then the updated one
     assert ns.phase == "perturbation" and [r.role for r in ns.ask()] == ["perturbation"] * 4
     record = ns.history[-1]
-    assert record["archive_size"] == 4 and 0 <= record["center"] < 3 and record["novelty_mean"] > 0
+    assert record.extras["archive_size"] == 4 and 0 <= record.extras["center"] < 3 and record.extras["novelty_mean"] > 0
 
 
 def test_novelty_search_explores_without_any_reward():
@@ -58,7 +58,7 @@ def test_novelty_search_explores_without_any_reward():
     spread = np.ptp(ns.archive, axis=0).max()
     start = np.ptp(ns.archive[:2], axis=0).max()
     assert spread > 10 * start and spread > 1.0, (start, spread)
-    assert len(set(h["center"] for h in ns.history)) == 2  # both centres were chosen
+    assert len(set(h.extras["center"] for h in ns.history)) == 2  # both centres were chosen
 
 
 def test_reward_weight_one_climbs_the_reward_like_es():
@@ -66,7 +66,7 @@ def test_reward_weight_one_climbs_the_reward_like_es():
     reward = lambda theta: -float(np.sum((theta - target) ** 2))  # noqa: E731
     ns = run(make(NoveltyConfig(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=1,
                                 reward_weight=1.0)), reward, 60)
-    assert ns.history[-1]["center_return"] > -0.1 and ns.history[0]["center_return"] < -3
+    assert ns.history[-1].extras["center_return"] > -0.1 and ns.history[0].extras["center_return"] < -3
 
 
 def test_behaviours_are_required_and_checked():

@@ -179,7 +179,7 @@ def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
     trainer = Trainer.from_config(config, run_dir=str(tmp_path / "run"))  # starts a local cluster of its own
     try:
         records = trainer.run(generations=2)
-        assert all(0 < r["bytes_shipped"] < 100_000 for r in records), [r["bytes_shipped"] for r in records]
+        assert all(0 < r.bytes_shipped < 100_000 for r in records), [r.bytes_shipped for r in records]
         assert trainer.evaluator.owns_cluster
     finally:
         trainer.close()

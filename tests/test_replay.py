@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from workbench.evaluation import RunSpec
 from workbench.evolution import Genome, GenomeDecoder, NoiseTable, ParameterSpace
 from workbench.models import SmallModel
 from workbench.training import RunConfig, Trainer
@@ -12,8 +13,9 @@ def test_replay_is_deterministic_and_exports_video(tmp_path):
     space = ParameterSpace.for_model(SmallModel(num_actions=6), NoiseTable.shared(2**22, seed=6))
     decoder = GenomeDecoder(space)
     genome = Genome(space.sample_offset(np.random.default_rng(0)))
-    a = replay(genome, "pong", "small", decoder, seed=3, max_episode_frames=300)
-    b = replay(genome, "pong", "small", decoder, seed=3, max_episode_frames=300)
+    spec = RunSpec("pong", "small", noise_size=2**22, noise_seed=6)
+    a = replay(genome, spec, decoder, seed=3, max_episode_frames=300)
+    b = replay(genome, spec, decoder, seed=3, max_episode_frames=300)
     assert np.array_equal(a.actions, b.actions) and np.array_equal(a.frames, b.frames) and a.score == b.score
     assert a.frames.shape[0] == len(a.actions) + 1 and a.frames.shape[1:] == (210, 160, 3)
     assert a.observations.shape[1:] == (84, 84, 4) and a.action_meanings[0] == "NOOP"

@@ -4,16 +4,19 @@ import math
 import numpy as np
 import pytest
 
+from workbench.evolution import GenerationRecord
 from workbench.lab.run_monitor import RunMonitor
-from workbench.training.events import Event
+from workbench.training.events import (
+    Event, FrameShown, HyperparametersChanged, StateChanged, TrainingFailed)
 
 
 def generation_event(g, **values):
-    record = dict(generation=g, max=10.0 + g, mean=5.0 + g, median=4.0 + g, elite=8.0 + g, frames_total=1000 * (g + 1),
-                  frames_per_second=5000.0, emulation_fraction=0.5, inference_fraction=0.3,
-                  weight_loading_fraction=0.05, idle_fraction=0.15, hyperparameters={"sigma": 0.01})
+    record = dict(generation=g, max=10.0 + g, mean=5.0 + g, median=4.0 + g, elite=8.0 + g, elite_genome=None,
+                  evaluations=10, frames_total=1000 * (g + 1), frames_per_second=5000.0,
+                  time_split=dict(emulation=0.5, inference=0.3, weight_loading=0.05, idle=0.15),
+                  hyperparameters={"sigma": 0.01})
     record.update(values)
-    return Event("generation", record, 0.0)
+    return Event("generation", GenerationRecord(**record), 0.0)
 
 
 def test_generations_fill_the_series_in_order():
@@ -43,13 +46,13 @@ def test_frames_errors_notices_and_state():
     monitor = RunMonitor()
     frame = np.zeros((210, 160, 3), np.uint8)
     changed = monitor.apply([
-        Event("frame", dict(frame=frame, score=3.0, step=7, generation=0, request=1, episode=0), 0.0),
-        Event("hyperparameters", dict(changes={"sigma": 0.005}, applies_at_generation=2), 0.0),
-        Event("error", dict(error="RuntimeError('boom')", generation=1), 0.0),
-        Event("state", dict(state="running"), 0.0),
+        Event("frame", FrameShown(frame=frame, score=3.0, step=7, generation=0, request=1, episode=0), 0.0),
+        Event("hyperparameters", HyperparametersChanged(changes={"sigma": 0.005}, applies_at_generation=2), 0.0),
+        Event("error", TrainingFailed(error="RuntimeError('boom')", generation=1), 0.0),
+        Event("state", StateChanged(state="running"), 0.0),
     ])
     assert changed == {"frame", "notices", "log", "state"}
-    assert monitor.latest_frame["step"] == 7 and monitor.frames_received == 1
+    assert monitor.latest_frame.step == 7 and monitor.frames_received == 1
     assert "sigma = 0.005 (applies at generation 2)" in monitor.notices[-1]
     assert any(level == "error" and "boom" in text for _, level, text in monitor.log)
     assert monitor.state == "running"

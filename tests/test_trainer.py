@@ -26,7 +26,7 @@ def cartpole_config(**changes):
 
 
 def fitness(history):
-    return [{k: record[k] for k in FITNESS_KEYS} for record in history]
+    return [{k: getattr(record, k) for k in FITNESS_KEYS} for record in history]
 
 
 def trainer_threads():
@@ -36,14 +36,14 @@ def trainer_threads():
 def test_synchronous_run_logs_every_generation(tmp_path):
     trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
     records = trainer.run(generations=3)
-    assert [r["generation"] for r in records] == [0, 1, 2] and trainer.generation == 3
+    assert [r.generation for r in records] == [0, 1, 2] and trainer.generation == 3
     lines = (tmp_path / "history.jsonl").read_text().splitlines()
     assert [json.loads(line)["generation"] for line in lines] == [0, 1, 2]
     assert os.listdir(tmp_path / "tensorboard") and (tmp_path / "config.json").exists()
     frame = trainer.history_frame()
     assert list(frame["generation"]) == [0, 1, 2] and (frame["frames"] > 0).all()
-    assert abs(sum(records[-1][f"{k}_fraction"] for k in ("emulation", "inference", "weight_loading", "idle")) - 1) < 1e-6
-    assert trainer.run(frames=1)[0]["generation"] == 3  # budgets count from the call
+    assert abs(sum(records[-1].time_split.values()) - 1) < 1e-6
+    assert trainer.run(frames=1)[0].generation == 3  # budgets count from the call
     with pytest.raises(ValueError, match="generations"):
         trainer.run(generations=0)
     with pytest.raises(ValueError, match="seconds"):
@@ -102,8 +102,8 @@ def test_background_run_live_set_pause_stop_and_events(tmp_path):
     assert time.monotonic() - start < 5 and not trainer.running and not trainer_threads()
     kinds = [e.kind for e in events.drain()]
     assert {"generation", "hyperparameters", "checkpoint", "state"} <= set(kinds)
-    applied = [r for r in trainer.history if r["hyperparameters"]["sigma"] == 0.2]
-    assert applied and applied[0]["generation"] >= 1
+    applied = [r for r in trainer.history if r.hyperparameters["sigma"] == 0.2]
+    assert applied and applied[0].generation >= 1
     _, state = load_checkpoint(str(tmp_path))
     assert state["strategy"]["generation"] == trainer.generation
 
@@ -128,7 +128,7 @@ def test_errors_in_the_background_are_published_and_raised(tmp_path):
 
     trainer.evaluator.evaluate = broken
     trainer.start(generations=1)
-    assert events.get(timeout=30).data["error"].startswith("RuntimeError")
+    assert events.get(timeout=30).data.error.startswith("RuntimeError")
     deadline = time.monotonic() + 10
     while trainer.running and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -142,10 +142,16 @@ def test_event_bus_never_blocks_and_filters():
     bus = EventBus()
     slow = bus.subscribe(maxsize=3)
     errors_only = bus.subscribe(kinds={"error"})
+    seen = []
+    listener = bus.listen(lambda event: seen.append(event.data.state), kinds={"state"})
     for generation in range(10):
-        bus.publish("generation", generation=generation)
+        bus.publish("state", state=f"state {generation}")
     bus.publish("error", error="x")
-    assert [e.data.get("generation") for e in slow.drain()] == [8, 9, None] and slow.dropped == 8
+    assert [getattr(e.data, "state", None) for e in slow.drain()] == ["state 8", "state 9", None] and slow.dropped == 8
+    assert seen == [f"state {g}" for g in range(10)]  # listeners see every event, in order, at once
+    listener.close()
+    with pytest.raises(TypeError, match="error"):
+        bus.publish("error", status="x")  # not a field of the error payload
     assert [e.kind for e in errors_only.drain()] == ["error"]
     assert errors_only.get(timeout=0.01) is None
     with pytest.raises(ValueError, match="unknown event kinds"):
@@ -160,7 +166,7 @@ def test_gameplay_frames_are_published_on_atari(tmp_path):
     frames = trainer.events.subscribe(kinds={"frame"})
     trainer.run(generations=1)
     event = frames.get(timeout=1)
-    assert event is not None and event.data["frame"].shape == (210, 160, 3) and "score" in event.data
+    assert event is not None and event.data.frame.shape == (210, 160, 3) and event.data.score >= 0
 
 
 @pytest.mark.parametrize(
@@ -264,12 +270,12 @@ def test_the_episode_cap_changes_live_and_survives_a_resume(tmp_path):
         trainer.set(max_episode_frames=0)
     trainer.set(max_episode_frames=20, sigma=0.05)  # both from generation 2 (generation 1 is under way)
     before, after = trainer.run(generations=2)
-    assert before["hyperparameters"]["max_episode_frames"] == 200 and before["hyperparameters"]["sigma"] == 0.1
-    assert after["hyperparameters"]["max_episode_frames"] == 20 and after["hyperparameters"]["sigma"] == 0.05
-    assert after["max"] <= 20  # CartPole scores 1 per step
-    assert trainer.settings_trail == [{"generation": 2, "max_episode_frames": 20}]
+    assert before.hyperparameters["max_episode_frames"] == 200 and before.hyperparameters["sigma"] == 0.1
+    assert after.hyperparameters["max_episode_frames"] == 20 and after.hyperparameters["sigma"] == 0.05
+    assert after.max <= 20  # CartPole scores 1 per step
+    assert trainer.settings.trail == [{"generation": 2, "max_episode_frames": 20}]
     trainer.close()
     resumed = Trainer.resume_from(str(tmp_path))
-    assert resumed.evaluator.episode_cap == 20 and resumed.settings_trail == trainer.settings_trail
-    assert resumed.run(generations=1)[0]["max"] <= 20
+    assert resumed.evaluator.max_episode_frames == 20 and resumed.settings.trail == trainer.settings.trail
+    assert resumed.run(generations=1)[0].max <= 20
     resumed.close()

@@ -9,6 +9,8 @@ Every hyperparameter of the algorithms (GAConfig, ESConfig, NoveltyConfig) is an
 (--sigma, --truncation, --learning-rate, ...); --config FILE.json gives a RunConfig as JSON
 (options given on the command line override it).
 """
+from __future__ import annotations
+
 import argparse
 import dataclasses
 import json
@@ -16,8 +18,12 @@ import os
 import subprocess
 import sys
 
-from workbench.evolution import ESConfig, GAConfig, NoveltyConfig
-from workbench.training.run_config import ALGORITHMS, RunConfig
+from workbench.quiet import quiet_tensorflow
+
+quiet_tensorflow("--verbose" in sys.argv[1:])  # before the imports below reach TensorFlow
+
+from workbench.evolution import ESConfig, GAConfig, NoveltyConfig  # noqa: E402
+from workbench.training.run_config import ALGORITHMS, RunConfig  # noqa: E402
 
 HYPERPARAMETERS = {}
 for _config in (GAConfig, ESConfig, NoveltyConfig):
@@ -59,6 +65,7 @@ def _add_budget_options(parser):
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m workbench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_train_options(commands.add_parser("train", help="start a run"))
     resume = commands.add_parser("resume", help="continue a run from its newest checkpoint")
@@ -135,24 +142,27 @@ def train(trainer, args):
 
 def _report(bar, record):
     bar.update(1)
-    elite = record.get("elite")
-    bar.write(f"generation {record['generation']:>4}  max {record['max']:>9.1f}  mean {record['mean']:>9.1f}  "
-              f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record['frames_total']:>11,}  "
-              f"{record['frames_per_second']:>8,.0f} frames/s")
+    elite = record.elite
+    bar.write(f"generation {record.generation:>4}  max {record.max:>9.1f}  mean {record.mean:>9.1f}  "
+              f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record.frames_total:>11,}  "
+              f"{record.frames_per_second:>8,.0f} frames/s")
 
 
 def plot_history(history, path):
+    """fitness.png of a run: max, mean, median and elite per generation (GenerationRecords)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    generations = [r["generation"] for r in history]
+    generations = [r.generation for r in history]
     figure, axis = plt.subplots(figsize=(7, 4))
     for key, style in (("max", "-"), ("mean", "--"), ("median", ":"), ("elite", "-")):
-        values = [r.get(key) for r in history]
+        values = [getattr(r, key) for r in history]
         if any(v is not None for v in values):
             axis.plot(generations, [float("nan") if v is None else v for v in values], style, label=key)
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     axis.set_xlabel("generation")
     axis.set_ylabel("episode return")
     axis.legend()

@@ -4,24 +4,24 @@
                (backend "custom") or on ale-py (backend "reference")
   GymBatch     any Gymnasium environment with vector observations and discrete actions
   make_batch   either one, from a name: "pong", "ALE/Pong-v5", "CartPole-v1"
+  EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH
 """
-from workbench.envs.atari import ATARI_BACKENDS, AtariBatch
+from __future__ import annotations
+
+from workbench.envs.atari import AtariBatch
 from workbench.envs.atari_config import AtariConfig
-from workbench.envs.batch import EnvBatch
+from workbench.envs.batch import CAPABILITIES, IN_GRAPH, RAM, SCREEN, EnvBatch
 from workbench.envs.games import atari_game_ids, close_matches, find_atari_game, resolve_atari_game
 from workbench.envs.gym_batch import GymBatch
 
 
-def episode_cap_option(name, max_episode_frames):
-    """The make_batch option capping episodes of `name`: frames for Atari (no-ops included), steps for Gymnasium."""
-    if max_episode_frames is None:
-        return {}
-    key = "max_num_frames_per_episode" if find_atari_game(name) is not None else "max_episode_steps"
-    return {key: max_episode_frames}
+def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs) -> EnvBatch:
+    """An AtariBatch when `name` is an Atari game, else a GymBatch of the Gymnasium id `name`.
 
-
-def make_batch(name, batch_size, *, seed=0, **kwargs):
-    """An AtariBatch when `name` is an Atari game, else a GymBatch of the Gymnasium id `name`."""
+    max_episode_frames caps episodes for both (Atari: frames, no-ops included; Gymnasium: steps).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"env must be a game or Gymnasium id string, got {type(name).__name__}")
     if find_atari_game(name) is not None:
         return AtariBatch(name, batch_size, seed=seed, **kwargs)
     import gymnasium
@@ -34,13 +34,15 @@ def make_batch(name, batch_size, *, seed=0, **kwargs):
 
 
 __all__ = [
-    "ATARI_BACKENDS",
+    "CAPABILITIES",
+    "IN_GRAPH",
+    "RAM",
+    "SCREEN",
     "AtariBatch",
     "AtariConfig",
     "EnvBatch",
     "GymBatch",
     "atari_game_ids",
-    "episode_cap_option",
     "find_atari_game",
     "make_batch",
     "resolve_atari_game",

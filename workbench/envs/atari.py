@@ -4,27 +4,31 @@
     obs = batch.reset()                          # uint8 [32, 84, 84, 4]
     rewards, done = batch.step(range(32), actions)
 
+Keywords use the workbench's names (frame_skip, max_episode_frames); ALE's spellings
+(frameskip, max_num_frames_per_episode) are accepted too and mean the same.
+
 backend="custom" runs the emulators inside TensorFlow ops (fast, many games
 stepped on TF's thread pool); "reference" runs ale-py from Python (slow, exact
 twin of the ops); None (default) picks "custom" and falls back to "reference"
 with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 """
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
 
-from workbench.envs.atari_config import AtariConfig
-from workbench.envs.batch import EnvBatch
+from workbench.checks import check_choice
+from workbench.envs.atari_config import ALE_SPELLINGS, AtariConfig
+from workbench.envs.batch import IN_GRAPH, RAM, SCREEN, EnvBatch
 from workbench.ops import _loader
-
-ATARI_BACKENDS = ("custom", "reference")
+from workbench.ops._loader import BACKENDS
 
 
 def _make_backend(backend, config, batch_size):
     from workbench.envs.atari_reference import ReferenceAtariBackend
 
-    if backend is not None and backend not in ATARI_BACKENDS:
-        raise ValueError(f"backend must be one of {ATARI_BACKENDS} or None, got {backend!r}")
+    check_choice("backend", backend, BACKENDS, allow_none=True)
     if backend == "reference" or (backend is None and _loader.pure_tf_requested()):
         return ReferenceAtariBackend(config, batch_size)
     try:
@@ -42,17 +46,28 @@ class AtariBatch(EnvBatch):
     """batch_size emulators of one Atari game; see the module docstring and AtariConfig for the arguments."""
 
     observation_dtype = np.uint8
-    has_screen = True
 
-    def __init__(self, game, batch_size, *, frameskip=4, noop_max=30, repeat_action_probability=0.0,
-                 max_num_frames_per_episode=108_000, fire_reset=True, screen_size=84, stack_size=4,
-                 seed=0, backend=None):
+    def __init__(self, game: str, batch_size: int, *, frame_skip: int = 4, noop_max: int = 30,
+                 repeat_action_probability: float = 0.0, max_episode_frames: int | None = 108_000,
+                 fire_reset: bool = True, screen_size: int = 84, stack_size: int = 4, seed: int = 0,
+                 backend: str | None = None, **ale_spellings) -> None:
         super().__init__(batch_size, seed)
-        self.config = AtariConfig(
-            game, frameskip=frameskip, noop_max=noop_max, repeat_action_probability=repeat_action_probability,
-            max_num_frames_per_episode=max_num_frames_per_episode, fire_reset=fire_reset,
-            screen_size=screen_size, stack_size=stack_size,
-        )
+        protocol = dict(frame_skip=frame_skip, max_episode_frames=max_episode_frames)
+        for spelling, value in ale_spellings.items():
+            if spelling not in ALE_SPELLINGS:
+                raise TypeError(f"AtariBatch got an unknown keyword {spelling!r}")
+            protocol[ALE_SPELLINGS[spelling]] = value
+        try:
+            self.config = AtariConfig(game, noop_max=noop_max, repeat_action_probability=repeat_action_probability,
+                                      fire_reset=fire_reset, screen_size=screen_size, stack_size=stack_size,
+                                      **protocol)
+        except (TypeError, ValueError) as error:  # name the argument as the caller spelled it
+            for spelling in ale_spellings:
+                name = ALE_SPELLINGS[spelling]
+                if str(error).startswith(name + " "):
+                    raise type(error)(f"{spelling} ({name}){str(error)[len(name):]}") from None
+            raise
+        screen_size, stack_size = self.config.screen_size, self.config.stack_size
         self._backend = _make_backend(backend, self.config, self.batch_size)
         self.action_set = np.asarray(self._backend.action_set, np.int32)
         self.num_actions = int(self.action_set.size)
@@ -63,9 +78,15 @@ class AtariBatch(EnvBatch):
         return self.config.game
 
     @property
+    def capabilities(self):
+        """screen and RAM always; in-graph observations on the ops backend."""
+        return frozenset({SCREEN, RAM, IN_GRAPH} if self._backend.name == "custom" else {SCREEN, RAM})
+
+    @property
     def ops_handle(self):
-        """The emulators' resource handle for use inside graphs (workbench.ops.atari_env), or None on ale-py."""
-        return getattr(self._backend, "handle", None)
+        """The emulators' resource handle for use inside graphs (workbench.ops.atari_env); needs IN_GRAPH."""
+        self.require(IN_GRAPH, "ops_handle")
+        return self._backend.handle
 
     @property
     def backend(self):
@@ -93,9 +114,7 @@ class AtariBatch(EnvBatch):
         return self._backend.observation(indices)
 
     def _step_and_observe(self, indices, actions):
-        if hasattr(self._backend, "step_and_observe"):
-            return self._backend.step_and_observe(indices, actions)
-        return super()._step_and_observe(indices, actions)
+        return self._backend.step_and_observe(indices, actions)
 
     def _close(self):
         self._backend.close()

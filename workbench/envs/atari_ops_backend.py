@@ -18,10 +18,10 @@ class OpsAtariBackend:
         self.handle, action_set = atari_env.create(
             config.rom_path,
             batch_size,
-            frame_skip=config.frameskip,
+            frame_skip=config.frame_skip,
             noop_max=config.noop_max,
             repeat_action_probability=config.repeat_action_probability,
-            max_episode_frames=config.frame_cap,
+            max_episode_frames=config.max_episode_frames or 0,  # the ops take 0 for no cap
             fire_reset=config.fire_reset,
             screen_size=config.screen_size,
             stack_size=config.stack_size,

@@ -55,8 +55,8 @@ class _ReferenceEmulator:
 
     def _update_flags(self):
         self.terminated = self.ale.game_over(with_truncation=False)
-        cap = self.config.frame_cap
-        self.truncated = not self.terminated and cap > 0 and self.ale.getEpisodeFrameNumber() >= cap
+        cap = self.config.max_episode_frames
+        self.truncated = not self.terminated and cap is not None and self.ale.getEpisodeFrameNumber() >= cap
 
     def _frame(self, screens):
         """The max of the last two screens of a call (one screen: itself), resized."""
@@ -92,7 +92,7 @@ class _ReferenceEmulator:
     def step(self, action):
         requested = self.action_set[action]
         sticky = self.sticky
-        skip = self.config.frameskip
+        skip = self.config.frame_skip
         reward = 0
         screens = []
         for f in range(skip):
@@ -130,6 +130,10 @@ class ReferenceAtariBackend:
     def step(self, indices, actions):
         rewards = np.array([self.emulators[i].step(int(a)) for i, a in zip(indices, actions)], np.float32)
         return rewards, np.array([self.emulators[i].done for i in indices], bool)
+
+    def step_and_observe(self, indices, actions):
+        rewards, done = self.step(indices, actions)
+        return rewards, done, self.observation(indices)
 
     def observation(self, indices):
         return np.stack([self.emulators[i].observation() for i in indices])

@@ -8,14 +8,31 @@ wait for each other:
     rewards, done = batch.step([0, 3], [1, 2])  # only environments 0 and 3
     obs = batch.observation([0, 3])
 
+Optional features are declared capabilities, asked for by name (never by hasattr):
+
+    batch.supports(SCREEN)          # screen(indices): RGB frames for dashboards and videos
+    batch.supports(RAM)             # ram(indices): console RAM (Atari), a behaviour characterisation
+    batch.supports(IN_GRAPH)        # ops_handle: the emulators' resource, for observations inside graphs
+
+Every batch counts its episodes' frames (episode_frames: Atari frames with no-ops, else steps) and
+names its actions when it can (action_meanings, or None).
+
 This class validates every argument (a ValueError/TypeError naming it) and
 keeps the per-episode seeds and done flags, so drive one batch from one thread
 at a time (separate batches in separate threads are fine); subclasses implement the _reset/_step/... hooks
 on valid, deduplicated int32 indices.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
+from workbench.checks import check_positive_int
 from workbench.envs.rng import episode_seed
+
+SCREEN, RAM, IN_GRAPH = "screen", "ram", "in_graph"
+CAPABILITIES = (SCREEN, RAM, IN_GRAPH)
 
 
 def _integer_vector(values, name):
@@ -32,9 +49,8 @@ def _integer_vector(values, name):
 class EnvBatch:
     """Base of all environment batches; see the module docstring."""
 
-    def __init__(self, batch_size, seed):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    def __init__(self, batch_size: int, seed: int) -> None:
+        check_positive_int("batch_size", batch_size)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"seed must be an integer, got {seed!r}")
         self.batch_size = int(batch_size)
@@ -45,10 +61,48 @@ class EnvBatch:
         self._closed = False
 
     # -- what subclasses provide -------------------------------------------------------
-    num_actions = None  # size of the discrete action set
-    has_screen = False  # whether screen() gives RGB frames
-    observation_shape = None
-    observation_dtype = None
+    num_actions: int = None  # size of the discrete action set
+    observation_shape: tuple = None
+    observation_dtype: Any = None
+
+    @property
+    def capabilities(self) -> frozenset:
+        """The optional features this batch has (names from CAPABILITIES)."""
+        return frozenset()
+
+    def supports(self, capability: str) -> bool:
+        """Whether this batch has the optional feature `capability` (SCREEN, RAM or IN_GRAPH)."""
+        if capability not in CAPABILITIES:
+            raise ValueError(f"capability must be one of {CAPABILITIES}, got {capability!r}")
+        return capability in self.capabilities
+
+    def require(self, capability: str, purpose: str) -> None:
+        """ValueError saying `purpose` needs `capability` unless this batch has it."""
+        if not self.supports(capability):
+            raise ValueError(f"{purpose} needs a batch with the {capability!r} capability; "
+                             f"{type(self).__name__} has {sorted(self.capabilities) or 'none'}")
+
+    @property
+    def action_meanings(self) -> list | None:
+        """Names of the actions, or None when the environment does not name them."""
+        return None
+
+    @property
+    def ops_handle(self) -> Any:
+        """The emulators' resource handle for use inside graphs (capability IN_GRAPH)."""
+        self.require(IN_GRAPH, "ops_handle")
+
+    def screen(self, indices=None) -> np.ndarray:
+        """RGB screens uint8 [n, H, W, 3] of the last frame (capability SCREEN)."""
+        self.require(SCREEN, "screen()")
+
+    def ram(self, indices=None) -> np.ndarray:
+        """Console RAM uint8 [n, bytes] (capability RAM)."""
+        self.require(RAM, "ram()")
+
+    def episode_frames(self, indices=None) -> np.ndarray:
+        """Frames of the current episodes so far, int [n] (Atari: no-ops included; otherwise steps)."""
+        raise NotImplementedError
 
     def _reset(self, indices, seeds):
         """Starts the episodes; may return their done flags (an episode can end during its reset)."""

@@ -7,11 +7,15 @@ For fast tutorials and tests (CartPole, Acrobot, LunarLander...):
     rewards, done = batch.step([0, 1], [1, 0])
 
 done is terminated or truncated (the environment's own time limit, or
-max_episode_steps when given).
+max_episode_frames when given: one frame per step here; Gymnasium's spelling
+max_episode_steps is accepted too).
 """
+from __future__ import annotations
+
 import numpy as np
 
-from workbench.envs.batch import EnvBatch
+from workbench.checks import check_optional_positive_int
+from workbench.envs.batch import SCREEN, EnvBatch
 from workbench.envs.games import close_matches
 
 
@@ -33,14 +37,19 @@ class GymBatch(EnvBatch):
 
     observation_dtype = np.float32
 
-    def __init__(self, env_id, batch_size, *, seed=0, max_episode_steps=None, render_mode=None, **kwargs):
+    def __init__(self, env_id: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
+                 render_mode: str | None = None, max_episode_steps: int | None = None, **kwargs) -> None:
         import gymnasium
 
         super().__init__(batch_size, seed)
         if not isinstance(env_id, str):
             raise TypeError(f"env_id must be a string such as 'CartPole-v1', got {type(env_id).__name__}")
-        if max_episode_steps is not None and (not isinstance(max_episode_steps, int) or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps must be a positive integer or None, got {max_episode_steps!r}")
+        if max_episode_steps is not None:
+            if max_episode_frames is not None:
+                raise ValueError("give max_episode_frames or its Gymnasium spelling max_episode_steps, not both")
+            check_optional_positive_int("max_episode_steps", max_episode_steps)
+            max_episode_frames = max_episode_steps
+        max_episode_steps = check_optional_positive_int("max_episode_frames", max_episode_frames)
         self.env_id = env_id
         self.envs = [_make_env(env_id, max_episode_steps, render_mode, kwargs) for _ in range(self.batch_size)]
         space = self.envs[0].observation_space
@@ -102,8 +111,13 @@ class GymBatch(EnvBatch):
         }
 
     @property
-    def has_screen(self):
-        return bool(self.envs) and self.envs[0].render_mode == "rgb_array"
+    def capabilities(self):
+        """screen when built with render_mode="rgb_array"."""
+        return frozenset({SCREEN} if self.envs and self.envs[0].render_mode == "rgb_array" else ())
+
+    def episode_frames(self, indices=None):
+        """Steps of the current episodes so far (one frame per step)."""
+        return self._steps[self.check_indices(indices)].astype(np.int64)
 
     def screen(self, indices=None):
         """RGB frames [n, H, W, 3]; needs render_mode="rgb_array" at construction."""

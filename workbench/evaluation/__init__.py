@@ -1,15 +1,23 @@
 """Turning evaluation requests (genomes x episodes) into results on environment batches.
 
+  BaseEvaluator       the interface every evaluator has: spec, space, evaluate, telemetry, episode cap,
+                      frame listeners, close (base.py)
+  RunSpec             environment, model, episode cap and noise table: builds batches, models and spaces
   Evaluator           sub-populations of episode slots, refilled as episodes end, run side by side so that
                       emulation and inference overlap; telemetry of where the time went
+  RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
   SubPopulation       one environment batch and one model: the episode loop
   WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
+  Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
   behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
 """
+from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
-from workbench.evaluation.evaluator import EvaluationCancelled, Evaluator, build_model
+from workbench.evaluation.evaluator import Evaluator
+from workbench.evaluation.run_spec import MODELS, RunSpec, build_model
 from workbench.evaluation.subpopulation import SubPopulation
-from workbench.evaluation.telemetry import Telemetry
+from workbench.evaluation.telemetry import TIME_SPLIT, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
 
-__all__ = ["EvaluationCancelled", "Evaluator", "SubPopulation", "Telemetry", "WeightSlots", "behaviour_function", "build_model"]
+__all__ = ["MODELS", "TIME_SPLIT", "BaseEvaluator", "EvaluationCancelled", "Evaluator", "RunSpec", "SubPopulation",
+           "Telemetry", "WeightSlots", "behaviour_function", "build_model"]

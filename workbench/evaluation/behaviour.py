@@ -6,12 +6,16 @@ A BC function is called as fn(env, index) when the episode in environment
   "final_ram"          the 128 bytes of Atari RAM at the end (Conti et al. 2018)
   "final_observation"  the last observation, flattened (e.g. CartPole's state)
 """
+from __future__ import annotations
+
 import numpy as np
+
+from workbench.envs.batch import RAM
 
 
 def final_ram(env, index):
-    if not hasattr(env, "ram"):
-        raise ValueError(f'behaviour "final_ram" needs an Atari batch, got {type(env).__name__}')
+    if not env.supports(RAM):
+        raise ValueError(f'behaviour "final_ram" needs an Atari batch (the RAM capability), got {type(env).__name__}')
     return env.ram([index])[0].astype(np.float64)
 
 

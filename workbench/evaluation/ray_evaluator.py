@@ -27,6 +27,8 @@ dashboard=True), and Ray's temporary files go under `temp_dir` (default
 $WORKBENCH_RAY_TMPDIR or /tmp/ray-workbench-<uid>; Ray needs a short path for its
 sockets). close() shuts down the cluster this object started, and nothing else.
 """
+from __future__ import annotations
+
 import collections
 import dataclasses
 import os
@@ -37,11 +39,14 @@ import time
 
 import numpy as np
 
-from workbench.envs import make_batch
-from workbench.evaluation.evaluator import EvaluationCancelled, Evaluator, build_model, check_episode_cap
+from workbench.checks import check_optional_positive_int, check_positive_int
+from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
+from workbench.evaluation.behaviour import behaviour_function
+from workbench.evaluation.evaluator import Evaluator
+from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.telemetry import Telemetry
-from workbench.evolution import EvaluationRequest, EvaluationResult, Genome, GenomeDecoder, NoiseTable, ParameterSpace
-from workbench.models.population_model import positive_int
+from workbench.evolution import EvaluationRequest, EvaluationResult, Genome, GenomeDecoder
+from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
 
 IN_FLIGHT_PER_ACTOR = 2  # one chunk running, one queued on the actor: no idle gap between chunks
 
@@ -67,19 +72,19 @@ def default_temp_dir():
 class _EvaluatorActor:
     """Runs inside a Ray worker: one local pipelined Evaluator, its decoder's cache, the bases it holds."""
 
-    def __init__(self, env, model, options, noise_size, noise_seed, threads):
+    def __init__(self, spec, layout, threads):
         import tensorflow as tf
 
         if threads:
             tf.config.threading.set_intra_op_parallelism_threads(threads)
             tf.config.threading.set_inter_op_parallelism_threads(threads)
-        self.evaluator = Evaluator(env, model, noise=NoiseTable.shared(noise_size, noise_seed), **options)
+        self.evaluator = Evaluator.from_spec(spec, **layout)
         self.bases = {}
 
     def ready(self):
         return os.getpid()
 
-    def evaluate(self, payload, base_refs, episode_cap):
+    def evaluate(self, payload, base_refs, max_episode_frames):
         import ray
 
         chunk = pickle.loads(payload)
@@ -90,8 +95,8 @@ class _EvaluatorActor:
                 self.bases[key] = weights
                 fetched += weights.nbytes
         self.bases = {key: self.bases[key] for key in base_refs}
-        if episode_cap != self.evaluator.episode_cap:
-            self.evaluator.set_episode_cap(episode_cap)
+        if max_episode_frames != self.evaluator.max_episode_frames:
+            self.evaluator.set_episode_cap(max_episode_frames)
         requests = [EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
                     for g, episodes, role, behaviour in chunk["requests"]]
         results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"])
@@ -100,57 +105,64 @@ class _EvaluatorActor:
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-class RayEvaluator:
+class RayEvaluator(BaseEvaluator):
     """Evaluator.evaluate on Ray actors; see the module docstring.
 
     Args:
-      env, model, and the Evaluator's keyword arguments (subpopulations, slots, max_episode_frames,
-        behaviour, perturbed_rank, env_options, model_options, cache_bytes, model_backend): each actor's
-        local Evaluator.
+      env, model, max_episode_frames, env_options, model_options, noise_size, noise_seed: the RunSpec
+        (or build it from one: RayEvaluator.from_spec(spec, actors=2)); every actor rebuilds it.
+      subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend: each actor's local Evaluator.
       actors: number of actors (each a full pipelined evaluator); default: the cluster's CPUs / cpus_per_actor.
       cpus_per_actor: CPUs Ray reserves per actor (also its TensorFlow thread count).
       address: an existing cluster to join ("auto", "host:port", "ray://..."); None = start a local one.
       num_cpus: CPUs of a local cluster (default: all); dashboard: start Ray's dashboard (local cluster only).
       temp_dir: where a local cluster keeps its files (see default_temp_dir()).
-      noise_size, noise_seed: the noise table every actor builds (the master builds it too, for the space).
       max_restarts: actor replacements allowed over this evaluator's life (default 3 per actor).
       ready_timeout: seconds to wait for the actors to start (build their evaluators) before giving up.
       chunks_per_actor: requests are split into about this many chunks per actor. 1 (default) fills each
         actor's episode slots best (an actor runs one chunk at a time, and a chunk's last episodes leave
         slots idle); more balance uneven actors and lose less work to a dead actor.
+    Gameplay frames stay on the actors: frame listeners are accepted and never called.
     """
 
-    def __init__(self, env, model="small", *, actors=None, cpus_per_actor=1, address=None, num_cpus=None,
-                 dashboard=False, temp_dir=None, noise_size=None, noise_seed=None, chunks_per_actor=1,
-                 max_restarts=None, ready_timeout=600, **evaluator_options):
+    LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend")
+
+    def __init__(self, env, model="small", *, max_episode_frames=None, env_options=None, model_options=None,
+                 noise_size=None, noise_seed=None, **options):
+        spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
+                       max_episode_frames=max_episode_frames,
+                       noise_size=DEFAULT_SIZE if noise_size is None else noise_size,
+                       noise_seed=DEFAULT_SEED if noise_seed is None else noise_seed)
+        self._build(spec, **options)
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, **options) -> RayEvaluator:
+        """The Ray evaluator of a RunSpec; `options`: the keywords of RayEvaluator other than the spec's own."""
+        evaluator = cls.__new__(cls)
+        evaluator._build(spec, **options)
+        return evaluator
+
+    def _build(self, spec, *, actors=None, cpus_per_actor=1, address=None, num_cpus=None, dashboard=False,
+               temp_dir=None, chunks_per_actor=1, max_restarts=None, ready_timeout=600, **layout):
         import ray
 
-        from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
-
-        if actors is not None:
-            positive_int(actors, "actors")
-        positive_int(cpus_per_actor, "cpus_per_actor")
-        positive_int(chunks_per_actor, "chunks_per_actor")
-        if "frame_listener" in evaluator_options or "noise" in evaluator_options:
+        check_optional_positive_int("actors", actors)
+        check_positive_int("cpus_per_actor", cpus_per_actor)
+        check_positive_int("chunks_per_actor", chunks_per_actor)
+        if "frame_listener" in layout or "noise" in layout:
             raise ValueError("RayEvaluator takes noise_size/noise_seed (each actor builds its table) and has no "
                              "frame_listener (gameplay stays on the actors)")
+        unknown = set(layout) - set(self.LAYOUT)
+        if unknown:
+            raise TypeError(f"RayEvaluator got unknown keywords {sorted(unknown)}; the actors' evaluators take "
+                            f"{list(self.LAYOUT)}")
         if address is not None and not isinstance(address, str):
             raise TypeError(f"address must be a string such as 'auto' or 'host:6379', got {type(address).__name__}")
-        self.noise_size = DEFAULT_SIZE if noise_size is None else noise_size
-        self.noise_seed = DEFAULT_SEED if noise_seed is None else noise_seed
-        self.env_name, self.model_spec = env, model
-        self.env_options = dict(evaluator_options.get("env_options") or {})
-        self.model_options = dict(evaluator_options.get("model_options") or {})
-        self.max_episode_frames = evaluator_options.get("max_episode_frames")
-        self.episode_cap = self.max_episode_frames
-        if self.max_episode_frames is not None:
-            positive_int(self.max_episode_frames, "max_episode_frames")
-        self.space = self._probe_space(env, model, self.env_options, self.model_options,
-                                       NoiseTable.shared(self.noise_size, self.noise_seed))
-        self.decoder = GenomeDecoder(self.space, cache_bytes=0)  # checks genomes before they travel
-        self.subpopulations = []  # gameplay frames are not streamed from actors
+        space = spec.space()
+        # The master's decoder only checks genomes before they travel (it never decodes).
+        super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour_function(layout.get("behaviour")))
         self.chunks_per_actor, self.cpus_per_actor = chunks_per_actor, cpus_per_actor
-        self._options = dict(evaluator_options)
+        self._layout = dict(layout)
         self.owns_cluster = False
         self.actors = []
         if not ray.is_initialized():
@@ -177,35 +189,14 @@ class RayEvaluator:
         except BaseException:
             self.close()
             raise
-        self.telemetry = Telemetry(subpopulations=actors * self._options.get("subpopulations", 2))
+        self.telemetry = Telemetry(subpopulations=actors * self._layout.get("subpopulations", 2))
         self.restarts = 0  # actors replaced after dying
         self.progress = (0, 0)  # (chunks done, chunks) of the evaluation in progress or the last one
         self.in_flight = {}  # chunks submitted and not yet returned: ObjectRef -> (actor index, chunk index)
-        self.timeline = None
         self._base_refs = {}
 
-    @staticmethod
-    def _probe_space(env, model, env_options, model_options, noise):
-        """The ParameterSpace of the actors' model (built here once, with one slot)."""
-        batch = make_batch(env, 1, **env_options)
-        try:
-            probe = build_model(model, batch, 1, model_options)
-        finally:
-            batch.close()
-        return ParameterSpace.for_model(probe, noise)
-
     def _new_actor(self):
-        return self._remote.remote(self.env_name, self.model_spec, self._options, self.noise_size, self.noise_seed,
-                                   self.cpus_per_actor)
-
-    @property
-    def num_parameters(self):
-        return self.space.num_parameters
-
-    def set_episode_cap(self, frames):
-        """As Evaluator.set_episode_cap; sent to the actors with the next chunks."""
-        check_episode_cap(frames, self.max_episode_frames)
-        self.episode_cap = self.max_episode_frames if frames is None else frames
+        return self._remote.remote(self.spec, self._layout, self.cpus_per_actor)
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self, requests, seed=0, bases=None, cancel=None):
@@ -213,19 +204,7 @@ class RayEvaluator:
         import ray
         from ray.exceptions import RayActorError, RayTaskError
 
-        requests = list(requests)
-        for k, request in enumerate(requests):
-            if not isinstance(request, EvaluationRequest):
-                raise TypeError(f"requests[{k}] must be an EvaluationRequest, got {type(request).__name__}")
-            if not (request.genome.has_base and bases is not None and request.genome.init in bases):
-                try:
-                    self.decoder.check(request.genome)
-                except (TypeError, ValueError) as error:
-                    raise ValueError(f"requests[{k}] has a genome that cannot be decoded here: {error}") from error
-            elif bases[request.genome.init].shape != (self.space.num_parameters,):
-                raise ValueError(f"requests[{k}] starts from a base of the wrong size")
-        if cancel is not None and not isinstance(cancel, threading.Event):
-            raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
+        requests = self.check_requests(requests, bases, cancel)
         start = time.perf_counter()
         shipped = self._put_bases(bases or {})
         chunks = self._chunks(requests, seed)
@@ -242,7 +221,7 @@ class RayEvaluator:
                 for index, actor in enumerate(self.actors):
                     if pending and sum(1 for a, _ in in_flight.values() if a == index) < level:
                         chunk = pending.popleft()
-                        ref = actor.evaluate.remote(chunks[chunk], self._base_refs, self.episode_cap)
+                        ref = actor.evaluate.remote(chunks[chunk], self._base_refs, self.max_episode_frames)
                         in_flight[ref] = (index, chunk)
                         shipped += len(chunks[chunk])
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
@@ -322,15 +301,8 @@ class RayEvaluator:
         self.actors[index] = self._new_actor()
 
     def _telemetry(self, parts, wall_seconds, shipped):
-        per_actor = self._options.get("subpopulations", 2)
-        total = Telemetry(wall_seconds=wall_seconds, subpopulations=len(self.actors) * per_actor, bytes_shipped=shipped)
-        for part in parts:
-            for field in ("emulation_seconds", "inference_seconds", "weight_loading_seconds", "frames", "steps",
-                          "episodes"):
-                setattr(total, field, getattr(total, field) + part[field])
-        busy = total.emulation_seconds + total.inference_seconds + total.weight_loading_seconds
-        total.idle_seconds = max(0.0, wall_seconds * total.subpopulations - busy)
-        return total
+        lanes = len(self.actors) * self._layout.get("subpopulations", 2)
+        return Telemetry.combine([Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped)
 
     # -- lifetime -------------------------------------------------------------------------
     def close(self):
@@ -349,8 +321,3 @@ class RayEvaluator:
             ray.shutdown()
             self.owns_cluster = False
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

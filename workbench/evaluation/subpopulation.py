@@ -7,6 +7,8 @@ stepped and computed (no padding to the longest episode). A step is one
 inference call for all running episodes (each with its genome's weight slot
 and, in perturbed mode, its low-rank factors) and one environment call.
 """
+from __future__ import annotations
+
 import collections
 import threading
 import time
@@ -14,6 +16,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from workbench.envs.batch import IN_GRAPH, SCREEN
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.behaviour import checked_behaviour
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
@@ -67,6 +70,8 @@ class Outcomes:
 
 
 class SubPopulation:
+    """One environment batch and one model: runs (request, episode) jobs in its episode slots (see the module)."""
+
     def __init__(self, env, model, decoder, behaviour=None, perturbed_rank=0, frame_listener=None, frame_interval=0.1):
         self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
         self.frame_listener, self.frame_interval = frame_listener, frame_interval
@@ -77,7 +82,8 @@ class SubPopulation:
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
         # Atari on the ops: the network reads the observations inside the graph (they never become numpy).
-        self._handle = getattr(env, "ops_handle", None)
+        self._handle = env.ops_handle if env.supports(IN_GRAPH) else None
+        self._has_screen = env.supports(SCREEN)
         self._observations = None if self._handle is not None else np.zeros((self.size,) + model.input_shape,
                                                                              env.observation_dtype)
         observation_spec = tf.TensorSpec((None,) + model.input_shape, tf.as_dtype(env.observation_dtype))
@@ -181,7 +187,7 @@ class SubPopulation:
         for slot, reward in zip(active, rewards):
             r, e = self._job[slot]
             returns[r][e] += reward
-        if (self.frame_listener is not None and self.env.has_screen
+        if (self.frame_listener is not None and self._has_screen
                 and time.monotonic() - self._last_frame >= self.frame_interval):
             self._send_frame(active)
         if done.any():
@@ -221,7 +227,7 @@ class SubPopulation:
     def _episode_frames(self, slots):
         """Frames of the episodes in `slots` so far (Atari: no-ops included; Gymnasium: steps)."""
         with self._watch("emulation"):
-            return self.env.episode_frames(slots) if hasattr(self.env, "episode_frames") else self._steps[slots]
+            return self.env.episode_frames(slots)
 
     def _finish(self, slots):
         outcomes = self._outcomes

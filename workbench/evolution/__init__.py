@@ -7,6 +7,8 @@
   GeneticAlgorithm   the Deep GA and random search (GAConfig)
   EvolutionStrategy  OpenAI-ES (ESConfig): mirrored sampling, centered ranks, Adam, L2
   NoveltySearchES    NS-ES and NSR-ES (NoveltyConfig): archive, k-nearest novelty, meta-population
+  Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
+  GenerationRecord   one generation's typed record, with its JSON form
 
 Every strategy speaks the ask/tell protocol of strategy.py and holds no environment code.
 """
@@ -15,8 +17,9 @@ from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder, base_key
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
+from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
+from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy
 
 __all__ = [
     "DEFAULT_SEED",
@@ -26,6 +29,7 @@ __all__ = [
     "EvaluationResult",
     "EvolutionStrategy",
     "GAConfig",
+    "GenerationRecord",
     "GeneticAlgorithm",
     "Genome",
     "GenomeDecoder",
@@ -33,5 +37,7 @@ __all__ = [
     "NoveltyConfig",
     "NoveltySearchES",
     "ParameterSpace",
+    "Strategy",
+    "TIME_SPLIT",
     "base_key",
 ]

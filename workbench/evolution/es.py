@@ -14,22 +14,24 @@ members ("perturbation") and, when center_episodes > 0, the centre itself
 
 as in the paper's implementation (its step size absorbs 1/sigma).
 perturbation_rank r > 0 uses rank-r perturbations per layer (EGGROLL); the
-update stays full rank. Virtual batch norm is not implemented.
+update stays full rank. Virtual batch norm is not implemented yet.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 
 import numpy as np
 
+from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome, base_key
 from workbench.evolution.space import MAX_RANK
-from workbench.evolution.strategy import (
-    EvaluationRequest, Strategy, centered_ranks, check_int, check_real, check_results, fitness_summary, mean_return)
+from workbench.evolution.strategy import EvaluationRequest, Strategy, centered_ranks
 
 
 @dataclasses.dataclass(frozen=True)
 class ESConfig:
-    """OpenAI-ES hyperparameters; the defaults are the paper's Atari settings (REFERENCE.md).
+    """OpenAI-ES hyperparameters; the defaults are the paper's Atari settings (docs/protocol.md).
 
     population_size: members per generation, an even number (5000 = 2500 mirrored pairs).
     sigma: noise scale of the perturbations (0.02).
@@ -52,21 +54,19 @@ class ESConfig:
     center_episodes: int = 1
     perturbation_rank: int = 0
 
-    def validated(self):
+    def validated(self) -> ESConfig:
         check_int("population_size", self.population_size, 2)
         if self.population_size % 2:
             raise ValueError(f"population_size must be even (mirrored pairs), got {self.population_size}")
-        check_real("sigma", self.sigma, 0, math.inf)
-        check_real("learning_rate", self.learning_rate, 0, math.inf)
-        check_real("l2_coefficient", self.l2_coefficient, 0, math.inf, low_open=False)
-        check_real("adam_beta1", self.adam_beta1, 0, 1, low_open=False, high_open=True)
-        check_real("adam_beta2", self.adam_beta2, 0, 1, low_open=False, high_open=True)
-        check_real("adam_epsilon", self.adam_epsilon, 0, math.inf)
+        check_real("sigma", self.sigma, 0, low_open=True)
+        check_real("learning_rate", self.learning_rate, 0, low_open=True)
+        check_real("l2_coefficient", self.l2_coefficient, 0)
+        check_real("adam_beta1", self.adam_beta1, 0, 1, high_open=True)
+        check_real("adam_beta2", self.adam_beta2, 0, 1, high_open=True)
+        check_real("adam_epsilon", self.adam_epsilon, 0, low_open=True)
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_int("center_episodes", self.center_episodes, 0)
-        check_int("perturbation_rank", self.perturbation_rank, 0)
-        if self.perturbation_rank > MAX_RANK:
-            raise ValueError(f"perturbation_rank must be at most {MAX_RANK}, got {self.perturbation_rank}")
+        check_int("perturbation_rank", self.perturbation_rank, 0, MAX_RANK)
         return self
 
     @classmethod
@@ -120,6 +120,7 @@ class EvolutionStrategy(Strategy):
     kind = "EvolutionStrategy"
     config_class = ESConfig
     rank_field = "perturbation_rank"
+    EXTRAS = ("gradient_norm",)
 
     def __init__(self, config, space, seed=0):
         super().__init__(config, space, seed)
@@ -133,49 +134,33 @@ class EvolutionStrategy(Strategy):
         self._key = base_key(self.center)
 
     # -- ask/tell -------------------------------------------------------------------------
-    def ask(self):
-        """This generation's requests (the same list again until tell() is called)."""
-        if self._requests is None:
-            config = self.config
-            if self.indices is None:
-                rank = config.perturbation_rank
-                self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
-            requests = []
-            for index in self.indices:
-                for sign in (1, -1):
-                    genome = Genome(self._key, ((index, sign * config.sigma, config.perturbation_rank),))
-                    requests.append(EvaluationRequest(genome, config.episodes_per_member, "perturbation"))
-            if config.center_episodes:
-                requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
-            self._requests = requests
-        return list(self._requests)
+    def _ask(self):
+        config = self.config
+        if self.indices is None:
+            rank = config.perturbation_rank
+            self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
+        requests = []
+        for index in self.indices:
+            for sign in (1, -1):
+                genome = Genome(self._key, ((index, sign * config.sigma, config.perturbation_rank),))
+                requests.append(EvaluationRequest(genome, config.episodes_per_member, "perturbation"))
+        if config.center_episodes:
+            requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
+        return requests
 
-    def tell(self, results):
-        """Results of the last ask(), in order; ends the generation."""
-        requests = self.ask()
-        checked = check_results(results, requests)
-        self._requests = None
+    def _tell(self, requests, results, means):
         pairs = len(self.indices)
-        fitness = np.array([mean_return(r.returns) for r in checked[: 2 * pairs]]).reshape(pairs, 2)
+        fitness = means[: 2 * pairs].reshape(pairs, 2)
         if self.config.center_episodes:
-            self.center_fitness = mean_return(checked[-1].returns)
+            self.center_fitness = float(means[-1])
         gradient = es_gradient(self.space, self.indices, fitness, self.config.perturbation_rank, 2 * pairs)
-        self._record(fitness, gradient, sum(r.episodes for r in requests))
+        self._record_generation(fitness, self.center_fitness if self.config.center_episodes else None,
+                                Genome(self._key), sum(r.episodes for r in requests),
+                                gradient_norm=float(np.linalg.norm(gradient)))
         self.center = adam_update(self.center, self.adam, gradient, self.config)
         self._key = base_key(self.center)
         self.indices = None
-        self._apply_hyperparameters()
-
-    def _record(self, fitness, gradient, episodes):
-        self.history.append(dict(
-            generation=self.generation,
-            **fitness_summary(fitness),
-            elite=self.center_fitness if self.config.center_episodes else None,
-            elite_genome=Genome(self._key).to_json(),
-            gradient_norm=float(np.linalg.norm(gradient)),
-            evaluations=episodes,
-            config=dataclasses.asdict(self.config),
-        ))
+        self._start_next_generation()
 
     @property
     def phase(self):

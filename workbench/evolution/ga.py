@@ -10,20 +10,21 @@ parent plus one mutation: sigma times a noise slice, or with mutation_rank r
 a rank-r perturbation per layer). truncation = 0 is random search: every
 generation is drawn fresh (the elite still carries over).
 """
+from __future__ import annotations
+
 import dataclasses
-import math
 
 import numpy as np
 
+from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
 from workbench.evolution.space import MAX_RANK
-from workbench.evolution.strategy import (
-    EvaluationRequest, Strategy, check_int, check_real, check_results, fitness_summary, mean_return)
+from workbench.evolution.strategy import EvaluationRequest, Strategy
 
 
 @dataclasses.dataclass(frozen=True)
 class GAConfig:
-    """Deep GA hyperparameters; the defaults are the paper's Atari settings (REFERENCE.md).
+    """Deep GA hyperparameters; the defaults are the paper's Atari settings (docs/protocol.md).
 
     population_size: members per generation (N = 1000).
     truncation: parents per generation, the T best members (20); 0 = random search.
@@ -44,21 +45,19 @@ class GAConfig:
     episodes_per_member: int = 1
     mutation_rank: int = 0
 
-    def validated(self):
+    def validated(self) -> GAConfig:
         check_int("population_size", self.population_size, 2)
         check_int("truncation", self.truncation, 0)
         if self.truncation > self.population_size:
             raise ValueError(f"truncation must be at most population_size ({self.population_size}), got {self.truncation}")
-        check_real("sigma", self.sigma, 0, math.inf)
-        check_int("elite_candidates", self.elite_candidates)
+        check_real("sigma", self.sigma, 0, low_open=True)
+        check_int("elite_candidates", self.elite_candidates, 1)
         if self.elite_candidates > self.population_size:
             raise ValueError(
                 f"elite_candidates must be at most population_size ({self.population_size}), got {self.elite_candidates}")
-        check_int("elite_episodes", self.elite_episodes)
-        check_int("episodes_per_member", self.episodes_per_member)
-        check_int("mutation_rank", self.mutation_rank, 0)
-        if self.mutation_rank > MAX_RANK:
-            raise ValueError(f"mutation_rank must be at most {MAX_RANK}, got {self.mutation_rank}")
+        check_int("elite_episodes", self.elite_episodes, 1)
+        check_int("episodes_per_member", self.episodes_per_member, 1)
+        check_int("mutation_rank", self.mutation_rank, 0, MAX_RANK)
         return self
 
     @classmethod
@@ -78,63 +77,53 @@ class GeneticAlgorithm(Strategy):
     config_class = GAConfig
     rank_field = "mutation_rank"
 
-    def __init__(self, config, space, seed=0):
+    def __init__(self, config: GAConfig, space, seed: int = 0) -> None:
         super().__init__(config, space, seed)
-        self.elite = None
+        self._elite = None
         self.elite_fitness = None
         self.population = [self._random_genome() for _ in range(self.config.population_size)]
         self.fitness = None
         self.candidates = None
 
     # -- ask/tell -------------------------------------------------------------------------
-    def ask(self):
-        """The evaluations this round needs (the same list again until tell() is called)."""
-        if self._requests is None:
-            if self.fitness is None:
-                episodes = self.config.episodes_per_member
-                self._requests = [EvaluationRequest(g, episodes, "population") for g in self.population]
-            else:
-                episodes = self.config.elite_episodes
-                self._requests = [EvaluationRequest(g, episodes, "elite candidate") for g in self.candidates]
-        return list(self._requests)
+    def _ask(self):
+        if self.fitness is None:
+            return [EvaluationRequest(g, self.config.episodes_per_member, "population") for g in self.population]
+        return [EvaluationRequest(g, self.config.elite_episodes, "elite candidate") for g in self.candidates]
 
-    def tell(self, returns):
-        """Results of the last ask(): one sequence of episode returns per request, in order."""
-        requests = self.ask()
-        means = np.array([mean_return(r.returns) for r in check_results(returns, requests)])
-        self._requests = None
+    def _tell(self, requests, results, means):
         if self.fitness is None:
             self.fitness = means
             order = np.argsort(-means, kind="stable")
             candidates = [self.population[i] for i in order[: self.config.elite_candidates]]
-            if self.elite is not None and self.elite not in candidates:
-                candidates.append(self.elite)
+            if self._elite is not None and self._elite not in candidates:
+                candidates.append(self._elite)
             self.candidates = candidates
         else:
             best = int(np.argmax(means))  # first of equals: the better-ranked member
-            self.elite, self.elite_fitness = self.candidates[best], float(means[best])
-            self._end_generation(means)
+            self._elite, self.elite_fitness = self.candidates[best], float(means[best])
+            self._end_generation()
 
     @property
     def phase(self):
         return "population" if self.fitness is None else "elite candidate"
 
+    @property
+    def elite(self):
+        """The elite: the best re-evaluated candidate of the last generation (None before the first ends)."""
+        return self._elite
+
     # -- generations ----------------------------------------------------------------------
     def _random_genome(self):
         return Genome(self.space.sample_offset(self.rng))
 
-    def _end_generation(self, elite_means):
-        self.history.append({
-            "generation": self.generation,
-            **fitness_summary(self.fitness),
-            "elite": self.elite_fitness,
-            "elite_genome": self.elite.to_json(),
-            "evaluations": len(self.population) * self.config.episodes_per_member
-            + len(self.candidates) * self.config.elite_episodes,
-            "config": dataclasses.asdict(self.config),
-        })
+    def _end_generation(self):
+        self._record_generation(
+            self.fitness, self.elite_fitness, self._elite,
+            evaluations=len(self.population) * self.config.episodes_per_member
+            + len(self.candidates) * self.config.elite_episodes)
         order = np.argsort(-self.fitness, kind="stable")
-        self._apply_hyperparameters()
+        self._start_next_generation()
         truncation, size, rank = self.config.truncation, self.config.population_size, self.config.mutation_rank
         parents = [self.population[i] for i in order[:truncation]]
         children = []
@@ -144,7 +133,7 @@ class GeneticAlgorithm(Strategy):
             else:
                 parent = parents[int(self.rng.integers(0, truncation))]
                 children.append(parent.child(self.space.sample_offset(self.rng, rank), self.config.sigma, rank))
-        self.population = [self.elite] + children
+        self.population = [self._elite] + children
         self.fitness = None
         self.candidates = None
 
@@ -156,7 +145,7 @@ class GeneticAlgorithm(Strategy):
             population=[g.to_json() for g in self.population],
             fitness=None if self.fitness is None else [float(f) for f in self.fitness],
             candidates=None if self.candidates is None else [g.to_json() for g in self.candidates],
-            elite=None if self.elite is None else self.elite.to_json(),
+            elite=None if self._elite is None else self._elite.to_json(),
             elite_fitness=self.elite_fitness,
         )
 
@@ -164,5 +153,5 @@ class GeneticAlgorithm(Strategy):
         self.population = [Genome.from_json(g) for g in state["population"]]
         self.fitness = None if state["fitness"] is None else np.array(state["fitness"], np.float64)
         self.candidates = None if state["candidates"] is None else [Genome.from_json(g) for g in state["candidates"]]
-        self.elite = None if state["elite"] is None else Genome.from_json(state["elite"])
+        self._elite = None if state["elite"] is None else Genome.from_json(state["elite"])
         self.elite_fitness = state["elite_fitness"]

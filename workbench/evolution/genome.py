@@ -198,13 +198,16 @@ class GenomeDecoder:
             return sorted(self._bases)
 
     # -- decoding ------------------------------------------------------------------------
-    def check(self, genome):
-        """ValueError naming the offset when a genome does not fit this decoder's space (or its base is missing)."""
+    def check(self, genome, bases=()):
+        """ValueError naming the offset when a genome does not fit this decoder's space (or its base is missing).
+
+        bases: keys of dense bases that count as held besides this decoder's own (about to be added).
+        """
         if not isinstance(genome, Genome):
             raise TypeError(f"expected a Genome, got {type(genome).__name__}")
         if genome.has_base:
             with self._lock:
-                if genome.init not in self._bases:
+                if genome.init not in self._bases and genome.init not in bases:
                     raise ValueError(f"genome init {genome.init!r:.80} is a base this decoder does not hold (add_base)")
         else:
             self.space.check_offset(genome.init, 0, "init")

@@ -15,15 +15,17 @@ nearest archive entries. A generation:
 Before the first generation a "center" round evaluates every centre and seeds
 the archive with their BCs. The elite is the centre with the best last return.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 
 import numpy as np
 
+from workbench.checks import check_int, check_real
 from workbench.evolution.es import Adam, ESConfig, EvolutionStrategy, adam_update
 from workbench.evolution.genome import Genome, base_key
-from workbench.evolution.strategy import (
-    EvaluationRequest, centered_ranks, check_int, check_real, check_results, fitness_summary, mean_return)
+from workbench.evolution.strategy import EvaluationRequest, centered_ranks, fitness_summary
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,12 +42,12 @@ class NoveltyConfig(ESConfig):
     k_nearest: int = 10
     reward_weight: float = 0.0
 
-    def validated(self):
+    def validated(self) -> NoveltyConfig:
         super().validated()
         check_int("center_episodes", self.center_episodes, 1)
         check_int("meta_population_size", self.meta_population_size, 1)
         check_int("k_nearest", self.k_nearest, 1)
-        check_real("reward_weight", self.reward_weight, 0, 1, low_open=False)
+        check_real("reward_weight", self.reward_weight, 0, 1)
         return self
 
     @classmethod
@@ -83,6 +85,7 @@ class NoveltySearchES(EvolutionStrategy):
 
     kind = "NoveltySearchES"
     config_class = NoveltyConfig
+    EXTRAS = ("center", "novelty_mean", "novelty_max", "gradient_norm", "center_return", "archive_size")
 
     def _init_centers(self):
         m, space = self.config.meta_population_size, self.space
@@ -100,39 +103,34 @@ class NoveltySearchES(EvolutionStrategy):
         return self.phase_name
 
     # -- ask/tell -------------------------------------------------------------------------
-    def ask(self):
-        if self._requests is None:
-            config = self.config
-            if self.phase_name == "perturbation":
-                if self.chosen is None:
-                    self.chosen = self._choose_center()
-                    rank = config.perturbation_rank
-                    self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
-                key = base_key(self.centers[self.chosen])
-                self._requests = [
-                    EvaluationRequest(Genome(key, ((index, sign * config.sigma, config.perturbation_rank),)),
+    def _ask(self):
+        config = self.config
+        if self.phase_name == "perturbation":
+            if self.chosen is None:
+                self.chosen = self._choose_center()
+                rank = config.perturbation_rank
+                self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
+            key = base_key(self.centers[self.chosen])
+            return [EvaluationRequest(Genome(key, ((index, sign * config.sigma, config.perturbation_rank),)),
                                       config.episodes_per_member, "perturbation", behaviour=True)
                     for index in self.indices for sign in (1, -1)]
-            else:
-                members = range(len(self.centers)) if self.chosen is None else [self.chosen]
-                self._requests = [EvaluationRequest(Genome(base_key(self.centers[m])), config.center_episodes, "center",
-                                                    behaviour=True) for m in members]
-        return list(self._requests)
+        members = range(len(self.centers)) if self.chosen is None else [self.chosen]
+        return [EvaluationRequest(Genome(base_key(self.centers[m])), config.center_episodes, "center",
+                                  behaviour=True) for m in members]
 
-    def tell(self, results):
-        requests = self.ask()
-        checked = check_results(results, requests)
-        behaviours = np.stack([r.behaviours.mean(axis=0) for r in checked])
-        if self.archive.size and behaviours.shape[1] != self.archive.shape[1]:
-            raise ValueError(f"behaviours have {behaviours.shape[1]} dimensions, the archive {self.archive.shape[1]}")
-        self._requests = None
-        returns = np.array([mean_return(r.returns) for r in checked])
+    def _check_results(self, results):
+        dimensions = results[0].behaviours.shape[1] if results else 0
+        if self.archive.size and dimensions != self.archive.shape[1]:
+            raise ValueError(f"behaviours have {dimensions} dimensions, the archive {self.archive.shape[1]}")
+
+    def _tell(self, requests, results, means):
+        behaviours = np.stack([r.behaviours.mean(axis=0) for r in results])
         if self.phase_name == "perturbation":
-            self._update_center(returns, behaviours, sum(r.episodes for r in requests))
+            self._update_center(means, behaviours, sum(r.episodes for r in requests))
             self.phase_name = "center"
             return
         members = range(len(self.centers)) if self.chosen is None else [self.chosen]
-        for m, value, behaviour in zip(members, returns, behaviours):
+        for m, value, behaviour in zip(members, means, behaviours):
             self.center_returns[m], self.center_behaviours[m] = float(value), behaviour
         self.archive = np.concatenate([self.archive.reshape(-1, behaviours.shape[1]), behaviours])
         if self.chosen is not None:
@@ -152,23 +150,22 @@ class NoveltySearchES(EvolutionStrategy):
         shaped = config.reward_weight * centered_ranks(returns) + (1 - config.reward_weight) * centered_ranks(scores)
         weights = (shaped[0::2] - shaped[1::2]).astype(np.float32)
         gradient = self.space.combine(self.indices, weights, config.perturbation_rank) / np.float32(2 * pairs)
-        self._pending_record = dict(
-            **fitness_summary(returns), novelty_mean=float(scores.mean()), novelty_max=float(scores.max()),
-            gradient_norm=float(np.linalg.norm(gradient)), evaluations=episodes)
+        self._pending_record = dict(  # the record's perturbation half, completed by the centre round
+            **fitness_summary(returns), novelty_mean=float(scores.mean()),
+            novelty_max=float(scores.max()), gradient_norm=float(np.linalg.norm(gradient)), evaluations=episodes)
         self.centers[m] = adam_update(self.centers[m], self.adams[m], gradient, config)
         self.indices = None
 
     def _end_generation(self, episodes):
-        record = self._pending_record
-        record["evaluations"] += episodes
+        pending = dict(self._pending_record)
+        summary = {name: pending.pop(name) for name in ("max", "mean", "median")}
+        evaluations = pending.pop("evaluations") + episodes
         best = int(np.argmax([-math.inf if r is None else r for r in self.center_returns]))
-        self.history.append(dict(
-            generation=self.generation, center=self.chosen, **record,
-            center_return=self.center_returns[self.chosen], elite=self.center_returns[best],
-            elite_genome=Genome(base_key(self.centers[best])).to_json(), archive_size=int(self.archive.shape[0]),
-            config=dataclasses.asdict(self.config)))
+        self._record_generation(summary, self.center_returns[best], Genome(base_key(self.centers[best])), evaluations,
+                                center=self.chosen, center_return=self.center_returns[self.chosen],
+                                archive_size=int(self.archive.shape[0]), **pending)
         self.chosen = None
-        self._apply_hyperparameters()
+        self._start_next_generation()
 
     # -- what evaluators and users read ---------------------------------------------------
     @property

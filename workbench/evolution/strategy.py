@@ -1,4 +1,4 @@
-"""The ask/tell protocol shared by every search strategy, and the hyperparameter audit trail.
+"""Strategy: the ask/tell interface every search strategy has, its shared bookkeeping, the hyperparameter log.
 
 A strategy never runs environments. Each round it is asked for evaluations and
 told their results, until a generation ends:
@@ -6,7 +6,17 @@ told their results, until a generation ends:
     while not done:
         requests = strategy.ask()                   # [EvaluationRequest]
         returns = [evaluate(r.genome, r.episodes) for r in requests]   # one list of returns each
-        strategy.tell(returns)                      # may end the generation
+        strategy.tell(returns)                      # may end the generation (strategy.history grows)
+
+What every strategy has (the interface the trainer, replays and the dashboard use):
+  ask() / tell(results)    one round; `phase` names the round ("population", "elite candidate", ...)
+  generation, history      generations finished, and their GenerationRecords
+  elite, bases()           the best genome so far (None before the first generation) and the dense
+                           bases ({key: weights}) genomes start from ({} for seed chains only)
+  set(**changes)           hyperparameters from the next generation on, validated now
+  state_dict() / from_state(state, space)   exact save and restore
+A subclass writes only what differs: _ask(), _tell(requests, results, means), _load(state), elite,
+phase, and calls _record_generation() and _start_next_generation() when its generation ends.
 
 A result is a sequence of episode returns, or an EvaluationResult that also
 carries behaviour characterisations (one vector per episode), which requests
@@ -14,10 +24,15 @@ with behaviour=True need (novelty search). The objective is maximised; a NaN ret
 Hyperparameters change between generations through set(): validated at once,
 applied when the next generation starts, recorded with that generation number.
 """
+from __future__ import annotations
+
+import abc
 import dataclasses
 import math
 
 import numpy as np
+
+from workbench.evolution.records import GenerationRecord
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,20 +115,6 @@ def centered_ranks(values):
     return ranks.reshape(values.shape)
 
 
-def check_int(name, value, low=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
-def check_real(name, value, low, high, low_open=True, high_open=False):
-    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.floating, np.integer)) and math.isfinite(value)
-    if ok:
-        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
-    if not ok:
-        bounds = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-        raise ValueError(f"{name} must be a finite number in {bounds}, got {value!r}")
-
-
 def fitness_summary(values):
     """max / mean / median of fitness values, NaN as -inf and ignored by mean and median."""
     values = np.asarray(values, np.float64)
@@ -133,40 +134,58 @@ def check_known_fields(config_class, changes):
 
 
 class HyperparameterLog:
-    """Pending changes (applied at the next generation) and the audit trail of applied ones."""
+    """Pending changes (applied at the next generation) and the audit trail of applied ones.
 
-    def __init__(self):
+    The strategies keep theirs; the Trainer keeps one for the evaluator's settings (the live
+    episode cap), so both kinds of change are validated, pended, applied and recorded alike.
+    `due` is the generation from which the pending changes may apply (take()).
+    """
+
+    def __init__(self) -> None:
         self.pending = {}
+        self.due = 0
         self.trail = []  # [{"generation": g, "name": value, ...}] in order
 
-    def request(self, changes):
+    def request(self, changes: dict, due: int = 0) -> None:
         self.pending.update(changes)
+        self.due = max(self.due, due) if changes else self.due
+
+    def take(self, generation: int) -> dict:
+        """The pending changes, if they are due at `generation`, recorded under it; else {}."""
+        if not self.pending or generation < self.due:
+            return {}
+        changes, self.pending = self.pending, {}
+        self.trail.append(dict(generation=generation, **changes))
+        return changes
 
     def apply(self, config, generation, validate):
         """The config with the pending changes (validated again), recorded under `generation`."""
         if not self.pending:
             return config
         config = validate(dataclasses.replace(config, **self.pending))
-        self.trail.append(dict(generation=generation, **self.pending))
-        self.pending = {}
+        self.take(generation)
         return config
 
-    def state(self):
-        return {"pending": dict(self.pending), "trail": [dict(entry) for entry in self.trail]}
+    def state(self) -> dict:
+        return {"pending": dict(self.pending), "due": self.due, "trail": [dict(entry) for entry in self.trail]}
 
-    def load(self, state):
+    def load(self, state) -> None:
         self.pending = dict(state["pending"])
+        self.due = int(state.get("due", 0))
         self.trail = [dict(entry) for entry in state["trail"]]
 
 
-class Strategy:
-    """What every search strategy shares: its config and space, RNG, generation counter, history,
-    live set(), and the frame of its saved state. Subclasses name their `kind`, `config_class` and the
-    config field holding the mutation rank (`rank_field`), and implement ask/tell and _load()."""
+class Strategy(abc.ABC):
+    """The interface and bookkeeping of every search strategy; see the module docstring.
 
-    kind = None
-    config_class = None
-    rank_field = None
+    Subclasses name their `kind`, `config_class`, the config field holding the mutation rank
+    (`rank_field`) and the names of the numbers their records add (`EXTRAS`).
+    """
+
+    kind: str = None
+    config_class: type = None
+    rank_field: str = None
+    EXTRAS: tuple = ()
 
     def __init__(self, config, space, seed=0):
         from workbench.evolution.space import ParameterSpace
@@ -180,11 +199,74 @@ class Strategy:
         self.rng = np.random.default_rng(seed)
         self.generation = 0
         self.hyperparameters = HyperparameterLog()
-        self.history = []
+        self.history: list[GenerationRecord] = []
         self._requests = None
 
+    # -- ask/tell (template) --------------------------------------------------------------
+    def ask(self) -> list[EvaluationRequest]:
+        """The evaluations this round needs (the same list again until tell() is called)."""
+        if self._requests is None:
+            self._requests = list(self._ask())
+        return list(self._requests)
+
+    def tell(self, results) -> None:
+        """Results of the last ask(), one per request in order (EvaluationResults or sequences of returns)."""
+        requests = self.ask()
+        checked = check_results(results, requests)
+        self._check_results(checked)
+        means = np.array([mean_return(r.returns) for r in checked])
+        self._requests = None
+        self._tell(requests, checked, means)
+
+    @abc.abstractmethod
+    def _ask(self) -> list[EvaluationRequest]:
+        """This round's requests (called once per round)."""
+
+    @abc.abstractmethod
+    def _tell(self, requests, results, means) -> None:
+        """The round's checked results and their mean returns (NaN = -inf); may end the generation."""
+
+    def _check_results(self, results) -> None:
+        """Hook: refuse results (ValueError) before the round is consumed."""
+
+    @property
+    @abc.abstractmethod
+    def phase(self) -> str:
+        """The role of the current round's requests."""
+
+    @property
+    @abc.abstractmethod
+    def elite(self):
+        """The best genome so far (a Genome; None before the first generation ends)."""
+
+    def bases(self) -> dict:
+        """{key: weights} of the dense bases the current requests and the elite start from (none by default)."""
+        return {}
+
+    # -- ending a generation --------------------------------------------------------------
+    def _record_generation(self, fitness, elite, elite_genome, evaluations, **extras) -> GenerationRecord:
+        """Appends the record of the generation that ends now.
+
+        fitness: the members' fitness values, or their fitness_summary() when computed earlier.
+        """
+        unknown = set(extras) - set(self.EXTRAS)
+        if unknown:
+            raise ValueError(f"{self.kind} records declare extras {self.EXTRAS}, got {sorted(unknown)}")
+        record = GenerationRecord(
+            generation=self.generation, **(fitness if isinstance(fitness, dict) else fitness_summary(fitness)),
+            elite=elite,
+            elite_genome=None if elite_genome is None else elite_genome.to_json(), evaluations=int(evaluations),
+            hyperparameters=dataclasses.asdict(self.config), extras=extras)
+        self.history.append(record)
+        return record
+
+    def _start_next_generation(self) -> None:
+        """Starts the next generation: the pending changes take effect, recorded with its number."""
+        self.generation += 1
+        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
+
     # -- hyperparameters ------------------------------------------------------------------
-    def set(self, **changes):
+    def set(self, **changes) -> None:
         """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
         check_known_fields(type(self.config), changes)
         self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
@@ -195,13 +277,8 @@ class Strategy:
         self.space.check_rank(getattr(config, self.rank_field), self.rank_field)
         return config
 
-    def _apply_hyperparameters(self):
-        """Starts the next generation: the pending changes take effect, recorded with its number."""
-        self.generation += 1
-        self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
-
     # -- state ----------------------------------------------------------------------------
-    def _common_state(self):
+    def _common_state(self) -> dict:
         return {
             "kind": self.kind,
             "version": 1,
@@ -209,9 +286,13 @@ class Strategy:
             "space": self.space.describe(),
             "rng": self.rng.bit_generator.state,
             "generation": self.generation,
-            "history": self.history,
+            "history": [record.to_json() for record in self.history],
             "hyperparameters": self.hyperparameters.state(),
         }
+
+    @abc.abstractmethod
+    def state_dict(self) -> dict:
+        """Everything needed to continue exactly: JSON-able data (and numpy arrays for dense vectors)."""
 
     @classmethod
     def from_state(cls, state, space):
@@ -224,12 +305,13 @@ class Strategy:
             strategy = cls(cls.config_class(**state["config"]), space)
             strategy.rng.bit_generator.state = state["rng"]
             strategy.generation = int(state["generation"])
-            strategy.history = list(state["history"])
+            strategy.history = [GenerationRecord.from_json(record) for record in state["history"]]
             strategy.hyperparameters.load(state["hyperparameters"])
             strategy._load(state)
         except (KeyError, TypeError) as error:
             raise ValueError(f"corrupt {cls.kind} state: {error!r}") from error
         return strategy
 
-    def _load(self, state):
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _load(self, state) -> None:
+        """Restores the subclass's own part of state_dict()."""

@@ -15,6 +15,7 @@ from html import escape
 import ipywidgets as widgets
 import numpy as np
 
+from workbench.checks import check_int, check_real
 from workbench.lab.pictures import observation_strip, png
 from workbench.lab.plots import EpisodePlot, action_histogram
 from workbench.training.replay import Episode, replay, replay_run, save_video
@@ -26,10 +27,8 @@ class AgentViewer:
     def __init__(self, episode, title=None, fps=15, scale=2):
         if not isinstance(episode, Episode):
             raise TypeError(f"episode must be a workbench.training.Episode, got {type(episode).__name__}")
-        if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 0 < fps <= 60:
-            raise ValueError(f"fps must be a number in (0, 60], got {fps!r}")
-        if isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale <= 8:
-            raise ValueError(f"scale must be an integer in 1..8, got {scale!r}")
+        check_real("fps", fps, 0, 60, low_open=True)
+        check_int("scale", scale, 1, 8)
         self.episode, self.title, self.scale = episode, title, scale
         self.steps = len(episode.actions)
         self.scores = np.concatenate([[0.0], np.cumsum(episode.rewards, dtype=np.float64)])
@@ -77,15 +76,13 @@ class AgentViewer:
 
     @classmethod
     def from_genome(cls, genome, evaluator, bases=None, seed=0, **options):
-        """A genome replayed in the environment and model of `evaluator` (its live episode cap included)."""
+        """A genome replayed in the spec of `evaluator` (a BaseEvaluator; its live episode cap included)."""
         from workbench.evolution import GenomeDecoder
 
         decoder = GenomeDecoder(evaluator.space)  # its own cache: the evaluator's may be in use by a trainer
         for key, weights in (bases or {}).items():
             decoder.add_base(key, weights)
-        episode = replay(genome, evaluator.env_name, evaluator.model_spec, decoder, seed=seed,
-                         max_episode_frames=evaluator.episode_cap, env_options=evaluator.env_options,
-                         model_options=evaluator.model_options)
+        episode = replay(genome, evaluator.spec, decoder, seed=seed, max_episode_frames=evaluator.max_episode_frames)
         return cls(episode, **options)
 
     # -- display ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """HyperparameterPanel: a slider and a text input per hyperparameter, applied live, rejections shown.
 
-    panel = HyperparameterPanel(trainer.strategy.config, apply=trainer.set, episode_cap=20_000)
+    panel = HyperparameterPanel(trainer.hyperparameters(), trainer.set, knobs_for(trainer.hyperparameters(), 20_000))
     panel.widget            # a VBox: one row per knob (label, slider, input, status)
 
 A change (slider released, or a value typed and Enter pressed) calls apply(name=value).
@@ -39,13 +39,13 @@ KNOBS = (
 )
 
 
-def knobs_for(config, episode_cap=None):
-    """The knobs that apply to a strategy config (and the episode cap, bounded by the run's cap)."""
-    fields = {f.name for f in dataclasses.fields(config)}
-    chosen = [k for k in KNOBS if k.name in fields]
-    if episode_cap is not None:
+def knobs_for(hyperparameters, max_episode_frames=None):
+    """The knobs of the names in `hyperparameters` (trainer.hyperparameters()), and the episode cap bounded by
+    the run's cap `max_episode_frames` (no cap knob when the run has none)."""
+    chosen = [k for k in KNOBS if k.name in hyperparameters and k.name != "max_episode_frames"]
+    if max_episode_frames is not None:
         cap = next(k for k in KNOBS if k.name == "max_episode_frames")
-        chosen.append(dataclasses.replace(cap, low=min(cap.low, episode_cap), high=episode_cap))
+        chosen.append(dataclasses.replace(cap, low=min(cap.low, max_episode_frames), high=max_episode_frames))
     return chosen
 
 

@@ -22,27 +22,22 @@ from html import escape
 
 import ipywidgets as widgets
 
+from workbench.checks import check_choice, check_int, check_real
 from workbench.lab.controls import HyperparameterPanel, knobs_for
 from workbench.lab.pictures import png
 from workbench.lab.plots import FitnessPlot, ThroughputPlot
-from workbench.lab.run_monitor import RunMonitor
-
-BUDGET_NAMES = ("generations", "frames", "seconds")
-
+from workbench.lab.run_monitor import X_AXES, RunMonitor
 
 class TrainingDashboard:
     """The widgets of one trainer; see the module docstring. Display it as the last expression of a cell."""
 
     def __init__(self, trainer, *, generations=None, frames=None, seconds=None, plot_interval=0.5,
                  frame_interval=0.1, x_axis="generations", frame_scale=2):
-        for name, value in (("plot_interval", plot_interval), ("frame_interval", frame_interval)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 60:
-                raise ValueError(f"{name} must be a number of seconds in (0, 60], got {value!r}")
-        if x_axis not in ("generations", "frames"):
-            raise ValueError(f"x_axis must be 'generations' or 'frames', got {x_axis!r}")
-        if isinstance(frame_scale, bool) or not isinstance(frame_scale, int) or not 1 <= frame_scale <= 8:
-            raise ValueError(f"frame_scale must be an integer in 1..8, got {frame_scale!r}")
-        trainer._budget(generations, frames, seconds)  # validates the budget now, not at Start
+        check_real("plot_interval", plot_interval, 0, 60, low_open=True)
+        check_real("frame_interval", frame_interval, 0, 60, low_open=True)
+        check_choice("x_axis", x_axis, X_AXES)
+        check_int("frame_scale", frame_scale, 1, 8)
+        trainer.check_budget(generations, frames, seconds)  # validates the budget now, not at Start
         self.trainer = trainer
         self.budget = dict(generations=generations, frames=frames, seconds=seconds)
         self.plot_interval, self.frame_interval, self.frame_scale = plot_interval, frame_interval, frame_scale
@@ -88,10 +83,10 @@ class TrainingDashboard:
             button.add_class(f"wb-button-{name.replace(' ', '-')}")
             button.on_click(self._guard(lambda _, action=action: action()))
             self.buttons[name] = button
-        strategy = self.trainer.strategy
-        values = dict(vars(strategy.config), max_episode_frames=self.trainer.evaluator.episode_cap)
-        self.controls = HyperparameterPanel(self._current_values(values), self._apply,
-                                            knobs_for(strategy.config, self.trainer.evaluator.max_episode_frames),
+        snapshot = self.trainer.snapshot()
+        self.controls = HyperparameterPanel(dict(snapshot.hyperparameters, **snapshot.pending), self._apply,
+                                            knobs_for(snapshot.hyperparameters,
+                                                      self.trainer.evaluator.spec.max_episode_frames),
                                             on_error=lambda text: self._log("error", text))
         self.elite_area = widgets.VBox()
         gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image,
@@ -130,12 +125,10 @@ class TrainingDashboard:
         from workbench.lab.agent_viewer import AgentViewer
 
         trainer = self.trainer
-        with trainer._lock:
-            elite = trainer.strategy.elite
-            bases = trainer.strategy.bases() if hasattr(trainer.strategy, "bases") else {}
+        snapshot = trainer.snapshot()
+        elite, bases, generation = snapshot.elite, snapshot.bases, snapshot.generation
         if elite is None:
             raise ValueError("there is no elite yet: wait for the first generation to finish")
-        generation = trainer.generation
         self._log("info", f"replaying the elite of generation {generation} ...")
 
         def replay():
@@ -234,9 +227,9 @@ class TrainingDashboard:
         if data is None:
             return
         with self.frame_image.hold_sync():
-            self.frame_image.value = png(data["frame"], self.frame_scale)
-        self.frame_caption.value = (f"generation {data['generation']}, member {data['request']}, "
-                                    f"episode {data['episode']}: step {data['step']}, score {data['score']:g}")
+            self.frame_image.value = png(data.frame, self.frame_scale)
+        self.frame_caption.value = (f"generation {data.generation}, member {data.request}, "
+                                    f"episode {data.episode}: step {data.step}, score {data.score:g}")
 
     def _render_log(self):
         colours = {"error": "#b00020", "info": "#444"}

@@ -7,12 +7,17 @@
 Kept apart from the widgets so that its logic is tested without a browser and
 the trainer never depends on it.
 """
+from __future__ import annotations
+
 import collections
 import datetime
 import math
 
+from workbench.checks import check_choice
+from workbench.evolution.records import TIME_SPLIT, GenerationRecord
+
 FITNESS_SERIES = ("max", "mean", "median", "elite")
-TIME_SPLIT = ("emulation", "inference", "weight_loading", "idle")
+X_AXES = ("generations", "frames")
 
 
 def _finite_or_nan(value):
@@ -27,7 +32,7 @@ class RunMonitor:
         self.fitness = {name: [] for name in FITNESS_SERIES}
         self.frames_per_second = []
         self.time_split = {name: [] for name in TIME_SPLIT}
-        self.latest_frame = None  # the newest "frame" event's data: frame (RGB), score, step, generation, ...
+        self.latest_frame = None  # the newest "frame" event's FrameShown: frame (RGB), score, step, generation, ...
         self.frames_received = 0
         self.state = "idle"
         self.hyperparameters = {}  # the newest generation's hyperparameters
@@ -57,35 +62,35 @@ class RunMonitor:
 
     def _on_hyperparameters(self, event):
         changes = ", ".join(f"{name} = {value:g}" if isinstance(value, float) else f"{name} = {value}"
-                            for name, value in event.data["changes"].items())
-        self.notices.append(f"{changes} (applies at generation {event.data['applies_at_generation']})")
+                            for name, value in event.data.changes.items())
+        self.notices.append(f"{changes} (applies at generation {event.data.applies_at_generation})")
         self.add_log("info", f"hyperparameters: {changes}", event.time)
         return {"notices", "log"}
 
     def _on_checkpoint(self, event):
-        self.add_log("info", f"checkpoint after {event.data['generation']} generations: {event.data['path']}",
+        self.add_log("info", f"checkpoint after {event.data.generation} generations: {event.data.path}",
                      event.time)
         return {"log"}
 
     def _on_error(self, event):
-        self.add_log("error", f"training failed in generation {event.data.get('generation')}: {event.data['error']}",
+        self.add_log("error", f"training failed in generation {event.data.generation}: {event.data.error}",
                      event.time)
         return {"log"}
 
     def _on_state(self, event):
-        self.state = event.data["state"]
+        self.state = event.data.state
         return {"state"}
 
     # -- helpers --------------------------------------------------------------------------
-    def _generation(self, record):
-        self.generations.append(int(record["generation"]))
-        self.frames_total.append(int(record.get("frames_total", 0)))
+    def _generation(self, record: GenerationRecord):
+        self.generations.append(record.generation)
+        self.frames_total.append(int(record.frames_total))
         for name in FITNESS_SERIES:
-            self.fitness[name].append(_finite_or_nan(record.get(name)))
-        self.frames_per_second.append(_finite_or_nan(record.get("frames_per_second")))
+            self.fitness[name].append(_finite_or_nan(getattr(record, name)))
+        self.frames_per_second.append(_finite_or_nan(record.frames_per_second))
         for name in TIME_SPLIT:
-            self.time_split[name].append(_finite_or_nan(record.get(f"{name}_fraction")))
-        self.hyperparameters = dict(record.get("hyperparameters") or {})
+            self.time_split[name].append(_finite_or_nan(record.time_split.get(name)))
+        self.hyperparameters = dict(record.hyperparameters)
 
     def add_log(self, level, text, when=None):
         """Appends a log line (level "info" or "error"); when: a time.time() value (default now)."""
@@ -94,11 +99,8 @@ class RunMonitor:
 
     def x_values(self, axis):
         """The x coordinates of the per-generation series: "generations" or "frames" (cumulative)."""
-        if axis == "generations":
-            return list(self.generations)
-        if axis == "frames":
-            return list(self.frames_total)
-        raise ValueError(f"axis must be 'generations' or 'frames', got {axis!r}")
+        check_choice("axis", axis, X_AXES)
+        return list(self.generations) if axis == "generations" else list(self.frames_total)
 
     def summary(self):
         """One line about the newest generation (or the state when there is none yet)."""

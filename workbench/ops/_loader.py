@@ -12,6 +12,7 @@ import threading
 import tensorflow as tf
 
 PURE_TF_VARIABLE = "WORKBENCH_PURE_TF"
+BACKENDS = ("custom", "reference")  # the compiled kernels, or their pure-TF / ale-py references
 REBUILD_HINT = (
     "Rebuild it with `make install` (or `pip install --no-build-isolation -e .` in the project "
     f"directory), or set {PURE_TF_VARIABLE}=1 to run the pure-TensorFlow reference ops instead."

@@ -13,8 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from workbench.ops import _loader, reference
+from workbench.ops._loader import BACKENDS
 
-BACKENDS = ("custom", "reference")
 WEIGHT_DTYPES = (tf.float32, tf.bfloat16)
 
 

@@ -9,23 +9,90 @@ oldest events are dropped (and counted), never the publisher delayed.
     subscription = trainer.events.subscribe(kinds={"generation", "error"})
     event = subscription.get(timeout=1.0)       # Event(kind, data, time) or None
     events = subscription.drain()               # everything waiting, at once
+    listener = trainer.events.listen(fn, kinds={"generation"})   # fn(event) in the publisher's thread
+
+Every event's data is typed, one class per kind (PAYLOADS): a GenerationRecord for
+"generation", FrameShown, HyperparametersChanged, CheckpointWritten, TrainingFailed
+and StateChanged for the others. Subscriptions are for readers that must never slow
+the trainer (dashboards); listeners are for writers that must see every event in
+order before the trainer goes on (the RunLogger): they run synchronously and an
+exception in one reaches the publisher.
 """
+from __future__ import annotations
+
 import collections
 import dataclasses
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
-KINDS = ("generation", "frame", "hyperparameters", "checkpoint", "error", "state")
+import numpy as np
+
+from workbench.checks import check_positive_int
+from workbench.evolution.records import GenerationRecord
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameShown:
+    """A gameplay frame of a running episode: RGB uint8 [H, W, 3], its member (request), episode, step, score."""
+
+    generation: int
+    request: int
+    episode: int
+    step: int
+    score: float
+    frame: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class HyperparametersChanged:
+    """trainer.set() accepted `changes`; they apply from generation applies_at_generation."""
+
+    changes: dict
+    applies_at_generation: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointWritten:
+    path: str
+    generation: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingFailed:
+    """The background run stopped on an exception (its repr); generation: where it was."""
+
+    error: str
+    generation: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StateChanged:
+    state: str  # "running", "paused", "idle", "stopped", "finished"
+
+
+PAYLOADS = {
+    "generation": GenerationRecord,
+    "frame": FrameShown,
+    "hyperparameters": HyperparametersChanged,
+    "checkpoint": CheckpointWritten,
+    "error": TrainingFailed,
+    "state": StateChanged,
+}
+KINDS = tuple(PAYLOADS)
 
 
 @dataclasses.dataclass(frozen=True)
 class Event:
     kind: str
-    data: dict
+    data: Any  # PAYLOADS[kind]
     time: float
 
 
 class Subscription:
+    """A bounded queue of events for one reader (oldest dropped when full); see the module docstring."""
+
     def __init__(self, bus, kinds, maxsize):
         self._bus, self.kinds, self.maxsize = bus, kinds, maxsize
         self._queue = collections.deque()
@@ -58,36 +125,76 @@ class Subscription:
         self._bus._unsubscribe(self)
 
 
+class Listener:
+    """A callback that receives events synchronously (EventBus.listen); close() detaches it."""
+
+    def __init__(self, bus, callback, kinds):
+        self._bus, self.callback, self.kinds = bus, callback, kinds
+
+    def _put(self, event):
+        self.callback(event)
+
+    def close(self):
+        self._bus._unsubscribe(self)
+
+
+def _checked_kinds(kinds):
+    if kinds is None:
+        return None
+    kinds = set(kinds)
+    unknown = kinds - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown event kinds {sorted(unknown)}; known: {list(KINDS)}")
+    return kinds
+
+
 class EventBus:
-    def __init__(self):
+    """Publish/subscribe of typed events; see the module docstring."""
+
+    def __init__(self) -> None:
         self._subscriptions = []
         self._lock = threading.Lock()
 
-    def subscribe(self, kinds=None, maxsize=1000):
+    def subscribe(self, kinds=None, maxsize: int = 1000) -> Subscription:
         """A new Subscription to `kinds` (a set of KINDS; None = all)."""
-        if kinds is not None:
-            kinds = set(kinds)
-            unknown = kinds - set(KINDS)
-            if unknown:
-                raise ValueError(f"unknown event kinds {sorted(unknown)}; known: {list(KINDS)}")
-        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
-            raise ValueError(f"maxsize must be a positive integer, got {maxsize!r}")
+        kinds = _checked_kinds(kinds)
+        check_positive_int("maxsize", maxsize)
         subscription = Subscription(self, kinds, maxsize)
         with self._lock:
             self._subscriptions.append(subscription)
         return subscription
+
+    def listen(self, callback: Callable[[Event], None], kinds=None) -> Listener:
+        """Calls callback(event) for each event of `kinds` in the publisher's thread, before publish() returns."""
+        if not callable(callback):
+            raise TypeError("callback must be callable")
+        listener = Listener(self, callback, _checked_kinds(kinds))
+        with self._lock:
+            self._subscriptions.append(listener)
+        return listener
 
     def _unsubscribe(self, subscription):
         with self._lock:
             if subscription in self._subscriptions:
                 self._subscriptions.remove(subscription)
 
-    def publish(self, kind, **data):
+    def publish(self, kind: str, payload: Any = None, **fields) -> Event:
+        """Publishes an event of `kind`: its typed payload, or the payload's fields as keywords."""
         if kind not in KINDS:
             raise ValueError(f"unknown event kind {kind!r}")
-        event = Event(kind, data, time.time())
+        payload_class = PAYLOADS[kind]
+        if payload is None:
+            names = [field.name for field in dataclasses.fields(payload_class)]
+            if set(fields) - set(names):
+                raise TypeError(f"a {kind!r} event's {payload_class.__name__} has the fields {names}, "
+                                f"got {sorted(fields)}")
+            payload = payload_class(**fields)
+        elif fields or not isinstance(payload, payload_class):
+            raise TypeError(f"a {kind!r} event carries one {payload_class.__name__}")
+        event = Event(kind, payload, time.time())
         with self._lock:
             subscriptions = list(self._subscriptions)
         for subscription in subscriptions:
             if subscription.kinds is None or kind in subscription.kinds:
                 subscription._put(event)
+        return event

@@ -1,21 +1,25 @@
 """Replays of evolved agents: one episode of a genome, its frames, actions and rewards, as GIF or MP4.
 
     episode = replay_run("runs/demo", generation=None)      # the newest elite of a run
-    episode = replay(genome, "frostbite", "small", decoder, seed=0)
+    episode = replay(genome, RunSpec("frostbite", "small"), decoder, seed=0)   # or evaluator.spec
     save_video(episode, "elite.gif")                         # or .mp4; the score is drawn in
 
 Deterministic: the same genome and seed give the same episode (the emulation
 ops are seeded per episode; the network is deterministic).
 """
+from __future__ import annotations
+
 import dataclasses
+import json
 import os
 
 import numpy as np
 
-from workbench.envs import episode_cap_option, find_atari_game, make_batch
-from workbench.evaluation.evaluator import build_model
-from workbench.evolution import Genome, GenomeDecoder, NoiseTable, ParameterSpace
+from workbench.envs import SCREEN
 from workbench.envs.rng import episode_seed
+from workbench.evaluation.run_spec import RunSpec
+from workbench.evolution import Genome, GenomeDecoder
+from workbench.evolution.records import GenerationRecord
 
 
 @dataclasses.dataclass
@@ -31,15 +35,19 @@ class Episode:
     action_meanings: list = None
 
 
-def replay(genome, env, model, decoder, *, seed=0, max_episode_frames=None, env_options=None, model_options=None,
-           max_steps=100_000):
-    """One episode of `genome` (a Genome, or a flat weight vector) on `env` with `model` ("small", "large", "mlp")."""
-    options = dict(env_options or {}, **episode_cap_option(env, max_episode_frames))
-    if find_atari_game(env) is None:
-        options.setdefault("render_mode", "rgb_array")
-    batch = make_batch(env, 1, **options)
+def replay(genome, spec: RunSpec, decoder: GenomeDecoder, *, seed: int = 0, max_episode_frames=None,
+           max_steps: int = 100_000) -> Episode:
+    """One episode of `genome` (a Genome, or a flat weight vector) in the environment and model of `spec`.
+
+    max_episode_frames: a cap below the spec's own (an evaluator's live cap); None = the spec's.
+    """
+    if not isinstance(spec, RunSpec):
+        raise TypeError(f"spec must be a RunSpec (evaluator.spec, RunConfig.spec()), got {type(spec).__name__}")
+    cap = spec.max_episode_frames if max_episode_frames is None else max_episode_frames
+    extra = {} if spec.is_atari else {"render_mode": "rgb_array"}
+    batch = spec.make_batch(1, max_episode_frames=cap, **extra)
     try:
-        network = build_model(model, batch, 1, model_options)
+        network = spec.build_model(batch, 1)
         weights = decoder.decode(genome) if isinstance(genome, Genome) else np.asarray(genome, np.float32)
         network.set_slot(0, weights)
         observation = batch.reset([0], [episode_seed(seed, 0, 0)])
@@ -54,15 +62,17 @@ def replay(genome, env, model, decoder, *, seed=0, max_episode_frames=None, env_
             observations.append(observation[0])
             actions.append(action)
             rewards.append(float(reward[0]))
-        meanings = list(batch.action_meanings) if hasattr(batch, "action_meanings") else None
+        meanings = batch.action_meanings
     finally:
         batch.close()
     return Episode(None if frames[0] is None else np.stack(frames), np.array(actions, np.int32), np.array(rewards, np.float32),
-                   np.stack(observations), float(np.sum(rewards)), meanings)
+                   np.stack(observations), float(np.sum(rewards)), None if meanings is None else list(meanings))
 
 
 def _screen_reader(batch):
     """A function returning the RGB screen, or None when the environment cannot render (e.g. no pygame)."""
+    if not batch.supports(SCREEN):
+        return lambda: None
     try:
         batch.screen([0])
     except Exception:  # noqa: BLE001 - Gymnasium's renderers raise their own dependency errors
@@ -70,47 +80,45 @@ def _screen_reader(batch):
     return lambda: batch.screen([0])[0]
 
 
-def replay_run(run_dir, generation=None, seed=0):
+def replay_run(run_dir: str, generation: int | None = None, seed: int = 0) -> Episode:
     """The elite of `generation` of a run directory (default: the strategy's current elite), for one episode.
 
-    For ES and novelty search the current elite is the newest centre; the centres of earlier
+    For ES and novelty search the current elite is the newest center; the centers of earlier
     generations are not kept in checkpoints, so only the newest can be replayed.
     """
-    import json
-
-    from workbench.training.checkpoint import load_checkpoint
+    from workbench.training.checkpoint import CheckpointError, load_checkpoint
     from workbench.training.run_config import ALGORITHMS, RunConfig
 
-    with open(os.path.join(run_dir, "config.json")) as f:
-        config = RunConfig.from_json(json.load(f))
-    _, state = load_checkpoint(run_dir)
-    batch = make_batch(config.env, 1, **dict(config.env_options))
     try:
-        probe = build_model(config.model, batch, 1, config.model_options)
-    finally:
-        batch.close()
-    space = ParameterSpace.for_model(probe, NoiseTable.shared(config.noise_size, config.noise_seed))
+        with open(os.path.join(run_dir, "config.json")) as f:
+            config = RunConfig.from_json(json.load(f))
+    except FileNotFoundError as error:
+        raise CheckpointError(f"{run_dir} has no config.json: not a run directory") from error
+    except (json.JSONDecodeError, ValueError, TypeError) as error:
+        raise CheckpointError(f"{run_dir}/config.json is corrupt: {error}") from error
+    _, state = load_checkpoint(run_dir)
+    spec = config.spec()
+    space = spec.space()
     strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
-    bases = strategy.bases() if hasattr(strategy, "bases") else {}
-    history = state["history"]
+    bases = strategy.bases()
+    history = [GenerationRecord.from_json(record) for record in state["history"]]
     if generation is None:
         if strategy.elite is None:
             raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
         genome = strategy.elite
     else:
-        matches = [r for r in history if r["generation"] == generation]
+        matches = [r for r in history if r.generation == generation]
         if not matches:
-            last = history[-1]["generation"] if history else -1
+            last = history[-1].generation if history else -1
             raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
-        genome = Genome.from_json(matches[0]["elite_genome"])
+        genome = Genome.from_json(matches[0].elite_genome)
         if genome.has_base and genome.init not in bases:
-            raise ValueError(f"generation {generation}'s elite is an ES centre the checkpoint no longer holds; "
-                             "only the newest centres are kept (replay without --generation)")
+            raise ValueError(f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
+                             "only the newest centers are kept (replay without --generation)")
     decoder = GenomeDecoder(space)
     for key, weights in bases.items():
         decoder.add_base(key, weights)
-    return replay(genome, config.env, config.model, decoder, seed=seed, max_episode_frames=config.max_episode_frames,
-                  env_options=config.env_options, model_options=config.model_options)
+    return replay(genome, spec, decoder, seed=seed)
 
 
 def save_video(episode, path, fps=15, scale=2):

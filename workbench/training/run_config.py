@@ -1,10 +1,12 @@
 """RunConfig: everything that defines a run (environment, model, algorithm and its settings, evaluator), as
 JSON-able data, so that a run directory can rebuild its trainer (Trainer.resume_from)."""
+from __future__ import annotations
+
 import dataclasses
 
-from workbench.evaluation import Evaluator
-from workbench.evolution import (
-    ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoiseTable, NoveltyConfig, NoveltySearchES)
+from workbench.checks import check_bool, check_choice
+from workbench.evaluation import Evaluator, RunSpec
+from workbench.evolution import ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoveltyConfig, NoveltySearchES
 
 ALGORITHMS = {
     "ga": (GeneticAlgorithm, GAConfig, {}),
@@ -40,8 +42,8 @@ class RunConfig:
     ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
 
     def algorithm_config(self):
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {sorted(ALGORITHMS)}, got {self.algorithm!r}")
+        """The algorithm's config dataclass with this run's hyperparameters (validated)."""
+        check_choice("algorithm", self.algorithm, sorted(ALGORITHMS))
         _, config_class, preset = ALGORITHMS[self.algorithm]
         if not isinstance(self.hyperparameters, dict):
             raise ValueError(f"hyperparameters must be a dict, got {type(self.hyperparameters).__name__}")
@@ -51,25 +53,28 @@ class RunConfig:
             raise ValueError(f"unknown {self.algorithm} hyperparameters {sorted(unknown)}; known: {sorted(names)}")
         return config_class(**dict(preset, **self.hyperparameters)).validated()
 
-    def build(self, frame_listener=None):
+    def spec(self) -> RunSpec:
+        """The RunSpec of this run: environment, model, episode cap, noise table."""
+        return RunSpec(self.env, self.model, env_options=self.env_options, model_options=self.model_options,
+                       max_episode_frames=self.max_episode_frames, noise_size=self.noise_size,
+                       noise_seed=self.noise_seed)
+
+    def build(self):
         """(strategy, evaluator) of this configuration."""
         config = self.algorithm_config()  # validate before building anything heavy
+        spec = self.spec()
         behaviour = self.behaviour
         if behaviour is None and self.algorithm in ("ns-es", "nsr-es"):
             behaviour = "final_ram"
-        if not isinstance(self.ray, bool):
-            raise ValueError(f"ray must be true or false, got {self.ray!r}")
-        options = dict(subpopulations=self.subpopulations, slots=self.slots, max_episode_frames=self.max_episode_frames,
-                       behaviour=behaviour, perturbed_rank=self.perturbed_rank, env_options=self.env_options,
-                       model_options=self.model_options)
+        check_bool("ray", self.ray)
+        layout = dict(subpopulations=self.subpopulations, slots=self.slots, behaviour=behaviour,
+                      perturbed_rank=self.perturbed_rank)
         if self.ray or self.ray_address is not None:
             from workbench.evaluation.ray_evaluator import RayEvaluator
 
-            evaluator = RayEvaluator(self.env, self.model, actors=self.ray_actors, address=self.ray_address,
-                                     noise_size=self.noise_size, noise_seed=self.noise_seed, **options)
+            evaluator = RayEvaluator.from_spec(spec, actors=self.ray_actors, address=self.ray_address, **layout)
         else:
-            evaluator = Evaluator(self.env, self.model, noise=NoiseTable.shared(self.noise_size, self.noise_seed),
-                                  frame_listener=frame_listener, **options)
+            evaluator = Evaluator.from_spec(spec, **layout)
         strategy_class = ALGORITHMS[self.algorithm][0]
         try:
             return strategy_class(config, evaluator.space, seed=self.seed), evaluator

@@ -16,20 +16,24 @@ thread is recorded, published, and raised again by the next call (or by
 raise_if_failed()). pause() takes effect between evaluation rounds; stop()
 cancels the round in progress (its episodes are discarded).
 """
+from __future__ import annotations
+
+import dataclasses
 import json
 import os
 import threading
 import time
 
-import tensorflow as tf
-
+from workbench.checks import check_int, check_real
 from workbench.envs.rng import episode_seed
-from workbench.evaluation import EvaluationCancelled
-from workbench.evaluation.evaluator import check_episode_cap
+from workbench.evaluation import BaseEvaluator, EvaluationCancelled
+from workbench.evaluation.telemetry import time_split
+from workbench.evolution.records import GenerationRecord
+from workbench.evolution.strategy import HyperparameterLog, Strategy
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
-
+from workbench.training.run_logger import RunLogger
 
 EVALUATOR_SETTINGS = ("max_episode_frames",)  # set() names that go to the evaluator, not the strategy
 
@@ -42,30 +46,45 @@ class _Stopped(Exception):
     pass
 
 
-def _check_budget(name, value, integer):
-    if value is None:
-        return None
-    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float)) and value > 0
-    if not ok:
-        kind = "a positive integer" if integer else "a positive number"
-        raise ValueError(f"{name} must be {kind} or None, got {value!r}")
-    return value
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """When a run() or start() stops: after this many generations, frames or seconds (None = no limit)."""
+
+    generations: int | None = None
+    frames: int | None = None
+    seconds: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainerSnapshot:
+    """A consistent view of a trainer, taken under its lock (for dashboards and replays)."""
+
+    generation: int
+    phase: str
+    elite: object  # Genome or None
+    bases: dict
+    hyperparameters: dict  # the strategy's config and the evaluator settings in force
+    pending: dict  # accepted by set(), not applied yet
+    running: bool
+    paused: bool
 
 
 class Trainer:
     """Drives `strategy` (ask/tell) with `evaluator`; see the module docstring."""
 
-    def __init__(self, strategy, evaluator, *, run_dir=None, seed=0, checkpoint_every=1, config=None, _resuming=False):
-        if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 0:
-            raise ValueError(f"checkpoint_every must be a non-negative integer (0 = only on stop), got {checkpoint_every!r}")
+    def __init__(self, strategy: Strategy, evaluator: BaseEvaluator, *, run_dir: str | None = None, seed: int = 0,
+                 checkpoint_every: int = 1, config: RunConfig | None = None, _resuming: bool = False) -> None:
+        if not isinstance(strategy, Strategy):
+            raise TypeError(f"strategy must be a workbench.evolution.Strategy, got {type(strategy).__name__}")
+        if not isinstance(evaluator, BaseEvaluator):
+            raise TypeError(f"evaluator must be a workbench.evaluation.BaseEvaluator, got {type(evaluator).__name__}")
+        check_int("checkpoint_every", checkpoint_every, 0)
         self.strategy, self.evaluator, self.run_dir = strategy, evaluator, run_dir
         self.seed, self.checkpoint_every, self.config = int(seed), checkpoint_every, config
         self.events = EventBus()
-        self.history = []
+        self.history: list[GenerationRecord] = []
         self.frames = 0
-        self._pending_settings = {}  # evaluator settings set() accepted, applied from generation _settings_due
-        self._settings_due = 0
-        self.settings_trail = []  # [{"generation": g, "max_episode_frames": n}] as applied
+        self.settings = HyperparameterLog()  # the evaluator's settings (the live episode cap), as the strategy's
         self._round = 0
         self._lock = threading.RLock()  # strategy access: the loop's ask/tell and set() from other threads
         self._thread = None
@@ -74,12 +93,8 @@ class Trainer:
         self._unpaused = threading.Event()
         self._unpaused.set()
         self._error = None
-        self._tensorboard = None
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
-        if evaluator.subpopulations:  # a local evaluator: gameplay frames from its first sub-population
-            listener_owner = evaluator.subpopulations[0]
-            if listener_owner.frame_listener is None:
-                listener_owner.frame_listener = self._on_frame
+        self.logger = None
         if run_dir is not None:
             if not _resuming and list_checkpoints(run_dir):
                 raise ValueError(f"run_dir {run_dir!r} holds a run already: continue it with Trainer.resume_from, "
@@ -87,6 +102,9 @@ class Trainer:
             os.makedirs(run_dir, exist_ok=True)
             if config is not None:
                 self._write_json("config.json", config.to_json())
+            self.logger = RunLogger(run_dir)
+            self.logger.attach(self.events)
+        evaluator.add_frame_listener(self._on_frame)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -131,8 +149,7 @@ class Trainer:
         self.raise_if_failed()
         if self.running:
             raise RuntimeError("the trainer is running in the background; stop() it first")
-        budget = self._budget(generations, frames, seconds)
-        return self._loop(budget)
+        return self._loop(self.check_budget(generations, frames, seconds))
 
     # -- background use -------------------------------------------------------------------
     def start(self, generations=None, frames=None, seconds=None):
@@ -140,7 +157,7 @@ class Trainer:
         self.raise_if_failed()
         if self.running:
             raise RuntimeError("the trainer is already running")
-        budget = self._budget(generations, frames, seconds)
+        budget = self.check_budget(generations, frames, seconds)
         self._stopping.clear()
         self._cancel.clear()
         self._unpaused.set()
@@ -208,7 +225,7 @@ class Trainer:
             self.events.publish("state", state="finished")
 
     # -- hyperparameters ------------------------------------------------------------------
-    def set(self, **changes):
+    def set(self, **changes) -> None:
         """Changes hyperparameters from any thread: validated now (ValueError), applied at the next generation.
 
         Besides the strategy's hyperparameters, `max_episode_frames` caps episodes (up to the run's
@@ -220,39 +237,56 @@ class Trainer:
             if "max_episode_frames" in settings:
                 if settings["max_episode_frames"] is None:
                     raise ValueError("max_episode_frames must be a positive integer, got None")
-                check_episode_cap(settings["max_episode_frames"], self.evaluator.max_episode_frames)
+                self.evaluator.check_episode_cap(settings["max_episode_frames"])
             if changes or not settings:
                 self.strategy.set(**changes)
             applies = self.strategy.generation + 1  # as the strategy's own changes
-            self._pending_settings.update(settings)
-            if settings:
-                self._settings_due = applies
+            self.settings.request(settings, due=applies)
         changes.update(settings)
         self.events.publish("hyperparameters", changes=dict(changes), applies_at_generation=applies)
 
-    def pending(self):
+    def pending(self) -> dict:
         """Changes set() accepted that have not been applied yet: {name: value}."""
         with self._lock:
-            return dict(self.strategy.hyperparameters.pending, **self._pending_settings)
+            return dict(self.strategy.hyperparameters.pending, **self.settings.pending)
+
+    def hyperparameters(self) -> dict:
+        """The settings in force: the strategy's config and the evaluator's settings."""
+        with self._lock:
+            return dict(dataclasses.asdict(self.strategy.config),
+                        max_episode_frames=self.evaluator.max_episode_frames)
+
+    def snapshot(self) -> TrainerSnapshot:
+        """Generation, phase, elite, bases and settings taken together under the trainer's lock."""
+        with self._lock:
+            strategy = self.strategy
+            return TrainerSnapshot(strategy.generation, strategy.phase, strategy.elite, dict(strategy.bases()),
+                                   self.hyperparameters(), self.pending(), self.running, self.paused)
 
     @property
-    def generation(self):
+    def generation(self) -> int:
         return self.strategy.generation
 
     # -- the loop -------------------------------------------------------------------------
-    def _budget(self, generations, frames, seconds):
-        return (_check_budget("generations", generations, True), _check_budget("frames", frames, True),
-                _check_budget("seconds", seconds, False))
+    @staticmethod
+    def check_budget(generations=None, frames=None, seconds=None) -> Budget:
+        """The Budget of run()/start() arguments (ValueError naming a bad one)."""
+        if generations is not None:
+            check_int("generations", generations, 1)
+        if frames is not None:
+            check_int("frames", frames, 1)
+        if seconds is not None:
+            check_real("seconds", seconds, 0, low_open=True)
+        return Budget(generations, frames, seconds)
 
     def _loop(self, budget):
-        generations, frames, seconds = budget
         start, start_frames, records = time.monotonic(), self.frames, []
         while True:
-            if generations is not None and len(records) >= generations:
+            if budget.generations is not None and len(records) >= budget.generations:
                 break
-            if frames is not None and self.frames - start_frames >= frames:
+            if budget.frames is not None and self.frames - start_frames >= budget.frames:
                 break
-            if seconds is not None and time.monotonic() - start >= seconds:
+            if budget.seconds is not None and time.monotonic() - start >= budget.seconds:
                 break
             try:
                 records.append(self._generation())
@@ -261,13 +295,11 @@ class Trainer:
         return records
 
     def _apply_settings(self):
-        """Applies the pending evaluator settings once their generation starts (recorded in settings_trail)."""
+        """Applies the pending evaluator settings once their generation starts (recorded in settings.trail)."""
         with self._lock:
-            if not self._pending_settings or self.strategy.generation < self._settings_due:
-                return
-            pending, self._pending_settings = self._pending_settings, {}
-        self.evaluator.set_episode_cap(pending["max_episode_frames"])
-        self.settings_trail.append(dict(generation=self.strategy.generation, **pending))
+            changes = self.settings.take(self.strategy.generation)
+        if "max_episode_frames" in changes:
+            self.evaluator.set_episode_cap(changes["max_episode_frames"])
 
     def _generation(self):
         self._apply_settings()
@@ -279,7 +311,7 @@ class Trainer:
                 raise _Stopped
             with self._lock:
                 requests = self.strategy.ask()
-                bases = self.strategy.bases() if hasattr(self.strategy, "bases") else None
+                bases = self.strategy.bases()
             seed = episode_seed(self.seed, self.strategy.generation, self._round)
             try:
                 results = self.evaluator.evaluate(requests, seed=seed, bases=bases, cancel=self._cancel)
@@ -293,65 +325,42 @@ class Trainer:
         self._round = 0
         record = self._record(parts, time.monotonic() - start)
         self.history.append(record)
-        self._log(record)
-        self.events.publish("generation", **record)
+        self.events.publish("generation", record)
         if self.run_dir is not None and self.checkpoint_every and self.strategy.generation % self.checkpoint_every == 0:
             self.checkpoint()
         return record
 
     def _record(self, parts, seconds):
-        record = {k: v for k, v in self.strategy.history[-1].items() if k not in ("config",)}
+        """The strategy's record of the generation that just ended, with the evaluation's measurements."""
         frames = sum(t.frames for t in parts)
-        busy = {name: sum(getattr(t, f"{name}_seconds") for t in parts)
-                for name in ("emulation", "inference", "weight_loading", "idle")}
-        total = sum(busy.values()) or 1.0
-        record.update(
+        strategy_record = self.strategy.history[-1]
+        return strategy_record.with_evaluation(
             frames=frames, frames_total=self.frames, seconds=seconds,
             bytes_shipped=sum(t.bytes_shipped for t in parts),
-            frames_per_second=frames / seconds if seconds > 0 else 0.0,
-            **{f"{name}_fraction": value / total for name, value in busy.items()},
-            hyperparameters=dict(self.strategy.history[-1].get("config") or {},
-                                 max_episode_frames=self.evaluator.episode_cap),
-        )
-        return record
+            frames_per_second=frames / seconds if seconds > 0 else 0.0, time_split=time_split(parts),
+            hyperparameters=dict(strategy_record.hyperparameters, max_episode_frames=self.evaluator.max_episode_frames))
 
-    # -- logging and checkpoints ----------------------------------------------------------
-    def _log(self, record):
-        if self.run_dir is None:
-            return
-        with open(os.path.join(self.run_dir, "history.jsonl"), "a") as f:
-            f.write(json.dumps(record) + "\n")
-        if self._tensorboard is None:
-            self._tensorboard = tf.summary.create_file_writer(os.path.join(self.run_dir, "tensorboard"))
-        with self._tensorboard.as_default(step=record["generation"]):
-            for name in ("max", "mean", "median", "elite", "frames_per_second", "frames_total", "emulation_fraction",
-                         "inference_fraction", "weight_loading_fraction", "idle_fraction"):
-                value = record.get(name)
-                if isinstance(value, (int, float)):
-                    tf.summary.scalar(name, value)
-        self._tensorboard.flush()
-
-    def state_dict(self):
+    # -- checkpoints ----------------------------------------------------------------------
+    def state_dict(self) -> dict:
         with self._lock:
-            return {"strategy": self.strategy.state_dict(), "history": list(self.history), "frames": self.frames,
-                    "round": self._round, "seed": self.seed,
-                    "settings": {"episode_cap": self.evaluator.episode_cap, "pending": dict(self._pending_settings),
-                                 "due": self._settings_due, "trail": list(self.settings_trail)},
+            return {"strategy": self.strategy.state_dict(), "history": [r.to_json() for r in self.history],
+                    "frames": self.frames, "round": self._round, "seed": self.seed,
+                    "settings": dict(self.settings.state(), max_episode_frames=self.evaluator.max_episode_frames),
                     "algorithm": None if self.config is None else self.config.algorithm}
 
     def _load(self, state):
         strategy_class = type(self.strategy)
         self.strategy = strategy_class.from_state(state["strategy"], self.evaluator.space)
-        self.history, self.frames = list(state["history"]), int(state["frames"])
+        self.history = [GenerationRecord.from_json(record) for record in state["history"]]
+        self.frames = int(state["frames"])
         self._round, self.seed = int(state["round"]), int(state["seed"])
-        settings = state.get("settings", {"episode_cap": self.evaluator.max_episode_frames, "pending": {}, "due": 0,
-                                          "trail": []})
-        self.evaluator.set_episode_cap(settings["episode_cap"])
-        self._pending_settings, self._settings_due = dict(settings["pending"]), int(settings["due"])
-        self.settings_trail = list(settings["trail"])
-        if self.run_dir is not None:  # the log holds exactly the checkpoint's generations
-            with open(os.path.join(self.run_dir, "history.jsonl"), "w") as f:
-                f.writelines(json.dumps(record) + "\n" for record in self.history)
+        settings = state.get("settings", {"pending": {}, "due": 0, "trail": []})
+        # checkpoints written before the settings log named the live cap "episode_cap"
+        cap = settings.get("max_episode_frames", settings.get("episode_cap", self.evaluator.spec.max_episode_frames))
+        self.evaluator.set_episode_cap(cap)
+        self.settings.load(settings)
+        if self.logger is not None:  # the log holds exactly the checkpoint's generations
+            self.logger.restart(self.history)
 
     def checkpoint(self):
         """Writes a checkpoint now (run_dir needed); returns its path."""
@@ -378,14 +387,16 @@ class Trainer:
         self.events.publish("frame", generation=self.strategy.generation, **frame)
 
     def history_frame(self):
-        """The history as a pandas DataFrame (one row per generation)."""
+        """The history as a pandas DataFrame (one row per generation, the columns of history.jsonl)."""
         import pandas
 
-        return pandas.DataFrame(self.history)
+        return pandas.DataFrame([record.to_json() for record in self.history])
 
-    def close(self):
+    def close(self) -> None:
         if self.running:
             self.stop()
+        if self.logger is not None:
+            self.logger.close()
         self.evaluator.close()
 
 

@@ -1,0 +1,154 @@
+"""RunSpec: what a genome needs to mean the same agent anywhere: environment, model, episode cap, noise table.
+
+    spec = RunSpec("frostbite", "small", max_episode_frames=20_000)
+    batch = spec.make_batch(16)                  # the environments, capped as the spec says
+    model = spec.build_model(batch, slots=16)    # the population model for that batch
+    space = spec.space()                         # genomes' parameter space (noise table + layer shapes)
+
+An evaluator exposes the spec it was built from (`evaluator.spec`); replays, the
+agent viewer and Ray actors rebuild environments, models and spaces from it
+alone, and a run's RunConfig produces it. It is JSON-able (to_json / from_json)
+unless the model is a callable.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workbench.checks import check_int, check_optional_positive_int, check_type
+from workbench.envs import EnvBatch, make_batch
+from workbench.envs.games import find_atari_game
+from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
+from workbench.evolution.space import ParameterSpace
+from workbench.models import LargeModel, MLPModel, PopulationModel, SmallModel
+
+MODELS = ("small", "large", "mlp")
+ModelSpec = str | Callable[..., PopulationModel]
+
+
+def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapping | None = None) -> PopulationModel:
+    """A PopulationModel for env: "small", "large", "mlp" or a callable(observation_shape, num_actions, slots)."""
+    options = dict(model_options or {})
+    if callable(model) and not isinstance(model, str):
+        network = model(tuple(env.observation_shape), env.num_actions, slots, **options)
+    elif model in ("small", "large"):
+        if len(env.observation_shape) != 3:
+            raise ValueError(f'model "{model}" is an Atari network; for {type(env).__name__} use model="mlp"')
+        network = (SmallModel if model == "small" else LargeModel)(num_actions=env.num_actions, slots=slots, **options)
+    elif model == "mlp":
+        if len(env.observation_shape) != 1:
+            raise ValueError(f'model "mlp" needs vector observations, got shape {tuple(env.observation_shape)}')
+        network = MLPModel(env.observation_shape[0], env.num_actions, slots=slots, **options)
+    else:
+        raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), "
+                         f"got {model!r}")
+    if not isinstance(network, PopulationModel):
+        raise TypeError(f"the model callable must return a PopulationModel, got {type(network).__name__}")
+    if network.input_shape != tuple(env.observation_shape) or network.num_actions != env.num_actions:
+        raise ValueError(f"the model takes {network.input_shape} -> {network.num_actions} actions, the environment "
+                         f"gives {tuple(env.observation_shape)} and {env.num_actions} actions")
+    return network
+
+
+_SPEC_CAP = object()  # make_batch's default: the spec's own episode cap
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """The environment and model genomes are evaluated in, and the noise table they index.
+
+    env: an Atari game ("pong", "ALE/Pong-v5") or a Gymnasium id ("CartPole-v1").
+    model: "small" / "large" (Atari), "mlp" (vector observations) or a callable
+      (observation_shape, num_actions, slots, **model_options) -> PopulationModel.
+    env_options: keywords of the environment batch (AtariBatch: frame_skip, noop_max, ...).
+    model_options: keywords of the model (hidden_sizes, weight_dtype, ...).
+    max_episode_frames: the episode cap the environments are built with (Atari: frames, no-ops
+      included; Gymnasium: steps); None = the environment's own. A live cap can only be lower.
+    noise_size, noise_seed: the shared noise table (workbench.evolution.NoiseTable).
+    """
+
+    env: str
+    model: ModelSpec = "small"
+    env_options: Mapping = dataclasses.field(default_factory=dict)
+    model_options: Mapping = dataclasses.field(default_factory=dict)
+    max_episode_frames: int | None = None
+    noise_size: int = DEFAULT_SIZE
+    noise_seed: int = DEFAULT_SEED
+
+    def __post_init__(self) -> None:
+        check_type("env", self.env, str, "a game or Gymnasium id string")
+        if not (callable(self.model) or self.model in MODELS):
+            raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), "
+                             f"got {self.model!r}")
+        for name in ("env_options", "model_options"):
+            options = getattr(self, name) or {}
+            check_type(name, options, Mapping, "a dict of keyword arguments")
+            if "max_episode_frames" in options or "seed" in options:
+                raise ValueError(f"{name} must not hold max_episode_frames or seed: they are set by the spec and "
+                                 "the evaluator")
+            object.__setattr__(self, name, dict(options))
+        check_optional_positive_int("max_episode_frames", self.max_episode_frames)
+        check_int("noise_size", self.noise_size, 1, 2**32)
+        check_int("noise_seed", self.noise_seed, 0)
+
+    @property
+    def is_atari(self) -> bool:
+        return find_atari_game(self.env) is not None
+
+    def noise(self) -> NoiseTable:
+        """The process-wide noise table of this spec (built on first use)."""
+        return NoiseTable.shared(self.noise_size, self.noise_seed)
+
+    def make_batch(self, batch_size: int, *, seed: int = 0, max_episode_frames: Any = _SPEC_CAP,
+                   **extra_options) -> EnvBatch:
+        """batch_size environments of this spec (episode cap: the spec's unless given; extra options win)."""
+        cap = self.max_episode_frames if max_episode_frames is _SPEC_CAP else max_episode_frames
+        options = dict(self.env_options, **extra_options)
+        if cap is not None:
+            options["max_episode_frames"] = cap
+        return make_batch(self.env, batch_size, seed=seed, **options)
+
+    def build_model(self, batch: EnvBatch, slots: int, **option_overrides) -> PopulationModel:
+        """The population model of this spec for `batch`, with `slots` weight slots."""
+        return build_model(self.model, batch, slots, dict(self.model_options, **option_overrides))
+
+    def space(self, model: PopulationModel | None = None) -> ParameterSpace:
+        """The genomes' parameter space: the model's layers over this spec's noise table.
+
+        Without a model, one is built with one slot (on a one-environment batch) to read its layers.
+        """
+        if model is None:
+            cached = self.__dict__.get("_space")
+            if cached is not None:
+                return cached
+            batch = self.make_batch(1)
+            try:
+                model = self.build_model(batch, 1)
+            finally:
+                batch.close()
+            space = ParameterSpace.for_model(model, self.noise())
+            object.__setattr__(self, "_space", space)
+            return space
+        return ParameterSpace.for_model(model, self.noise())
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached space (its noise table is rebuilt from the seed where it is needed)."""
+        return {key: value for key, value in self.__dict__.items() if key != "_space"}
+
+    def with_max_episode_frames(self, frames: int | None) -> RunSpec:
+        """The same spec with another built-in episode cap."""
+        return dataclasses.replace(self, max_episode_frames=frames)
+
+    def to_json(self) -> dict:
+        if not isinstance(self.model, str):
+            raise ValueError("a RunSpec with a model callable cannot be written as JSON; register it by name")
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> RunSpec:
+        check_type("data", data, Mapping, "a dict")
+        unknown = set(data) - {field.name for field in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown run spec fields {sorted(unknown)}")
+        return cls(**data)
