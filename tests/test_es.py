@@ -102,24 +102,6 @@ def test_centered_ranks_share_ties_and_span_minus_half_to_half():
     np.testing.assert_array_equal(centered_ranks(np.ones((2, 2))), np.zeros((2, 2)))  # no signal, no step
 
 
-def test_same_seed_same_history_and_resume_is_exact():
-    config = ESConfig(population_size=20, sigma=0.1, learning_rate=0.05)
-    a = run(make(config, seed=4), rastrigin, 6)
-    b = run(make(config, seed=4), rastrigin, 3)
-    b.ask()  # stop after asking, before telling
-    b.set(sigma=0.2)
-    c = EvolutionStrategy.from_state(copy.deepcopy(b.state_dict()), b.space)
-    a2 = run(make(config, seed=4), rastrigin, 3)
-    a2.ask()
-    a2.set(sigma=0.2)
-    run(a2, rastrigin, 6)
-    run(c, rastrigin, 6)
-    assert c.history == a2.history and np.array_equal(c.center, a2.center)
-    assert c.hyperparameters.trail == [{"generation": 4, "sigma": 0.2}]
-    assert run(make(config, seed=4), rastrigin, 6).history == a.history
-    assert run(make(config, seed=5), rastrigin, 6).history != a.history
-
-
 def test_live_hyperparameters_apply_next_generation():
     es = make(ESConfig(population_size=10))
     es.set(population_size=4, perturbation_rank=0, l2_coefficient=0.0)
@@ -152,16 +134,9 @@ def test_invalid_configurations_are_refused(changes, match):
         make(ESConfig(**changes))
 
 
-def test_foreign_or_corrupt_state_is_refused():
+def test_a_corrupt_center_is_refused():  # the rest of the state contract: test_strategy_contract.py
     es = make(ESConfig.tutorial())
-    with pytest.raises(ValueError, match="not an EvolutionStrategy state"):
-        EvolutionStrategy.from_state({"kind": "GeneticAlgorithm", "version": 1}, es.space)
     state = es.state_dict()
-    with pytest.raises(ValueError, match="another parameter space"):
-        EvolutionStrategy.from_state(state, ParameterSpace(TABLE, np.ones(11, np.float32)))
     state["center"] = state["center"][:3]
-    with pytest.raises(ValueError, match="centre"):
-        EvolutionStrategy.from_state(state, es.space)
-    del state["adam"]
-    with pytest.raises(ValueError, match="corrupt"):
+    with pytest.raises(ValueError, match="center"):
         EvolutionStrategy.from_state(state, es.space)

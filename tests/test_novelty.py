@@ -82,29 +82,6 @@ def test_behaviours_are_required_and_checked():
         ns.tell([EvaluationResult([0.0], [[0.0, 1.0, 2.0]])] * 4)
 
 
-def test_resume_is_exact_in_every_phase():
-    config = NoveltyConfig.nsr_es(population_size=10, sigma=0.05, learning_rate=0.05, meta_population_size=3)
-    reward = lambda theta: -float(np.sum(theta**2))  # noqa: E731
-    reference = run(make(config, seed=2), reward, 5)
-    for stop_after in range(1, 5):
-        partial = make(config, seed=2)
-        for _ in range(stop_after * 2 + 1):  # the first round, then alternating perturbation / centre rounds
-            run_one_round(partial, reward)
-        resumed = NoveltySearchES.from_state(copy.deepcopy(partial.state_dict()), partial.space)
-        run(resumed, reward, 5)
-        assert resumed.history == reference.history
-        np.testing.assert_array_equal(resumed.archive, reference.archive)
-
-
-def run_one_round(strategy, reward):
-    decoder = GenomeDecoder(strategy.space)
-    for key, weights in strategy.bases().items():
-        decoder.add_base(key, weights)
-    strategy.tell([EvaluationResult([reward(decoder.decode(r.genome))] * r.episodes,
-                                    np.repeat(decoder.decode(r.genome)[None, :2], r.episodes, axis=0))
-                   for r in strategy.ask()])
-
-
 @pytest.mark.parametrize(
     "changes,match",
     [

@@ -178,8 +178,9 @@ class HyperparameterLog:
 class Strategy(abc.ABC):
     """The interface and bookkeeping of every search strategy; see the module docstring.
 
-    Subclasses name their `kind`, `config_class`, the config field holding the mutation rank
-    (`rank_field`) and the names of the numbers their records add (`EXTRAS`).
+    Subclasses name their `kind`, `config_class` (a frozen dataclass with a validated() method that
+    returns it or raises ValueError), the config field holding the mutation rank (`rank_field`, None
+    when there is none) and the names of the numbers their records add (`EXTRAS`).
     """
 
     kind: str = None
@@ -237,7 +238,8 @@ class Strategy(abc.ABC):
     @property
     @abc.abstractmethod
     def elite(self):
-        """The best genome so far (a Genome; None before the first generation ends)."""
+        """The best genome so far: a Genome, or None while there is none (the GA before its first generation;
+        strategies with a center, like ES, have one from the start)."""
 
     def bases(self) -> dict:
         """{key: weights} of the dense bases the current requests and the elite start from (none by default)."""
@@ -274,7 +276,8 @@ class Strategy(abc.ABC):
 
     def _validate(self, config):
         config.validated()
-        self.space.check_rank(getattr(config, self.rank_field), self.rank_field)
+        if self.rank_field is not None:
+            self.space.check_rank(getattr(config, self.rank_field), self.rank_field)
         return config
 
     # -- state ----------------------------------------------------------------------------

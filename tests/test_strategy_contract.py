@@ -1,0 +1,144 @@
+"""The Strategy contract, for every algorithm of the registry (workbench.training.ALGORITHMS):
+ask/tell round trip, typed records, reproducibility, exact resume after a checkpoint in every phase,
+foreign and corrupt state refused, and the audit of live set()."""
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from workbench.evolution import (
+    EvaluationRequest, EvaluationResult, GenerationRecord, Genome, GenomeDecoder, NoiseTable, ParameterSpace, Strategy)
+from workbench.training import ALGORITHMS, load_checkpoint, save_checkpoint
+
+TABLE = NoiseTable.shared(2**16, seed=3)
+SMALL = {  # a few members each, so that three generations take milliseconds
+    "GeneticAlgorithm": dict(population_size=8, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=2),
+    "EvolutionStrategy": dict(population_size=8, sigma=0.1, learning_rate=0.05),
+    "NoveltySearchES": dict(population_size=6, sigma=0.1, learning_rate=0.05, meta_population_size=2),
+}
+
+
+def make(algorithm, seed=0, dims=6):
+    strategy_class, config_class, preset = ALGORITHMS[algorithm]
+    config = config_class(**dict(SMALL[strategy_class.kind], **preset))
+    return strategy_class(config, ParameterSpace(TABLE, np.full(dims, 0.1, np.float32)), seed=seed)
+
+
+def results_for(strategy, requests):
+    """A noisy sphere as the return; the first two weights as the behaviour."""
+    decoder = GenomeDecoder(strategy.space)
+    for key, weights in strategy.bases().items():
+        decoder.add_base(key, weights)
+    results = []
+    for request in requests:
+        theta = decoder.decode(request.genome)
+        value = -float(np.sum(np.square(theta, dtype=np.float64))) + float(np.sin(theta.sum() * 1e3))
+        results.append(EvaluationResult([value] * request.episodes, np.repeat(theta[None, :2], request.episodes, 0)))
+    return results
+
+
+def one_round(strategy):
+    strategy.tell(results_for(strategy, strategy.ask()))
+
+
+def run(strategy, generations):
+    while strategy.generation < generations:
+        one_round(strategy)
+    return strategy
+
+
+def checkpointed(strategy, directory):
+    """The strategy as it comes back from a checkpoint on disk (JSON + npz)."""
+    path = save_checkpoint(str(directory), strategy.generation, {"strategy": strategy.state_dict()})
+    _, state = load_checkpoint(path)
+    return type(strategy).from_state(state["strategy"], strategy.space)
+
+
+@pytest.fixture(params=sorted(ALGORITHMS))
+def algorithm(request):
+    return request.param
+
+
+def test_ask_tell_round_trip_and_typed_records(algorithm):
+    strategy = make(algorithm)
+    assert isinstance(strategy, Strategy) and strategy.history == []
+    assert strategy.elite is None or isinstance(strategy.elite, Genome)  # ES centres are elites from the start
+    requests = strategy.ask()
+    assert requests == strategy.ask() and all(isinstance(r, EvaluationRequest) for r in requests)
+    assert strategy.phase in {r.role for r in requests}  # a round may also carry other roles (ES: its center)
+    with pytest.raises(ValueError, match="one result per request"):
+        strategy.tell([[0.0]] * (len(requests) + 1))
+    assert strategy.ask() == requests  # a refused tell consumes nothing
+    run(strategy, 3)
+    assert [r.generation for r in strategy.history] == [0, 1, 2] and isinstance(strategy.elite, Genome)
+    for record in strategy.history:
+        assert isinstance(record, GenerationRecord) and record.evaluations > 0
+        assert record.max >= record.median and set(record.extras) <= set(type(strategy).EXTRAS)
+        assert record.hyperparameters == dataclasses.asdict(strategy.config)
+        assert GenerationRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+    bases = strategy.bases()
+    assert isinstance(bases, dict) and all(w.shape == (strategy.space.num_parameters,) for w in bases.values())
+
+
+def test_same_seed_same_history_other_seed_another(algorithm):
+    reference = run(make(algorithm, seed=4), 3).history
+    assert run(make(algorithm, seed=4), 3).history == reference
+    assert run(make(algorithm, seed=5), 3).history != reference
+
+
+def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):
+    reference = run(make(algorithm, seed=2), 3)
+    rounds = 0
+    counter = make(algorithm, seed=2)
+    while counter.generation < 3:
+        one_round(counter)
+        rounds += 1
+    phases = set()
+    for stop_after in range(rounds):
+        partial = make(algorithm, seed=2)
+        for _ in range(stop_after):
+            one_round(partial)
+        phases.add(partial.phase)
+        if stop_after % 2:
+            partial.ask()  # asked but not told: the same requests come back after the resume
+        resumed = checkpointed(partial, tmp_path / f"stop-{stop_after}")
+        assert resumed.ask() == partial.ask()
+        run(resumed, 3)
+        assert resumed.history == reference.history, f"stopped after round {stop_after} ({partial.phase})"
+        assert resumed.elite == reference.elite
+    assert len(phases) >= (2 if algorithm != "es" else 1)  # every kind of round was a stopping point
+
+
+def test_foreign_and_corrupt_states_are_refused(algorithm):
+    strategy = run(make(algorithm), 1)
+    strategy_class = type(strategy)
+    others = [a for a in ALGORITHMS if ALGORITHMS[a][0] is not strategy_class]
+    with pytest.raises(ValueError, match=f"not an? {strategy_class.kind} state"):
+        strategy_class.from_state(make(others[0]).state_dict(), strategy.space)
+    with pytest.raises(ValueError, match="another parameter space"):
+        strategy_class.from_state(strategy.state_dict(), ParameterSpace(TABLE, np.ones(7, np.float32)))
+    own_keys = set(strategy.state_dict()) - {"kind", "version", "space", "config"}
+    for key in sorted(own_keys):
+        state = strategy.state_dict()
+        del state[key]
+        with pytest.raises(ValueError, match="corrupt"):
+            strategy_class.from_state(state, strategy.space)
+
+
+def test_live_set_is_validated_applied_at_the_next_generation_and_audited(algorithm):
+    strategy = run(make(algorithm), 1)
+    one_round(strategy) if strategy.phase != make(algorithm).phase else None  # mid-generation where there is one
+    before = strategy.config.sigma
+    strategy.set(sigma=before * 2)
+    assert strategy.config.sigma == before and strategy.hyperparameters.pending == {"sigma": before * 2}
+    with pytest.raises(ValueError, match="sigma"):
+        strategy.set(sigma=-1.0)
+    with pytest.raises(ValueError, match="unknown"):
+        strategy.set(no_such_setting=1)
+    generation = strategy.generation
+    run(strategy, generation + 2)
+    assert strategy.config.sigma == before * 2 and not strategy.hyperparameters.pending
+    assert strategy.hyperparameters.trail == [{"generation": generation + 1, "sigma": before * 2}]
+    by_generation = {r.generation: r.hyperparameters["sigma"] for r in strategy.history}
+    assert by_generation[generation] == before and by_generation[generation + 1] == before * 2
