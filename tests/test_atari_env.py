@@ -59,8 +59,8 @@ def run_same_actions(batches, steps, seed, check_screens_every=10):
 @pytest.mark.parametrize("game", EQUIVALENCE_GAMES)
 def test_ops_equal_the_reference_backend(game):
     """2,000 steps of 2 emulators: identical frames (RGB and preprocessed), RAM, rewards and done."""
-    ops = AtariBatch(game, 2, seed=0, backend="custom", max_num_frames_per_episode=6000)
-    reference = AtariBatch(game, 2, seed=0, backend="reference", max_num_frames_per_episode=6000)
+    ops = AtariBatch(game, 2, seed=0, backend="custom", max_episode_frames=6000)
+    reference = AtariBatch(game, 2, seed=0, backend="reference", max_episode_frames=6000)
     assert ops.backend == "custom" and reference.backend == "reference"
     np.testing.assert_array_equal(ops.action_set, reference.action_set)
     run_same_actions([ops, reference], steps=2000, seed=7)
@@ -70,7 +70,7 @@ def test_ops_equal_the_reference_backend(game):
     "game,options",
     [
         ("breakout", dict(repeat_action_probability=0.25)),
-        ("pong", dict(noop_max=0, fire_reset=False, frameskip=3, stack_size=2, screen_size=42)),
+        ("pong", dict(noop_max=0, fire_reset=False, frame_skip=3, stack_size=2, screen_size=42)),
         ("frostbite", dict(frameskip=1, max_num_frames_per_episode=300, repeat_action_probability=0.5)),
     ],
 )
@@ -143,7 +143,7 @@ def test_every_rom_of_the_wheel_can_be_created_reset_and_stepped():
             atari_env.create(rom_path(game), 1)
     rng = np.random.default_rng(0)
     for game in games:
-        batch = AtariBatch(game, 1, backend="custom", max_num_frames_per_episode=2000)
+        batch = AtariBatch(game, 1, backend="custom", max_episode_frames=2000)
         obs = batch.reset()
         assert obs.shape == (1, 84, 84, 4) and obs.dtype == np.uint8, game
         assert batch.num_actions >= 2, game
@@ -169,8 +169,8 @@ def test_observation_layout_and_stack_order():
         np.testing.assert_array_equal(obs[..., k], history[-4 + k])
 
 
-def test_status_lives_frames_returns_and_frame_cap():
-    batch = AtariBatch("breakout", 2, backend="custom", max_num_frames_per_episode=100, noop_max=0)
+def test_status_lives_frames_returns_and_episode_cap():
+    batch = AtariBatch("breakout", 2, backend="custom", max_episode_frames=100, noop_max=0)
     batch.reset()
     assert batch.lives().tolist() == [5, 5]
     total = np.zeros(2, np.float32)
@@ -186,7 +186,7 @@ def test_status_lives_frames_returns_and_frame_cap():
 
 def test_an_episode_can_end_during_its_reset():
     for backend in ("custom", "reference"):
-        batch = AtariBatch("pong", 4, backend=backend, max_num_frames_per_episode=3, noop_max=30)
+        batch = AtariBatch("pong", 4, backend=backend, max_episode_frames=3, noop_max=30)
         batch.reset(seeds=[0, 1, 2, 3])
         assert batch.done().all() and batch.status()["truncated"].all()  # 1-30 no-ops hit the 3-frame cap
         with pytest.raises(ValueError, match="end of its episode"):
@@ -245,7 +245,7 @@ def test_invalid_configuration_is_refused(kwargs, match):
 
 @pytest.mark.parametrize("backend", ["custom", "reference"])
 def test_bad_calls_raise_clear_errors_and_change_nothing(backend):
-    batch = AtariBatch("breakout", 3, backend=backend, noop_max=0, max_num_frames_per_episode=40)
+    batch = AtariBatch("breakout", 3, backend=backend, noop_max=0, max_episode_frames=40)
     with pytest.raises(ValueError, match="has not been reset"):
         batch.step([0], [0])
     batch.reset()

@@ -80,7 +80,7 @@ def test_low_rank_perturbations_also_follow_the_gradient(rng):
     assert estimate @ (target - theta) / np.linalg.norm(estimate) / np.linalg.norm(target - theta) > 0.3
 
 
-def test_requests_are_mirrored_pairs_plus_the_centre():
+def test_requests_are_mirrored_pairs_plus_the_center():
     es = make(ESConfig(population_size=6, sigma=0.1, center_episodes=2))
     requests = es.ask()
     assert [r.role for r in requests] == ["perturbation"] * 6 + ["center"] and requests[-1].episodes == 2

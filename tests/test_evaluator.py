@@ -51,7 +51,7 @@ def test_atari_results_equal_a_plain_loop_on_the_reference_backend(pong_requests
     with Evaluator("pong", "small", subpopulations=2, slots=3, noise=ATARI_TABLE, max_episode_frames=600) as evaluator:
         results = evaluator.evaluate(requests, seed=11)
     # The plain loop: one genome and one episode at a time, ale-py reference backend, a one-member model.
-    env = AtariBatch("pong", 1, max_num_frames_per_episode=600, backend="reference")
+    env = AtariBatch("pong", 1, max_episode_frames=600, backend="reference")
     model = SmallModel(num_actions=env.num_actions, slots=1)
     decoder = GenomeDecoder(space)
     for r, (request, result) in enumerate(zip(requests, results)):
@@ -200,8 +200,8 @@ def test_a_live_episode_cap_shortens_episodes_until_lifted(pong_requests):
         full = evaluator.evaluate(requests, seed=4)
         evaluator.set_episode_cap(120)
         capped = evaluator.evaluate(requests, seed=4)
-        frameskip = 4  # the cap is checked after whole steps
-        assert all(120 <= f <= 120 + frameskip - 1 for r in capped for f in r.frames)
+        frame_skip = 4  # the cap is checked after whole steps
+        assert all(120 <= f <= 120 + frame_skip - 1 for r in capped for f in r.frames)
         assert all((c.steps <= f.steps).all() for c, f in zip(capped, full))
         with pytest.raises(ValueError, match="max_episode_frames"):
             evaluator.set_episode_cap(601)  # the environments were built with 600

@@ -38,7 +38,7 @@ def test_same_seed_same_episodes_and_seeds_per_episode():
 
 
 def test_episode_limit_truncates():
-    batch = GymBatch("CartPole-v1", 1, max_episode_steps=5)
+    batch = GymBatch("CartPole-v1", 1, max_episode_frames=5)
     batch.reset()
     for _ in range(5):
         _, done = batch.step([0], [0]) if not batch.done()[0] else (None, None)
@@ -54,8 +54,11 @@ def test_bad_environments_and_arguments():
         GymBatch("Pendulum-v1", 1)
     with pytest.raises(ValueError, match="batch_size"):
         GymBatch("CartPole-v1", 0)
-    with pytest.raises(ValueError, match="max_episode_steps"):
+    with pytest.raises(ValueError, match="max_episode_frames"):
+        GymBatch("CartPole-v1", 1, max_episode_frames=0)
+    with pytest.raises(ValueError, match="max_episode_steps"):  # Gymnasium's spelling is accepted and named
         GymBatch("CartPole-v1", 1, max_episode_steps=0)
+    assert GymBatch("CartPole-v1", 1, max_episode_steps=3).envs[0].spec.max_episode_steps == 3
     batch = GymBatch("Acrobot-v1", 2)
     batch.reset()
     with pytest.raises(ValueError, match="actions\\[0\\] = 3"):

@@ -41,12 +41,12 @@ def test_novelty_is_the_mean_distance_to_the_k_nearest(rng):
         novelty(points, archive[:, :2], 10)
 
 
-def test_first_round_evaluates_every_centre_then_generations_alternate():
+def test_first_round_evaluates_every_center_then_generations_alternate():
     ns = make(NoveltyConfig.ns_es(population_size=4, meta_population_size=3, center_episodes=2))
     first = ns.ask()
     assert [r.role for r in first] == ["center"] * 3 and all(r.behaviour and r.episodes == 2 for r in first)
     run(ns, lambda theta: 0.0, 1)
-    assert ns.archive.shape == (4, 2)  # three centres, then the updated one
+    assert ns.archive.shape == (4, 2)  # three centers, then the updated one
     assert ns.phase == "perturbation" and [r.role for r in ns.ask()] == ["perturbation"] * 4
     record = ns.history[-1]
     assert record.extras["archive_size"] == 4 and 0 <= record.extras["center"] < 3 and record.extras["novelty_mean"] > 0
@@ -58,7 +58,7 @@ def test_novelty_search_explores_without_any_reward():
     spread = np.ptp(ns.archive, axis=0).max()
     start = np.ptp(ns.archive[:2], axis=0).max()
     assert spread > 10 * start and spread > 1.0, (start, spread)
-    assert len(set(h.extras["center"] for h in ns.history)) == 2  # both centres were chosen
+    assert len(set(h.extras["center"] for h in ns.history)) == 2  # both centers were chosen
 
 
 def test_reward_weight_one_climbs_the_reward_like_es():

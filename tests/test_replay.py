@@ -1,4 +1,4 @@
-"""Replays: deterministic episodes, GIF and MP4 with the score, ES centres from checkpoints, clear errors."""
+"""Replays: deterministic episodes, GIF and MP4 with the score, ES centers from checkpoints, clear errors."""
 import numpy as np
 import pytest
 
@@ -26,16 +26,16 @@ def test_replay_is_deterministic_and_exports_video(tmp_path):
         save_video(a, str(tmp_path / "episode.avi"))
 
 
-def test_replay_of_an_es_run_uses_the_checkpointed_centre(tmp_path):
+def test_replay_of_an_es_run_uses_the_checkpointed_center(tmp_path):
     config = RunConfig(env="pong", model="small", algorithm="es", subpopulations=1, slots=4, max_episode_frames=150,
                        noise_size=2**22, hyperparameters=dict(population_size=4, sigma=0.02))
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
     trainer.run(generations=1)
     trainer.checkpoint()
     trainer.close()
-    episode = replay_run(str(tmp_path))  # the newest centre
+    episode = replay_run(str(tmp_path))  # the newest center
     assert len(episode.actions) > 0
     with pytest.raises(ValueError, match="no longer holds"):
-        replay_run(str(tmp_path), generation=0)  # its centre moved after generation 0
+        replay_run(str(tmp_path), generation=0)  # its center moved after generation 0
     with pytest.raises(ValueError, match="generation must be one of"):
         replay_run(str(tmp_path), generation=7)

@@ -63,7 +63,7 @@ def algorithm(request):
 def test_ask_tell_round_trip_and_typed_records(algorithm):
     strategy = make(algorithm)
     assert isinstance(strategy, Strategy) and strategy.history == []
-    assert strategy.elite is None or isinstance(strategy.elite, Genome)  # ES centres are elites from the start
+    assert strategy.elite is None or isinstance(strategy.elite, Genome)  # ES centers are elites from the start
     requests = strategy.ask()
     assert requests == strategy.ask() and all(isinstance(r, EvaluationRequest) for r in requests)
     assert strategy.phase in {r.role for r in requests}  # a round may also carry other roles (ES: its center)

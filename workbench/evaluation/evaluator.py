@@ -118,7 +118,7 @@ class Evaluator(BaseEvaluator):
 
     def _episode_cap_changed(self, live_cap):
         for subpopulation in self.subpopulations:
-            subpopulation.episode_cap = live_cap
+            subpopulation.max_episode_frames = live_cap
 
     def _listeners_changed(self):
         # Frames are made only while someone listens (a screen read per frame_interval otherwise wasted).

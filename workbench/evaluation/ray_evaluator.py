@@ -8,7 +8,7 @@ Each Ray actor hosts a full pipelined Evaluator (its own ops, model slots and
 emulators) and builds the noise table itself from the shared (size, seed), so a
 genome travels as its seed chain (Genome.to_bytes: a few bytes per mutation) and
 each actor's GenomeDecoder caches the parents it has materialised. Dense bases
-(ES centres) are put in Ray's object store once per generation; an actor fetches a
+(ES centers) are put in Ray's object store once per generation; an actor fetches a
 base only when it does not hold it yet. The master (this object) only splits the
 requests into chunks, keeps every actor busy with up to two chunks at a time,
 collects returns and counts the bytes that travel (`telemetry.bytes_shipped`).

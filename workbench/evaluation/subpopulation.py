@@ -76,7 +76,7 @@ class SubPopulation:
         self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
         self.frame_listener, self.frame_interval = frame_listener, frame_interval
         self._last_frame = 0.0
-        self.episode_cap = None  # a live frame cap below the environment's own (Evaluator.set_episode_cap)
+        self.max_episode_frames = None  # a live cap below the environment's own (Evaluator.set_episode_cap)
         self.timeline = None  # a list to record (category, start, end) of every timed call into, or None
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
@@ -181,8 +181,8 @@ class SubPopulation:
                 rewards, done, self._observations[active] = self.env.step_and_observe(active, actions)
         self._steps[active] += 1
         self.telemetry.steps += active.size
-        if self.episode_cap is not None:
-            done = done | (self._episode_frames(active) >= self.episode_cap)
+        if self.max_episode_frames is not None:
+            done = done | (self._episode_frames(active) >= self.max_episode_frames)
         returns = self._outcomes.returns
         for slot, reward in zip(active, rewards):
             r, e = self._job[slot]

@@ -1,11 +1,11 @@
 """OpenAI-ES (Salimans et al. 2017) on a ParameterSpace, with the ask/tell protocol.
 
-The centre theta is a dense float32 vector (Adam moves it off any seed chain);
+The center theta is a dense float32 vector (Adam moves it off any seed chain);
 it reaches evaluators as a base (bases(): {key: weights}, GenomeDecoder.add_base)
-and each member is the centre plus one mutation, Genome(key, ((i, +sigma, r),))
+and each member is the center plus one mutation, Genome(key, ((i, +sigma, r),))
 and its mirror Genome(key, ((i, -sigma, r),)): mirrored sampling with one noise
 offset per pair. A generation is one round of requests: the population_size
-members ("perturbation") and, when center_episodes > 0, the centre itself
+members ("perturbation") and, when center_episodes > 0, the center itself
 ("center", for reporting; it does not enter the update). Then
 
     s = centered_ranks(fitness over all members)              in [-0.5, 0.5]
@@ -39,7 +39,7 @@ class ESConfig:
     l2_coefficient: weight decay added to the minimised gradient (0.005).
     adam_beta1, adam_beta2, adam_epsilon: Adam's constants (0.9, 0.999, 1e-8).
     episodes_per_member: episodes of each member (1).
-    center_episodes: episodes of the centre each generation, for reporting (1; 0 = none).
+    center_episodes: episodes of the center each generation, for reporting (1; 0 = none).
     perturbation_rank: 0 = full-rank perturbations (the paper); r > 0 = rank r per layer.
     """
 
@@ -115,7 +115,7 @@ def adam_update(theta, adam, gradient, config):
 
 
 class EvolutionStrategy(Strategy):
-    """OpenAI-ES on a ParameterSpace; `seed` drives the initial centre and every noise offset."""
+    """OpenAI-ES on a ParameterSpace; `seed` drives the initial center and every noise offset."""
 
     kind = "EvolutionStrategy"
     config_class = ESConfig
@@ -168,7 +168,7 @@ class EvolutionStrategy(Strategy):
 
     @property
     def elite(self):
-        """The centre, as a genome on its base (see bases())."""
+        """The center, as a genome on its base (see bases())."""
         return Genome(self._key)
 
     def bases(self):
@@ -177,7 +177,7 @@ class EvolutionStrategy(Strategy):
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self):
-        """Everything needed to continue exactly: JSON-able data plus numpy arrays (centre, Adam moments)."""
+        """Everything needed to continue exactly: JSON-able data plus numpy arrays (center, Adam moments)."""
         return dict(self._common_state(), center=self.center.copy(), center_fitness=self.center_fitness,
                     adam=self.adam.state())
 
@@ -186,7 +186,7 @@ class EvolutionStrategy(Strategy):
 
     def _load(self, state):
         self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.center = self._checked_center(state["center"], "the centre")
+        self.center = self._checked_center(state["center"], "the center")
         self._key = base_key(self.center)
         self.center_fitness = state["center_fitness"]
         self.adam.load(state["adam"], self.space.num_parameters)

@@ -12,9 +12,9 @@ parent cached it costs one noise slice, and the result is bit for bit the
 weights of the full chain (the same float32 operations in the same order).
 
 `init` may instead be the key of a dense base vector ("sha256:..." of its
-bytes), for strategies whose centre is not a chain (OpenAI-ES after an Adam
+bytes), for strategies whose center is not a chain (OpenAI-ES after an Adam
 step): the decoder must hold that base (GenomeDecoder.add_base); an ES member
-is the centre plus one mutation, and its mirror has the negated sigma.
+is the center plus one mutation, and its mirror has the negated sigma.
 
 Genomes serialise to JSON-able data (to_json / from_json) and to a compact
 binary form (to_bytes), whose size is what a genome costs to store or ship.
@@ -184,7 +184,7 @@ class GenomeDecoder:
             self._bases[key] = weights
 
     def retain_bases(self, keys):
-        """Drops the bases not in `keys` (e.g. the centres of past generations)."""
+        """Drops the bases not in `keys` (e.g. the centers of past generations)."""
         keys = set(keys)
         with self._lock:
             for key in [k for k in self._bases if k not in keys]:

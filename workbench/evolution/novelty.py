@@ -1,19 +1,19 @@
 """Novelty search with evolution strategies: NS-ES and NSR-ES (Conti et al. 2018), ask/tell.
 
-A meta-population of ES centres (each with its own Adam state) explores; an
+A meta-population of ES centers (each with its own Adam state) explores; an
 archive holds behaviour characterisations (BCs: one vector per episode, e.g.
 the final RAM of an Atari game, computed by the evaluator; a request's BC is the
 mean over its episodes). novelty(b) = mean Euclidean distance from b to its k
 nearest archive entries. A generation:
 
-  1. pick centre m with probability proportional to its novelty;
-  2. "perturbation" round: mirrored perturbations of centre m, with BCs;
+  1. pick center m with probability proportional to its novelty;
+  2. "perturbation" round: mirrored perturbations of center m, with BCs;
      weights = reward_weight * centered_ranks(return) + (1 - reward_weight) * centered_ranks(novelty)
-     (reward_weight 0 = NS-ES, 0.5 = NSR-ES); an OpenAI-ES Adam step for centre m;
-  3. "center" round: the updated centre m, with BC; its BC joins the archive.
+     (reward_weight 0 = NS-ES, 0.5 = NSR-ES); an OpenAI-ES Adam step for center m;
+  3. "center" round: the updated center m, with BC; its BC joins the archive.
 
-Before the first generation a "center" round evaluates every centre and seeds
-the archive with their BCs. The elite is the centre with the best last return.
+Before the first generation a "center" round evaluates every center and seeds
+the archive with their BCs. The elite is the center with the best last return.
 """
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ from workbench.evolution.strategy import EvaluationRequest, centered_ranks, fitn
 class NoveltyConfig(ESConfig):
     """NS-ES / NSR-ES hyperparameters: OpenAI-ES's (ESConfig) plus
 
-    meta_population_size: ES centres explored in turn (5; the paper used 3-5).
+    meta_population_size: ES centers explored in turn (5; the paper used 3-5).
     k_nearest: neighbours in the novelty mean (10).
     reward_weight: weight of the reward ranks against the novelty ranks (0 = NS-ES, 0.5 = NSR-ES).
-    center_episodes: episodes of each centre evaluation (>= 1: its BC enters the archive).
+    center_episodes: episodes of each center evaluation (>= 1: its BC enters the archive).
     """
 
     meta_population_size: int = 5
@@ -81,7 +81,7 @@ def novelty(behaviours, archive, k):
 
 
 class NoveltySearchES(EvolutionStrategy):
-    """NS-ES / NSR-ES on a ParameterSpace; `seed` drives the centres, the choices and every noise offset."""
+    """NS-ES / NSR-ES on a ParameterSpace; `seed` drives the centers, the choices and every noise offset."""
 
     kind = "NoveltySearchES"
     config_class = NoveltyConfig
@@ -95,7 +95,7 @@ class NoveltySearchES(EvolutionStrategy):
         self.center_behaviours = [None] * m
         self.archive = np.zeros((0, 0))
         self.chosen = None
-        self.phase_name = "center"  # the first round evaluates every centre
+        self.phase_name = "center"  # the first round evaluates every center
         self._pending_record = None
 
     @property
@@ -150,7 +150,7 @@ class NoveltySearchES(EvolutionStrategy):
         shaped = config.reward_weight * centered_ranks(returns) + (1 - config.reward_weight) * centered_ranks(scores)
         weights = (shaped[0::2] - shaped[1::2]).astype(np.float32)
         gradient = self.space.combine(self.indices, weights, config.perturbation_rank) / np.float32(2 * pairs)
-        self._pending_record = dict(  # the record's perturbation half, completed by the centre round
+        self._pending_record = dict(  # the record's perturbation half, completed by the center round
             **fitness_summary(returns), novelty_mean=float(scores.mean()),
             novelty_max=float(scores.max()), gradient_norm=float(np.linalg.norm(gradient)), evaluations=episodes)
         self.centers[m] = adam_update(self.centers[m], self.adams[m], gradient, config)
@@ -170,7 +170,7 @@ class NoveltySearchES(EvolutionStrategy):
     # -- what evaluators and users read ---------------------------------------------------
     @property
     def elite(self):
-        """The centre with the best last return, as a genome on its base."""
+        """The center with the best last return, as a genome on its base."""
         best = int(np.argmax([-math.inf if r is None else r for r in self.center_returns]))
         return Genome(base_key(self.centers[best]))
 
@@ -185,7 +185,7 @@ class NoveltySearchES(EvolutionStrategy):
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self):
-        """Everything needed to continue exactly: JSON-able data plus numpy arrays (centres, moments, archive)."""
+        """Everything needed to continue exactly: JSON-able data plus numpy arrays (centers, moments, archive)."""
         return dict(
             self._common_state(),
             centers=[c.copy() for c in self.centers],
@@ -201,9 +201,9 @@ class NoveltySearchES(EvolutionStrategy):
     def _load(self, state):
         n, m = self.space.num_parameters, self.config.meta_population_size
         if len(state["centers"]) != m or len(state["adams"]) != m:
-            raise ValueError(f"corrupt {self.kind} state: expected {m} centres")
+            raise ValueError(f"corrupt {self.kind} state: expected {m} centers")
         self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.centers = [self._checked_center(c, f"centre {k}") for k, c in enumerate(state["centers"])]
+        self.centers = [self._checked_center(c, f"center {k}") for k, c in enumerate(state["centers"])]
         for adam, saved in zip(self.adams, state["adams"]):
             adam.load(saved, n)
         self.center_returns = list(state["center_returns"])
