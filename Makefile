@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` (installs, then runs the main job) and
-# `make test` (installs, then runs the test suite). Both create ./.venv on first use.
+# `make test` (installs, then lints and runs the whole test suite). Both create ./.venv on first use.
+# `make test-fast` is the edit-test loop: lint and every test but the slow, notebook, browser and Ray tiers.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ ALE_REQUIREMENT := ale-py>=0.12,<0.13
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install browser demo test bench lab clean
+.PHONY: install browser demo lint test test-fast bench lab clean
 
 install: $(INSTALLED)
 
@@ -38,8 +39,14 @@ bench: install
 	$(PY) bench/end_to_end.py
 	$(PY) bench/ray_scaling.py
 
-test: install browser
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest
+lint: install
+	$(VENV)/bin/ruff check .
+
+test: lint browser
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest --durations=10
+
+test-fast: lint
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -m "not slow and not notebook and not browser and not ray" --durations=10
 
 # The browser test (tests/test_browser.py) drives Debian's Chromium; as root, install it when missing.
 browser:

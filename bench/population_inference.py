@@ -169,7 +169,8 @@ def grouped_conv_forward(model, observations):
             height, width, channels = x.shape[1:]
             stacked = tf.reshape(tf.transpose(x, [1, 2, 0, 3]), [1, height, width, members * channels])
             k = tf.reshape(kernel, [members, layer.kernel_size, layer.kernel_size, channels, layer.filters])
-            k = tf.reshape(tf.transpose(k, [1, 2, 3, 0, 4]), [layer.kernel_size, layer.kernel_size, channels, members * layer.filters])
+            k = tf.reshape(tf.transpose(k, [1, 2, 3, 0, 4]),
+                           [layer.kernel_size, layer.kernel_size, channels, members * layer.filters])
             y = tf.nn.conv2d(stacked, k, strides=layer.stride, padding="SAME")
             out_h, out_w = y.shape[1:3]
             x = tf.transpose(tf.reshape(y, [out_h, out_w, members, layer.filters]), [2, 0, 1, 3]) + bias[:, None, None, :]
@@ -264,7 +265,8 @@ def main(argv=None):
     bandwidth_probe = (tf.function(lambda: tf.reduce_sum(probe_tensor)), megabytes * 2**20)
     peak_gflops = measure_peak_gflops(1 if args.smoke else 5, 512 if args.smoke else 2048)
     print(f"read bandwidth {read_gbps:.1f} GB/s (numpy 1 thread {read_one:.1f}, tf all threads {read_all:.1f}); "
-          f"matmul peak {peak_gflops:.0f} GFLOP/s; threads {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}")
+          f"matmul peak {peak_gflops:.0f} GFLOP/s; "
+          f"threads {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}")
     rng = np.random.default_rng(0)
     results = {}
     columns = ["homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"]

@@ -71,7 +71,7 @@ def _compiler():
     return os.environ.get("CXX", "c++")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiler_id():
     try:
         return subprocess.run([_compiler(), "--version"], capture_output=True, text=True).stdout

@@ -1,4 +1,11 @@
-"""Shared test fixtures: quiet TensorFlow logs, seeded generators, tolerance checks."""
+"""Shared test fixtures: quiet TensorFlow logs, seeded generators, tolerance checks, and the test tiers.
+
+Tiers (pytest markers, declared in pyproject.toml): `slow` (tens of seconds each), `notebook` (runs the
+tutorials), `browser` (JupyterLab in Chromium), `ray` (a local Ray cluster). `make test` runs everything;
+`make test-fast` leaves these four out. A browser or Ray test whose component is missing is skipped with
+the reason outside CI and fails under CI=true (requires_component).
+"""
+import importlib.util
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -7,13 +14,31 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 
+def in_ci():
+    """Whether this is a CI run (CI set to anything but empty, 0 or false): components must be there."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def requires_component(available, what):
+    """Skips the test (with the reason) when `what` is missing, except under CI, where it fails."""
+    if available:
+        return
+    if in_ci():
+        pytest.fail(f"{what} is missing, and under CI this test must run")
+    pytest.skip(f"{what} is missing (under CI=true this is a failure)")
+
+
+def module_available(name):
+    return importlib.util.find_spec(name) is not None
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
 
 
 def assert_close_to_scale(actual, expected, tolerance=1e-4):
-    """max |actual - expected| <= tolerance * output scale (the issue's float32 criterion)."""
+    """max |actual - expected| <= tolerance * output scale (the float32 criterion of the op tests)."""
     actual, expected = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     if expected.size == 0:

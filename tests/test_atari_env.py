@@ -119,6 +119,7 @@ print(digest.hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_the_thread_count():
     digests = []
     for threads in (1, 2, 3):
@@ -131,6 +132,7 @@ def test_results_do_not_depend_on_the_thread_count():
     assert len(set(digests)) == 1, digests
 
 
+@pytest.mark.slow
 def test_every_rom_of_the_wheel_can_be_created_reset_and_stepped():
     """Every playable ROM works; the multi-player-only ROMs give a clear error (ale-py itself exits on them)."""
     games = atari_game_ids()
@@ -376,6 +378,7 @@ def _rss_megabytes():
         return int(stream.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+@pytest.mark.slow
 def test_creating_and_dropping_batches_does_not_leak():
     def cycle():
         batch = AtariBatch("pong", 4, backend="custom")
@@ -395,6 +398,7 @@ def test_creating_and_dropping_batches_does_not_leak():
     assert _rss_megabytes() - rss_before < 40
 
 
+@pytest.mark.slow
 def test_fallback_to_the_reference_backend_without_the_ops_library():
     script = (
         "import warnings, workbench.ops._loader as l\n"

@@ -4,9 +4,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+from conftest import module_available, requires_component
+
 BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "population_inference.py")
 
 
+@pytest.mark.slow
 def test_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, BENCH, "--smoke"], capture_output=True, text=True, timeout=600, env=env)
@@ -18,7 +22,8 @@ def test_smoke_run_prints_ratios_as_json():
         entry = summary["results"][model]["2"]
         for key in ("homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"):
             assert entry["obs_per_s"][key] > 0
-        for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32", "conv_op_vs_im2col"):
+        for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32",
+                      "conv_op_vs_im2col"):
             assert entry[ratio] > 0
         assert 0.0 <= entry["dense_input_zero_fraction"] <= 1.0
 
@@ -31,6 +36,7 @@ def test_bad_arguments_are_refused():
 EMULATION_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "emulation.py")
 
 
+@pytest.mark.slow
 def test_emulation_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, EMULATION_BENCH, "--smoke", "--batch", "4"], capture_output=True,
@@ -52,6 +58,7 @@ def test_emulation_bench_refuses_an_unknown_game():
 END_TO_END_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "end_to_end.py")
 
 
+@pytest.mark.slow
 def test_end_to_end_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, END_TO_END_BENCH, "--smoke", "--slots", "2"], capture_output=True,
@@ -67,6 +74,7 @@ def test_end_to_end_smoke_run_prints_ratios_as_json():
         assert abs(sum(entry["pipelined_time_split"].values()) - 1) < 0.01
 
 
+@pytest.mark.slow
 def test_end_to_end_bench_refuses_bad_arguments():
     result = subprocess.run([sys.executable, END_TO_END_BENCH, "--game", "frostbyte"], capture_output=True, text=True,
                             timeout=300)
@@ -75,7 +83,9 @@ def test_end_to_end_bench_refuses_bad_arguments():
     assert result.returncode == 2 and "--slots" in result.stderr
 
 
+@pytest.mark.ray
 def test_ray_scaling_smoke_run_prints_ratios_as_json():
+    requires_component(module_available("ray"), "ray (pip install -e '.[ray]')")
     bench = os.path.join(os.path.dirname(BENCH), "ray_scaling.py")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, bench, "--smoke"], capture_output=True, text=True, timeout=600, env=env)

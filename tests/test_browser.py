@@ -17,9 +17,18 @@ import time
 import urllib.request
 
 import pytest
+from conftest import module_available, requires_component
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser_installed():
+    requires_component(os.path.exists(CHROMIUM), f"Chromium ({CHROMIUM}; apt-get install chromium, which make test "
+                                                 "does as root)")
+    requires_component(module_available("playwright"), "playwright (pip install -e '.[test]')")
 SCREENSHOTS = os.environ.get("WORKBENCH_SCREENSHOT_DIR", os.path.join(REPO, "runs", "test-screenshots"))
 
 
@@ -118,8 +127,6 @@ RUN_CELL_JS = """async (source) => {
 
 
 def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install chromium (make test does it as root)")
     from playwright.sync_api import sync_playwright
 
     url, token = jupyterlab

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
 TINY = ["--game", "pong", "--algo", "ga", "--model", "small", "--population", "3", "--truncation", "1",
         "--elite-candidates", "1", "--elite-episodes", "1", "--max-episode-frames", "200", "--noise-size", str(2**22),
@@ -15,6 +17,7 @@ def workbench(*args, timeout=600):
                           env=ENV, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+@pytest.mark.slow
 def test_train_resume_replay(tmp_path):
     run = str(tmp_path / "run")
     result = workbench("train", *TINY, "--generations", "2", "--out", run)
@@ -35,6 +38,7 @@ def test_train_resume_replay(tmp_path):
     assert result.returncode != 0 and "already holds a run" in (result.stdout + result.stderr)
 
 
+@pytest.mark.slow
 def test_errors_name_the_argument(tmp_path):
     result = workbench("train", *TINY, "--sigma", "-1", "--generations", "1", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and "sigma" in result.stderr

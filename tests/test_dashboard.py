@@ -4,11 +4,10 @@ import time
 
 import numpy as np
 import pytest
+from test_trainer import cartpole_config
 
 from workbench.lab import TrainingDashboard
 from workbench.training import RunConfig, Trainer
-
-from test_trainer import cartpole_config
 
 
 @pytest.fixture

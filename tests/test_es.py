@@ -1,5 +1,4 @@
 """OpenAI-ES through ask/tell: optima, the gradient estimate, mirrored sampling, exact resume, live hyperparameters."""
-import copy
 import math
 
 import numpy as np

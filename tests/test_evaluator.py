@@ -9,7 +9,15 @@ from workbench.envs import AtariBatch
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import Evaluator
 from workbench.evolution import (
-    ESConfig, EvaluationRequest, EvolutionStrategy, GAConfig, GeneticAlgorithm, Genome, GenomeDecoder, NoiseTable)
+    ESConfig,
+    EvaluationRequest,
+    EvolutionStrategy,
+    GAConfig,
+    GeneticAlgorithm,
+    Genome,
+    GenomeDecoder,
+    NoiseTable,
+)
 from workbench.models import MLPModel, SmallModel
 
 TABLE = NoiseTable.shared(2**20, seed=5)
@@ -147,7 +155,8 @@ def test_a_failing_subpopulation_stops_the_others_and_raises():
         raise RuntimeError("behaviour function failed")
 
     evaluator = cartpole(2, 2, behaviour=failing)
-    requests = [EvaluationRequest(r.genome, 1, "x", behaviour=True) for r in random_requests(evaluator.space, 20, 1, np.random.default_rng(0))]
+    requests = [EvaluationRequest(r.genome, 1, "x", behaviour=True)
+                for r in random_requests(evaluator.space, 20, 1, np.random.default_rng(0))]
     with pytest.raises(RuntimeError, match="behaviour function failed"):
         evaluator.evaluate(requests)
     assert len(calls) <= 4  # no sub-population kept working through the queue
@@ -182,6 +191,7 @@ def test_bad_input_is_refused():
         cartpole(1, 2, behaviour="final_ram").evaluate([EvaluationRequest(Genome(0), 1, "x", behaviour=True)])
 
 
+@pytest.mark.slow
 def test_episodes_do_not_depend_on_the_episodes_before_them_in_an_emulator():
     # Frostbite keeps console state across ALE's reset_game: before every reset restored the console as loaded,
     # request 12 started differently after 12 earlier episodes in one emulator than in a fresh one.

@@ -1,5 +1,4 @@
 """The Deep GA and random search through ask/tell: optimisation, reproducibility, exact resume, live hyperparameters."""
-import json
 import math
 
 import numpy as np

@@ -28,7 +28,8 @@ def test_noise_table_is_standard_normal_read_only_and_shared(noise):
 
 
 def test_noise_table_is_identical_in_another_process(noise):
-    script = "from workbench.evolution import NoiseTable; import hashlib; print(hashlib.sha256(NoiseTable(2**20, 7).values.tobytes()).hexdigest())"
+    script = ("from workbench.evolution import NoiseTable; import hashlib; "
+              "print(hashlib.sha256(NoiseTable(2**20, 7).values.tobytes()).hexdigest())")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -155,7 +156,8 @@ def test_low_rank_mutation_is_the_factor_product_and_decodes_exactly(mlp_space, 
     np.testing.assert_array_equal(decoder.decode(child), decoder.decode_full(child))
     # The definition, written out with numpy matmuls: parent + sigma / sqrt(r) * (A B^T, b) per layer.
     expected = []
-    for (kernel, bias), (a, b, noise_bias) in zip(model.unflatten(decoder.decode(parent)), space.low_rank_factors(child.mutations[-1][0], rank)):
+    factors = space.low_rank_factors(child.mutations[-1][0], rank)
+    for (kernel, bias), (a, b, noise_bias) in zip(model.unflatten(decoder.decode(parent)), factors):
         scale = 0.3 / np.sqrt(rank)
         expected += [(kernel + scale * a @ b.T).ravel(), bias + scale * noise_bias]
     np.testing.assert_allclose(decoder.decode(child), np.concatenate(expected), rtol=1e-5, atol=1e-6)

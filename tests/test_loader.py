@@ -48,7 +48,8 @@ def test_library_built_for_another_tensorflow_is_refused(fresh_loader, monkeypat
     stale = tmp_path / "_workbench_ops.so"
     stale.write_bytes(b"\x7fELF...WORKBENCH_BUILD_INFO tensorflow=2.13.0;...")
     monkeypatch.setattr(fresh_loader, "library_path", lambda name=None: str(stale))
-    with pytest.raises(fresh_loader.OpsLibraryError, match=f"built for TensorFlow 2.13.0, but TensorFlow {tf.__version__}.*Rebuild"):
+    expected = f"built for TensorFlow 2.13.0, but TensorFlow {tf.__version__}.*Rebuild"
+    with pytest.raises(fresh_loader.OpsLibraryError, match=expected):
         fresh_loader.load_library()
 
 

@@ -105,7 +105,8 @@ def test_perturbed_forward_equals_materialised_member(rng, backend):
     observations = rng.integers(0, 256, (3, 84, 84, 4), dtype=np.uint8)
     logits = model(observations, parents, perturbations).numpy()
     expected = np.stack(
-        [plain_forward(model, model.perturbed_parameters(params[p], perturbations, b), observations[b]) for b, p in enumerate(parents)]
+        [plain_forward(model, model.perturbed_parameters(params[p], perturbations, b), observations[b])
+         for b, p in enumerate(parents)]
     )
     assert_close_to_scale(logits, expected)
 

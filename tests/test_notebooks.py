@@ -21,6 +21,7 @@ def test_notebook_is_committed_without_outputs(path):
             assert not cell.outputs and cell.execution_count is None, "strip outputs before committing"
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
 def test_notebook_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("CI", "1")  # the notebooks' small-budget switch

@@ -1,5 +1,4 @@
 """NS-ES and NSR-ES: novelty, the archive, the meta-population, exploration without reward, exact resume."""
-import copy
 
 import numpy as np
 import pytest
@@ -102,4 +101,5 @@ def test_meta_population_size_is_fixed_during_a_run_but_weights_can_change():
         ns.set(meta_population_size=4)
     ns.set(reward_weight=0.5, k_nearest=3)
     run(ns, lambda theta: 0.0, 1)
-    assert ns.config.reward_weight == 0.5 and ns.hyperparameters.trail == [{"generation": 1, "reward_weight": 0.5, "k_nearest": 3}]
+    assert ns.config.reward_weight == 0.5
+    assert ns.hyperparameters.trail == [{"generation": 1, "reward_weight": 0.5, "k_nearest": 3}]

@@ -31,7 +31,8 @@ def test_matches_per_member_conv2d(rng, backend, padding, kernel_size, stride, s
     y = population_conv2d(x, filters, indices, strides=stride, padding=padding, bias=bias, relu=True, backend=backend)
     assert_close_to_scale(y, expected)
     flat = filters.reshape(slots, -1, out)
-    y_flat = population_conv2d(x, flat, indices, kernel_size=kernel_size, strides=stride, padding=padding, bias=bias, relu=True, backend=backend)
+    y_flat = population_conv2d(x, flat, indices, kernel_size=kernel_size, strides=stride, padding=padding, bias=bias, relu=True,
+                               backend=backend)
     assert_close_to_scale(y_flat, expected)
 
 
@@ -85,7 +86,8 @@ def test_perturbed_conv_equals_conv_with_materialised_filters(rng):
     "kwargs, error, pattern",
     [
         (dict(x=np.ones((2, 8, 8), np.float32)), ValueError, "x must be"),
-        (dict(filters=np.ones((2, 3, 3, 5, 4), np.float32)), ValueError, r"x.shape\[-1\] \(channels\) = 3 must equal filters.shape\[3\] = 5"),
+        (dict(filters=np.ones((2, 3, 3, 5, 4), np.float32)), ValueError,
+         r"x.shape\[-1\] \(channels\) = 3 must equal filters.shape\[3\] = 5"),
         (dict(filters=np.ones((2, 27, 4), np.float32)), ValueError, "kernel_size is required"),
         (dict(filters=np.ones((2, 27, 4), np.float32), kernel_size=2), ValueError, "kh\\*kw\\*channels"),
         (dict(padding="same"), ValueError, "padding must be"),
@@ -95,7 +97,8 @@ def test_perturbed_conv_equals_conv_with_materialised_filters(rng):
     ],
 )
 def test_bad_input_names_the_argument(kwargs, error, pattern):
-    args = dict(x=np.ones((2, 8, 8, 3), np.float32), filters=np.ones((2, 3, 3, 3, 4), np.float32), indices=np.array([0, 1], np.int32))
+    args = dict(x=np.ones((2, 8, 8, 3), np.float32), filters=np.ones((2, 3, 3, 3, 4), np.float32),
+                indices=np.array([0, 1], np.int32))
     args.update(kwargs)
     with pytest.raises(error, match=pattern):
         population_conv2d(**args)
@@ -106,11 +109,13 @@ def test_raw_conv_op_validates_geometry():
 
     library = load_library()
     images = np.ones((2, 8, 8, 3), np.float32)
-    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=r"kernel_h \* kernel_w \* x.shape\[3\] and weights.shape\[1\]"):
+    expected = r"kernel_h \* kernel_w \* x.shape\[3\] and weights.shape\[1\]"
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=expected):
         tf.function(lambda: library.workbench_population_conv2d(
             x=images, weights=np.ones((1, 26, 4), np.float32), indices=[0, 0], biases=[],
             kernel_size=[3, 3], strides=[1, 1], padding="SAME"))()
-    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match="kernel_size and strides must each be two positive integers"):
+    expected = "kernel_size and strides must each be two positive integers"
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=expected):
         tf.function(lambda: library.workbench_population_conv2d(
             x=images, weights=np.ones((1, 27, 4), np.float32), indices=[0, 0], biases=[],
             kernel_size=[3, 3], strides=[0, 1], padding="SAME"))()

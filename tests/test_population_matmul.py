@@ -140,7 +140,7 @@ def test_non_contiguous_inputs(rng):
 # ----- bad input: a Python exception that names the argument, never a crash ------------------
 W = np.ones((3, 4, 5), np.float32)
 X = np.ones((2, 4), np.float32)
-I = np.array([0, 2], np.int32)
+SLOTS = np.array([0, 2], np.int32)
 
 
 @pytest.mark.parametrize("backend", ["custom", "reference"])
@@ -158,7 +158,8 @@ I = np.array([0, 2], np.int32)
         (dict(indices=np.array([0, 3], np.int32)), ValueError, r"indices\[1\] = 3 is out of range \[0, 3\)"),
         (dict(indices=np.array([-1, 0], np.int32)), ValueError, r"indices\[0\] = -1 is out of range"),
         (dict(indices=np.array([0, 2**40])), ValueError, r"indices\[1\] = 2147483647 is out of range"),
-        (dict(indices=np.array([0, 1, 2], np.int32)), ValueError, r"x.shape\[0\] \(batch\) = 2 must equal indices.shape\[0\] = 3"),
+        (dict(indices=np.array([0, 1, 2], np.int32)), ValueError,
+         r"x.shape\[0\] \(batch\) = 2 must equal indices.shape\[0\] = 3"),
         (dict(indices=np.array([0.0, 1.0])), TypeError, "indices must be int32 or int64"),
         (dict(indices=np.zeros((2, 1), np.int32)), ValueError, "indices must be"),
         (dict(bias=np.ones((3, 4), np.float32)), ValueError, r"bias.shape\[1\] \(N\) = 4 must equal weights.shape\[2\] = 5"),
@@ -167,7 +168,7 @@ I = np.array([0, 2], np.int32)
     ],
 )
 def test_bad_input_names_the_argument(backend, kwargs, error, pattern):
-    args = dict(x=X, weights=W, indices=I, backend=backend)
+    args = dict(x=X, weights=W, indices=SLOTS, backend=backend)
     args.update(kwargs)
     with pytest.raises(error, match=pattern):
         population_matmul(**args)
@@ -192,9 +193,9 @@ def test_bad_perturbation_names_the_field(field, value, pattern):
     )
     fields[field] = value
     with pytest.raises((ValueError, TypeError), match=pattern):
-        population_matmul(X, W, I, perturbation=LowRankPerturbation(**fields))
+        population_matmul(X, W, SLOTS, perturbation=LowRankPerturbation(**fields))
     with pytest.raises(TypeError, match="perturbation must be a LowRankPerturbation"):
-        population_matmul(X, W, I, perturbation=(1, 2, 3))
+        population_matmul(X, W, SLOTS, perturbation=(1, 2, 3))
 
 
 def test_kernel_checks_indices_in_graph_mode():
@@ -213,11 +214,11 @@ def test_raw_op_shape_function_names_arguments():
 
     library = load_library()
     with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match="weights must be"):
-        tf.function(lambda: library.workbench_population_matmul(x=X, weights=W[0], indices=I, biases=[]))()
+        tf.function(lambda: library.workbench_population_matmul(x=X, weights=W[0], indices=SLOTS, biases=[]))()
     with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=r"x.shape\[-1\] and weights.shape\[1\]"):
-        tf.function(lambda: library.workbench_population_matmul(x=X[:, :3], weights=W, indices=I, biases=[]))()
+        tf.function(lambda: library.workbench_population_matmul(x=X[:, :3], weights=W, indices=SLOTS, biases=[]))()
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"biases must have shape"):
-        library.workbench_population_matmul(x=X, weights=W, indices=I, biases=[np.ones((3, 4), np.float32)])
+        library.workbench_population_matmul(x=X, weights=W, indices=SLOTS, biases=[np.ones((3, 4), np.float32)])
 
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16], ids=["float32", "bfloat16"])
@@ -256,7 +257,8 @@ def test_a_member_gets_the_same_bits_whatever_else_is_in_the_batch(rng, dtype, r
     shared = np.zeros(batch, np.int32)
     together = population_matmul(x, weights, shared, bias=bias, relu=True, perturbation=p).numpy()
     for b in (0, 5, 23):
-        alone_p = None if p is None else LowRankPerturbation(*(t[b : b + 1] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise)))
+        alone_p = None if p is None else LowRankPerturbation(
+            *(t[b : b + 1] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise)))
         alone = population_matmul(x[b : b + 1], weights, shared[:1], bias=bias, relu=True, perturbation=alone_p).numpy()
         np.testing.assert_array_equal(alone[0], together[b])
     mixed = np.array([0 if b % 3 == 0 else 1 + b % 3 for b in range(batch)], np.int32)

@@ -8,14 +8,21 @@ import time
 import numpy as np
 import psutil
 import pytest
+from conftest import module_available, requires_component
 
 from workbench.evaluation import Evaluator
 from workbench.evaluation.ray_evaluator import RayEvaluator
 from workbench.evolution import ESConfig, EvaluationRequest, EvolutionStrategy, Genome, NoiseTable
 from workbench.training import RunConfig, Trainer
 
+pytestmark = pytest.mark.ray
 NOISE = dict(noise_size=2**22, noise_seed=9)
 PONG = dict(subpopulations=2, slots=2, max_episode_frames=400)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_installed():
+    requires_component(module_available("ray"), "ray (pip install -e '.[ray]')")
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,7 @@ import pytest
 
 from workbench.evolution import GenerationRecord
 from workbench.lab.run_monitor import RunMonitor
-from workbench.training.events import (
-    Event, FrameShown, HyperparametersChanged, StateChanged, TrainingFailed)
+from workbench.training.events import Event, FrameShown, HyperparametersChanged, StateChanged, TrainingFailed
 
 
 def generation_event(g, **values):

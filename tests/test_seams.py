@@ -11,7 +11,14 @@ import pytest
 
 from workbench.evaluation import BaseEvaluator, RunSpec, Telemetry
 from workbench.evolution import (
-    EvaluationRequest, EvaluationResult, Genome, GenomeDecoder, NoiseTable, ParameterSpace, Strategy)
+    EvaluationRequest,
+    EvaluationResult,
+    Genome,
+    GenomeDecoder,
+    NoiseTable,
+    ParameterSpace,
+    Strategy,
+)
 from workbench.lab.run_monitor import RunMonitor
 from workbench.training import Trainer, load_checkpoint
 from workbench.training.run_logger import read_history

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from workbench.evolution import (
-    EvaluationRequest, EvaluationResult, GenerationRecord, Genome, GenomeDecoder, NoiseTable, ParameterSpace, Strategy)
+    EvaluationRequest,
+    EvaluationResult,
+    GenerationRecord,
+    Genome,
+    GenomeDecoder,
+    NoiseTable,
+    ParameterSpace,
+    Strategy,
+)
 from workbench.training import ALGORITHMS, load_checkpoint, save_checkpoint
 
 TABLE = NoiseTable.shared(2**16, seed=3)

@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from workbench.training import (
-    CheckpointError, EventBus, RunConfig, Trainer, TrainerError, list_checkpoints, load_checkpoint)
+    CheckpointError,
+    EventBus,
+    RunConfig,
+    Trainer,
+    TrainerError,
+    list_checkpoints,
+    load_checkpoint,
+)
 
 FITNESS_KEYS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations", "frames")
 
@@ -217,6 +224,7 @@ if trainer.generation < GENERATIONS:
 GENERATIONS = 12  # enough that a run cannot finish between five kills
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_loses_at_most_the_generation_in_progress(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     script = tmp_path / "train.py"
@@ -224,7 +232,7 @@ def test_kill_9_at_random_moments_loses_at_most_the_generation_in_progress(tmp_p
     run_dir = str(tmp_path / "run")
     rng = np.random.default_rng(0)
     kills = 0
-    for attempt in range(25):
+    for _ in range(25):
         process = subprocess.Popen([sys.executable, str(script), run_dir], stdout=subprocess.PIPE, text=True)
         assert process.stdout.readline().strip() == "ready"
         before = load_checkpoint(run_dir)[0] if list_checkpoints(run_dir) else 0

@@ -6,6 +6,7 @@ import time
 import pytest
 
 jupyter_client = pytest.importorskip("jupyter_client")
+pytestmark = pytest.mark.notebook  # a real kernel
 
 WORKER = """
 import threading, time

@@ -78,7 +78,8 @@ def build_parser():
     replay.add_argument("--out", required=True, help="output file, .gif or .mp4")
     bench = commands.add_parser("bench", help="run the benchmarks in bench/")
     bench.add_argument("--quick", action="store_true")
-    bench.add_argument("names", nargs="*", help="benchmarks (default: all): population_inference emulation end_to_end ray_scaling")
+    bench.add_argument("names", nargs="*",
+                       help="benchmarks (default: all): population_inference emulation end_to_end ray_scaling")
     return parser
 
 

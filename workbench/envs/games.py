@@ -14,7 +14,7 @@ import re
 _GYM_ATARI_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+?)(?:NoFrameskip|Deterministic)?(?:-ram)?(?:-v\d+)?$")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rom_ids_by_support():
     from ale_py import ALEInterface, roms
 
@@ -34,7 +34,7 @@ def unsupported_rom_ids():
     return _rom_ids_by_support()[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _by_pascal_name():
     from ale_py.registration import rom_id_to_name
 

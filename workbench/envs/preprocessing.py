@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def area_weights(in_size, out_size):
     """Integer matrix [out_size, in_size]: the overlap of output o and source s in units of 1/out_size.
 
@@ -44,7 +44,7 @@ def area_resize(frame, height, width):
     return round_half_even_divide(sums, in_h * in_w).astype(np.uint8)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _float_weights(in_size, out_size):
     weights = area_weights(in_size, out_size).astype(np.float64)
     weights.setflags(write=False)

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
-from workbench.checks import check_int, check_optional_positive_int, check_positive_int
+from workbench.checks import check_int, check_positive_int
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.run_spec import RunSpec
@@ -135,8 +134,8 @@ class Evaluator(BaseEvaluator):
         bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
         cancel: a threading.Event; once set, the sub-populations stop after their current step
         and EvaluationCancelled is raised. request_ids: each request's index for its episode seeds
-        (default its position; a chunk of a larger list, as RayEvaluator sends, passes the global ones). Every genome is checked before any episode runs
-        (ValueError naming it).
+        (default its position; a chunk of a larger list, as RayEvaluator sends, passes the global ones).
+        Every genome is checked before any episode runs (ValueError naming it).
         """
         requests = self.check_requests(requests, bases, cancel)
         if bases is not None:

@@ -34,7 +34,6 @@ import dataclasses
 import os
 import pickle
 import tempfile
-import threading
 import time
 
 import numpy as np

@@ -28,6 +28,7 @@ from workbench.lab.pictures import png
 from workbench.lab.plots import FitnessPlot, ThroughputPlot
 from workbench.lab.run_monitor import X_AXES, RunMonitor
 
+
 class TrainingDashboard:
     """The widgets of one trainer; see the module docstring. Display it as the last expression of a cell."""
 

@@ -33,7 +33,8 @@ class PopulationModel(tf.Module):
       backend: "custom", "reference" or None (environment decides), for every op.
     """
 
-    def __init__(self, layers, input_shape, slots, weight_dtype="float32", hidden_init_std=1.0, output_init_std=0.1, backend=None, name=None):
+    def __init__(self, layers, input_shape, slots, weight_dtype="float32", hidden_init_std=1.0, output_init_std=0.1,
+                 backend=None, name=None):
         super().__init__(name=name)
         positive_int(slots, "slots")
         if weight_dtype not in WEIGHT_DTYPES:

@@ -7,7 +7,6 @@ the environment variable WORKBENCH_PURE_TF=1 is set. Works eagerly and inside
 tf.function. No gradients: evolution does not differentiate through them.
 """
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 import tensorflow as tf
@@ -29,7 +28,7 @@ class LowRankPerturbation:
     sigmas: tf.Tensor  # [batch] float32
     factor_a: tf.Tensor  # [batch, K, rank] float32
     factor_b: tf.Tensor  # [batch, N, rank] float32
-    bias_noise: Optional[tf.Tensor] = None  # [batch, N] float32: bias += sigmas[b] * bias_noise[b]
+    bias_noise: tf.Tensor | None = None  # [batch, N] float32: bias += sigmas[b] * bias_noise[b]
 
 
 def resolve_backend(backend=None):
@@ -71,7 +70,8 @@ def population_matmul(x, weights, indices, bias=None, relu=False, perturbation=N
     )
 
 
-def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, padding="SAME", bias=None, relu=False, perturbation=None, backend=None):
+def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, padding="SAME", bias=None, relu=False,
+                      perturbation=None, backend=None):
     """2-D convolution where batch entry b uses the filters of slot indices[b].
 
     The custom kernel builds the im2col patches block by block in cache; the
@@ -107,7 +107,8 @@ def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, paddi
     if channels is not None:
         _check_match(kernel_h * kernel_w * channels, filters.shape[1], "kh*kw*channels of x", "filters.shape[1]")
     if resolve_backend(backend) == "reference":
-        return _reference_conv2d(x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu, perturbation)
+        return _reference_conv2d(x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu,
+                                 perturbation)
     indices, bias = _checked_slots_and_bias(x, filters, "filters", indices, bias, perturbation)
     return _run_custom(
         "population_conv2d",

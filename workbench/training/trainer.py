@@ -136,7 +136,8 @@ class Trainer:
             trainer._load(state)
         except (KeyError, TypeError, ValueError) as error:
             trainer.close()
-            raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} does not fit its run: {error}") from error
+            raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} does not fit its run: "
+                                  f"{error}") from error
         return trainer
 
     # -- synchronous use ------------------------------------------------------------------
