@@ -22,7 +22,7 @@ from workbench.checks import check_choice
 from workbench.envs.atari_config import ALE_SPELLINGS, AtariConfig
 from workbench.envs.batch import IN_GRAPH, RAM, SCREEN, EnvBatch
 from workbench.ops import _loader
-from workbench.ops._loader import BACKENDS
+from workbench.ops import BACKENDS
 
 
 def _make_backend(backend, config, batch_size):

@@ -179,7 +179,8 @@ class NoveltySearchES(EvolutionStrategy):
 
     def _validate(self, config):
         config = super()._validate(config)
-        if hasattr(self, "centers") and config.meta_population_size != len(self.centers):
+        centers = vars(self).get("centers")  # None while the base class validates the first config
+        if centers is not None and config.meta_population_size != len(centers):
             raise ValueError(f"meta_population_size cannot change during a run (it is {len(self.centers)})")
         return config
 
