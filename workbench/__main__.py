@@ -1,4 +1,6 @@
 """python -m workbench: the command line (workbench/cli.py)."""
+from __future__ import annotations
+
 import sys
 
 from workbench.cli import main

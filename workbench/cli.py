@@ -17,6 +17,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from workbench.quiet import quiet_tensorflow
 
@@ -24,6 +26,10 @@ quiet_tensorflow("--verbose" in sys.argv[1:])  # before the imports below reach 
 
 from workbench.evolution import ESConfig, GAConfig, NoveltyConfig  # noqa: E402
 from workbench.training.run_config import ALGORITHMS, RunConfig  # noqa: E402
+
+if TYPE_CHECKING:
+    from workbench.evolution import GenerationRecord
+    from workbench.training import Trainer
 
 HYPERPARAMETERS = {}
 for _config in (GAConfig, ESConfig, NoveltyConfig):
@@ -62,7 +68,7 @@ def _add_budget_options(parser):
     parser.add_argument("--no-gif", action="store_true", help="do not write elite.gif at the end")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m workbench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
@@ -83,7 +89,7 @@ def build_parser():
     return parser
 
 
-def run_config_from(args):
+def run_config_from(args: argparse.Namespace) -> RunConfig:
     data = {}
     if args.config:
         with open(args.config) as f:
@@ -104,7 +110,7 @@ def run_config_from(args):
     return config
 
 
-def train(trainer, args):
+def train(trainer: Trainer, args: argparse.Namespace) -> None:
     """Runs with a progress bar and a summary line per generation; writes fitness.png and elite.gif."""
     from tqdm import tqdm
 
@@ -149,7 +155,7 @@ def _report(bar, record):
               f"{record.frames_per_second:>8,.0f} frames/s")
 
 
-def plot_history(history, path):
+def plot_history(history: Sequence[GenerationRecord], path: str) -> str:
     """fitness.png of a run: max, mean, median and elite per generation (GenerationRecords)."""
     import matplotlib
 
@@ -174,7 +180,7 @@ def plot_history(history, path):
     return path
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "bench":
         here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")

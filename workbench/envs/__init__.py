@@ -15,7 +15,7 @@ from workbench.envs.games import atari_game_ids, close_matches, find_atari_game,
 from workbench.envs.gym_batch import GymBatch
 
 
-def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs) -> EnvBatch:
+def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: object) -> EnvBatch:
     """An AtariBatch when `name` is an Atari game, else a GymBatch of the Gymnasium id `name`.
 
     max_episode_frames caps episodes for both (Atari: frames, no-ops included; Gymnasium: steps).

@@ -15,14 +15,17 @@ with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import tensorflow as tf
+
 from workbench.checks import check_choice
 from workbench.envs.atari_config import ALE_SPELLINGS, AtariConfig
-from workbench.envs.batch import IN_GRAPH, RAM, SCREEN, EnvBatch
-from workbench.ops import _loader
-from workbench.ops import BACKENDS
+from workbench.envs.batch import IN_GRAPH, RAM, SCREEN, EnvBatch, Indices
+from workbench.ops import BACKENDS, _loader
 
 
 def _make_backend(backend, config, batch_size):
@@ -50,7 +53,7 @@ class AtariBatch(EnvBatch):
     def __init__(self, game: str, batch_size: int, *, frame_skip: int = 4, noop_max: int = 30,
                  repeat_action_probability: float = 0.0, max_episode_frames: int | None = 108_000,
                  fire_reset: bool = True, screen_size: int = 84, stack_size: int = 4, seed: int = 0,
-                 backend: str | None = None, **ale_spellings) -> None:
+                 backend: str | None = None, **ale_spellings: int | None) -> None:
         super().__init__(batch_size, seed)
         protocol = dict(frame_skip=frame_skip, max_episode_frames=max_episode_frames)
         for spelling, value in ale_spellings.items():
@@ -74,27 +77,27 @@ class AtariBatch(EnvBatch):
         self.observation_shape = (screen_size, screen_size, stack_size)
 
     @property
-    def game(self):
+    def game(self) -> str:
         return self.config.game
 
     @property
-    def capabilities(self):
+    def capabilities(self) -> frozenset:
         """screen and RAM always; in-graph observations on the ops backend."""
         return frozenset({SCREEN, RAM, IN_GRAPH} if self._backend.name == "custom" else {SCREEN, RAM})
 
     @property
-    def ops_handle(self):
+    def ops_handle(self) -> tf.Tensor:
         """The emulators' resource handle for use inside graphs (workbench.ops.atari_env); needs IN_GRAPH."""
         self.require(IN_GRAPH, "ops_handle")
         return self._backend.handle
 
     @property
-    def backend(self):
+    def backend(self) -> str:
         """"custom" or "reference": the backend in use."""
         return self._backend.name
 
     @property
-    def action_meanings(self):
+    def action_meanings(self) -> list[str]:
         """Names of the actions (index i of an action = position in the minimal action set)."""
         from ale_py import Action
 
@@ -120,20 +123,20 @@ class AtariBatch(EnvBatch):
         self._backend.close()
 
     # Atari extras.
-    def screen(self, indices=None):
+    def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB screens uint8 [n, height, width, 3] (210x160 for most games) of the last frame, for dashboards and videos."""
         return self._backend.screen(self.check_indices(indices))
 
-    def ram(self, indices=None):
+    def ram(self, indices: Indices = None) -> np.ndarray:
         """Console RAM uint8 [n, 128] (a behaviour characterisation for novelty search)."""
         return self._backend.ram(self.check_indices(indices))
 
-    def status(self, indices=None):
+    def status(self, indices: Indices = None) -> dict[str, np.ndarray]:
         """dict of [n] arrays: lives, episode_frames (no-ops included), episode_return, done, truncated."""
         return self._backend.status(self.check_indices(indices))
 
-    def lives(self, indices=None):
+    def lives(self, indices: Indices = None) -> np.ndarray:
         return self.status(indices)["lives"]
 
-    def episode_frames(self, indices=None):
+    def episode_frames(self, indices: Indices = None) -> np.ndarray:
         return self.status(indices)["episode_frames"]

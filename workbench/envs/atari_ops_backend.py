@@ -2,11 +2,18 @@
 
 The resource is freed when the backend is closed or garbage-collected.
 """
-import weakref
+from __future__ import annotations
 
+import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
 import tensorflow as tf
 
 from workbench.ops import atari_env
+
+if TYPE_CHECKING:
+    from workbench.envs.atari_config import AtariConfig
 
 
 class OpsAtariBackend:
@@ -14,7 +21,7 @@ class OpsAtariBackend:
 
     name = "custom"
 
-    def __init__(self, config, batch_size):
+    def __init__(self, config: AtariConfig, batch_size: int) -> None:
         self.handle, action_set = atari_env.create(
             config.rom_path,
             batch_size,
@@ -34,30 +41,30 @@ class OpsAtariBackend:
     def _indices(indices):
         return tf.constant(indices, tf.int32)
 
-    def reset(self, indices, seeds):
+    def reset(self, indices: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         return atari_env.reset(self.handle, self._indices(indices), tf.constant(seeds, tf.int64)).numpy()
 
-    def step(self, indices, actions):
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rewards, done = atari_env.step(self.handle, self._indices(indices), tf.constant(actions, tf.int32))
         return rewards.numpy(), done.numpy()
 
-    def step_and_observe(self, indices, actions):
+    def step_and_observe(self, indices: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         values = atari_env.step_and_observe(self.handle, self._indices(indices), tf.constant(actions, tf.int32))
         return tuple(value.numpy() for value in values)
 
-    def observation(self, indices):
+    def observation(self, indices: np.ndarray) -> np.ndarray:
         return atari_env.observation(self.handle, self._indices(indices)).numpy()
 
-    def screen(self, indices):
+    def screen(self, indices: np.ndarray) -> np.ndarray:
         return atari_env.screen(self.handle, self._indices(indices)).numpy()
 
-    def ram(self, indices):
+    def ram(self, indices: np.ndarray) -> np.ndarray:
         return atari_env.ram(self.handle, self._indices(indices)).numpy()
 
-    def status(self, indices):
+    def status(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         values = atari_env.status(self.handle, self._indices(indices))
         names = ("lives", "episode_frames", "episode_return", "done", "truncated")
         return {name: value.numpy() for name, value in zip(names, values)}
 
-    def close(self):
+    def close(self) -> None:
         self._finalizer()  # destroys the resource once

@@ -6,6 +6,10 @@ seeds and actions it gives the same frames, rewards and observations as the
 ops. It is slow (Python per frame) and is the fallback when the ops library is
 not available.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from workbench.envs.preprocessing import max_and_resize
@@ -19,6 +23,10 @@ def _quiet_ale():
 
     ALEInterface.setLoggerMode(LoggerMode.Error)
     return ALEInterface
+
+
+if TYPE_CHECKING:
+    from workbench.envs.atari_config import AtariConfig
 
 
 class _ReferenceEmulator:
@@ -118,33 +126,33 @@ class ReferenceAtariBackend:
 
     name = "reference"
 
-    def __init__(self, config, batch_size):
+    def __init__(self, config: AtariConfig, batch_size: int) -> None:
         self.emulators = [_ReferenceEmulator(config) for _ in range(batch_size)]
         self.action_set = np.array(self.emulators[0].action_set, np.int32)
 
-    def reset(self, indices, seeds):
+    def reset(self, indices: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         for i, seed in zip(indices, seeds):
             self.emulators[i].reset(int(seed))
         return np.array([self.emulators[i].done for i in indices], bool)
 
-    def step(self, indices, actions):
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rewards = np.array([self.emulators[i].step(int(a)) for i, a in zip(indices, actions)], np.float32)
         return rewards, np.array([self.emulators[i].done for i in indices], bool)
 
-    def step_and_observe(self, indices, actions):
+    def step_and_observe(self, indices: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rewards, done = self.step(indices, actions)
         return rewards, done, self.observation(indices)
 
-    def observation(self, indices):
+    def observation(self, indices: np.ndarray) -> np.ndarray:
         return np.stack([self.emulators[i].observation() for i in indices])
 
-    def screen(self, indices):
+    def screen(self, indices: np.ndarray) -> np.ndarray:
         return np.stack([self.emulators[i].ale.getScreenRGB() for i in indices])
 
-    def ram(self, indices):
+    def ram(self, indices: np.ndarray) -> np.ndarray:
         return np.stack([self.emulators[i].ale.getRAM() for i in indices])
 
-    def status(self, indices):
+    def status(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         emulators = [self.emulators[i] for i in indices]
         return {
             "lives": np.array([e.ale.lives() for e in emulators], np.int32),
@@ -154,5 +162,5 @@ class ReferenceAtariBackend:
             "truncated": np.array([e.truncated for e in emulators], bool),
         }
 
-    def close(self):
+    def close(self) -> None:
         self.emulators = []

@@ -24,6 +24,7 @@ on valid, deduplicated int32 indices.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from workbench.checks import check_positive_int
 from workbench.envs.rng import episode_seed
 
 SCREEN, RAM, IN_GRAPH = "screen", "ram", "in_graph"
+Indices = Sequence[int] | np.ndarray | None  # environment indices: a vector of ints (None: all)
 CAPABILITIES = (SCREEN, RAM, IN_GRAPH)
 
 
@@ -91,16 +93,19 @@ class EnvBatch:
     def ops_handle(self) -> Any:
         """The emulators' resource handle for use inside graphs (capability IN_GRAPH)."""
         self.require(IN_GRAPH, "ops_handle")
+        raise NotImplementedError(f"{type(self).__name__} declares IN_GRAPH but has no ops_handle")
 
-    def screen(self, indices=None) -> np.ndarray:
+    def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB screens uint8 [n, H, W, 3] of the last frame (capability SCREEN)."""
         self.require(SCREEN, "screen()")
+        raise NotImplementedError(f"{type(self).__name__} declares SCREEN but has no screen()")
 
-    def ram(self, indices=None) -> np.ndarray:
+    def ram(self, indices: Indices = None) -> np.ndarray:
         """Console RAM uint8 [n, bytes] (capability RAM)."""
         self.require(RAM, "ram()")
+        raise NotImplementedError(f"{type(self).__name__} declares RAM but has no ram()")
 
-    def episode_frames(self, indices=None) -> np.ndarray:
+    def episode_frames(self, indices: Indices = None) -> np.ndarray:
         """Frames of the current episodes so far, int [n] (Atari: no-ops included; otherwise steps)."""
         raise NotImplementedError
 
@@ -118,11 +123,11 @@ class EnvBatch:
         pass
 
     # -- the public interface ----------------------------------------------------------
-    def reset(self, indices=None, seeds=None):
+    def reset(self, indices: Indices = None, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """Starts new episodes; returns their observations. seeds default to per-episode seeds of the batch seed."""
         return self.observation(self.start(indices, seeds))
 
-    def start(self, indices=None, seeds=None):
+    def start(self, indices: Indices = None, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """reset() without reading the observations; returns the validated indices."""
         indices = self.check_indices(indices)
         if seeds is None:
@@ -144,7 +149,7 @@ class EnvBatch:
         rewards, done = self._step(indices, actions)
         return rewards, done, self._observation(indices)
 
-    def step(self, indices, actions):
+    def step(self, indices: Indices, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One step of the environments at indices; returns (rewards float32 [n], done bool [n])."""
         indices, actions = self._check_step(indices, actions)
         if not indices.size:
@@ -154,7 +159,8 @@ class EnvBatch:
         self._done[indices] = done
         return rewards, done
 
-    def step_and_observe(self, indices, actions):
+    def step_and_observe(self, indices: Indices, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                         np.ndarray]:
         """step() and then observation() of the same environments, in one pass where the backend can."""
         indices, actions = self._check_step(indices, actions)
         if not indices.size:
@@ -182,30 +188,30 @@ class EnvBatch:
             raise ValueError(f"indices[{i}] = {indices[i]} is at the end of its episode; reset it before stepping")
         return indices, actions.astype(np.int32)
 
-    def observation(self, indices=None):
+    def observation(self, indices: Indices = None) -> np.ndarray:
         """Current observations of the environments at indices ([n, *observation_shape])."""
         indices = self.check_indices(indices, started=True)
         if not indices.size:
             return np.zeros((0,) + tuple(self.observation_shape), self.observation_dtype)
         return np.asarray(self._observation(indices))
 
-    def done(self, indices=None):
+    def done(self, indices: Indices = None) -> np.ndarray:
         """Whether each episode at indices has ended (never-reset environments count as not done)."""
         return self._done[self.check_indices(indices)].copy()
 
-    def close(self):
+    def close(self) -> None:
         """Frees the environments; later calls raise. Safe to call twice."""
         if not self._closed:
             self._closed = True
             self._close()
 
-    def __enter__(self):
+    def __enter__(self) -> EnvBatch:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def check_indices(self, indices, started=False):
+    def check_indices(self, indices: Indices, started: bool = False) -> np.ndarray:
         """Validated int32 indices (all environments when None): in range, distinct, reset if `started`."""
         if self._closed:
             raise RuntimeError(f"this {type(self).__name__} is closed")

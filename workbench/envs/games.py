@@ -7,9 +7,12 @@ them, and ale-py registers no environment for them); they are left out of
 atari_game_ids() and their names raise a ValueError that says why. Unknown
 names raise a ValueError listing the closest known names.
 """
+from __future__ import annotations
+
 import difflib
 import functools
 import re
+from collections.abc import Iterable
 
 _GYM_ATARI_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+?)(?:NoFrameskip|Deterministic)?(?:-ram)?(?:-v\d+)?$")
 
@@ -24,12 +27,12 @@ def _rom_ids_by_support():
     return tuple(supported), tuple(unsupported)
 
 
-def atari_game_ids():
+def atari_game_ids() -> tuple[str, ...]:
     """The ale-py ids of the games ALE can play, sorted ("adventure", ..., "zaxxon")."""
     return _rom_ids_by_support()[0]
 
 
-def unsupported_rom_ids():
+def unsupported_rom_ids() -> tuple[str, ...]:
     """ROMs of the wheel that ALE's single-agent interface cannot load (multi-player only)."""
     return _rom_ids_by_support()[1]
 
@@ -41,7 +44,7 @@ def _by_pascal_name():
     return {rom_id_to_name(game).lower(): game for game in atari_game_ids()}
 
 
-def find_atari_game(name):
+def find_atari_game(name: str) -> str | None:
     """The ale-py id of an Atari game name, or None when `name` names no Atari game."""
     if not isinstance(name, str):
         raise TypeError(f"game must be a string such as 'pong' or 'ALE/Pong-v5', got {type(name).__name__}")
@@ -55,12 +58,12 @@ def find_atari_game(name):
     return None
 
 
-def close_matches(name, choices, count=5):
+def close_matches(name: str, choices: Iterable[str], count: int = 5) -> list[str]:
     lowered = {choice.lower(): choice for choice in choices}
     return [lowered[m] for m in difflib.get_close_matches(str(name).lower(), list(lowered), n=count, cutoff=0.5)]
 
 
-def resolve_atari_game(name):
+def resolve_atari_game(name: str) -> str:
     """The ale-py id of `name`; ValueError listing close matches when it is unknown."""
     game = find_atari_game(name)
     if game is None and str(name).strip().lower() in unsupported_rom_ids():
@@ -80,7 +83,7 @@ def resolve_atari_game(name):
     return game
 
 
-def rom_path(game):
+def rom_path(game: str) -> str:
     """Path of the ROM file of an ale-py game id."""
     from ale_py import roms
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.checks import check_optional_positive_int
-from workbench.envs.batch import SCREEN, EnvBatch
+from workbench.envs.batch import SCREEN, EnvBatch, Indices
 from workbench.envs.games import close_matches
 
 
@@ -38,7 +38,7 @@ class GymBatch(EnvBatch):
     observation_dtype = np.float32
 
     def __init__(self, env_id: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
-                 render_mode: str | None = None, max_episode_steps: int | None = None, **kwargs) -> None:
+                 render_mode: str | None = None, max_episode_steps: int | None = None, **kwargs: object) -> None:
         import gymnasium
 
         super().__init__(batch_size, seed)
@@ -100,7 +100,7 @@ class GymBatch(EnvBatch):
             env.close()
         self.envs = []
 
-    def status(self, indices=None):
+    def status(self, indices: Indices = None) -> dict[str, np.ndarray]:
         """dict of [n] arrays: episode_steps, episode_return, done, truncated."""
         indices = self.check_indices(indices)
         return {
@@ -111,15 +111,15 @@ class GymBatch(EnvBatch):
         }
 
     @property
-    def capabilities(self):
+    def capabilities(self) -> frozenset:
         """screen when built with render_mode="rgb_array"."""
         return frozenset({SCREEN} if self.envs and self.envs[0].render_mode == "rgb_array" else ())
 
-    def episode_frames(self, indices=None):
+    def episode_frames(self, indices: Indices = None) -> np.ndarray:
         """Steps of the current episodes so far (one frame per step)."""
         return self._steps[self.check_indices(indices)].astype(np.int64)
 
-    def screen(self, indices=None):
+    def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB frames [n, H, W, 3]; needs render_mode="rgb_array" at construction."""
         indices = self.check_indices(indices)
         if self.envs[0].render_mode != "rgb_array":

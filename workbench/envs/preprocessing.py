@@ -3,13 +3,15 @@
 max of two grayscale frames, then an exact area resize (OpenCV's INTER_AREA rule
 in integer arithmetic, round-half-to-even), and a stack of the last frames.
 """
+from __future__ import annotations
+
 import functools
 
 import numpy as np
 
 
 @functools.cache
-def area_weights(in_size, out_size):
+def area_weights(in_size: int, out_size: int) -> np.ndarray:
     """Integer matrix [out_size, in_size]: the overlap of output o and source s in units of 1/out_size.
 
     Each row sums to in_size; out = weights_rows @ frame @ weights_cols.T / (in_h * in_w).
@@ -25,14 +27,14 @@ def area_weights(in_size, out_size):
     return weights
 
 
-def round_half_even_divide(numerator, divisor):
+def round_half_even_divide(numerator: np.ndarray, divisor: int) -> np.ndarray:
     """round(numerator / divisor) with ties to even, exactly, for non-negative integer arrays."""
     q, r = np.divmod(numerator, divisor)
     twice = 2 * r
     return q + ((twice > divisor) | ((twice == divisor) & (q % 2 == 1)))
 
 
-def area_resize(frame, height, width):
+def area_resize(frame: np.ndarray, height: int, width: int) -> np.ndarray:
     """Exact area resize of a uint8 [H, W] frame to [height, width] (uint8)."""
     frame = np.asarray(frame)
     if frame.ndim != 2 or frame.dtype != np.uint8:
@@ -51,6 +53,6 @@ def _float_weights(in_size, out_size):
     return weights
 
 
-def max_and_resize(newest, previous, size):
+def max_and_resize(newest: np.ndarray, previous: np.ndarray, size: int) -> np.ndarray:
     """The observation frame of a step: area_resize(max(newest, previous)) to [size, size]."""
     return area_resize(np.maximum(newest, previous), size, size)

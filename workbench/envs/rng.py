@@ -4,26 +4,28 @@ It mirrors SplitMix64 in ops/cc/kernels/atari_emulator.h bit for bit, so the
 reference backend draws exactly what the ops draw. episode_seed() derives the
 seed of an episode from a batch seed, an emulator index and an episode count.
 """
+from __future__ import annotations
+
 _MASK = (1 << 64) - 1
 
 
 class SplitMix64:
-    def __init__(self, seed=0):
+    def __init__(self, seed: int = 0) -> None:
         self.state = int(seed) & _MASK
 
-    def next(self):
+    def next(self) -> int:
         self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK
         z = self.state
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return z ^ (z >> 31)
 
-    def uniform(self):
+    def uniform(self) -> float:
         """A double in [0, 1) from the top 53 bits."""
         return (self.next() >> 11) * (1.0 / (1 << 53))
 
 
-def episode_seed(seed, index, episode):
+def episode_seed(seed: int, index: int, episode: int) -> int:
     """A seed for episode `episode` of emulator `index` in a batch seeded with `seed` (int64 range)."""
     mixer = SplitMix64(seed)
     value = mixer.next() ^ (int(index) * 0xD1B54A32D192ED03 & _MASK) ^ (int(episode) * 0x8CB92BA72F3D8DD7 & _MASK)

@@ -11,6 +11,8 @@
   Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
   behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
 """
+from __future__ import annotations
+
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.evaluator import Evaluator

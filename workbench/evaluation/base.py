@@ -41,7 +41,7 @@ class EvaluationCancelled(Exception):
 class BaseEvaluator(abc.ABC):
     """What the trainer, replays, the dashboard and Ray see of an evaluator; see the module docstring."""
 
-    def __init__(self, spec: RunSpec, space: ParameterSpace, decoder: GenomeDecoder, behaviour=None) -> None:
+    def __init__(self, spec: RunSpec, space: ParameterSpace, decoder: GenomeDecoder, behaviour: Callable | None = None) -> None:
         check_type("spec", spec, RunSpec)
         self.spec, self.space, self.decoder, self.behaviour = spec, space, decoder, behaviour
         self.telemetry = Telemetry()
@@ -123,7 +123,8 @@ class BaseEvaluator(abc.ABC):
         cancel: once set, the evaluation stops soon and EvaluationCancelled is raised.
         """
 
-    def check_requests(self, requests, bases=None, cancel=None) -> list[EvaluationRequest]:
+    def check_requests(self, requests: Sequence[EvaluationRequest], bases: Mapping[str, np.ndarray] | None = None,
+                       cancel: threading.Event | None = None) -> list[EvaluationRequest]:
         """The requests as a list, every one checked before any episode runs (errors name requests[k])."""
         requests = list(requests)
         bases = {} if bases is None else bases
@@ -156,5 +157,5 @@ class BaseEvaluator(abc.ABC):
     def __enter__(self) -> BaseEvaluator:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

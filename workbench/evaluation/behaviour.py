@@ -8,25 +8,28 @@ A BC function is called as fn(env, index) when the episode in environment
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from workbench.envs.batch import RAM
+from workbench.envs.batch import RAM, EnvBatch
 
 
-def final_ram(env, index):
+def final_ram(env: EnvBatch, index: int) -> np.ndarray:
     if not env.supports(RAM):
         raise ValueError(f'behaviour "final_ram" needs an Atari batch (the RAM capability), got {type(env).__name__}')
     return env.ram([index])[0].astype(np.float64)
 
 
-def final_observation(env, index):
+def final_observation(env: EnvBatch, index: int) -> np.ndarray:
     return np.asarray(env.observation([index])[0], np.float64).ravel()
 
 
 BUILT_IN = {"final_ram": final_ram, "final_observation": final_observation}
 
 
-def behaviour_function(spec):
+def behaviour_function(spec: str | Callable | None) -> Callable[[EnvBatch, int], Any] | None:
     """The BC function of `spec`: a built-in name, a callable fn(env, index), or None (no BCs)."""
     if spec is None or callable(spec):
         return spec
@@ -35,7 +38,7 @@ def behaviour_function(spec):
     raise ValueError(f"behaviour must be one of {sorted(BUILT_IN)}, a callable fn(env, index) or None, got {spec!r}")
 
 
-def checked_behaviour(value, dimensions, where):
+def checked_behaviour(value: Any, dimensions: int | None, where: str) -> np.ndarray:
     """A BC as a finite float64 vector, of `dimensions` entries when given."""
     vector = np.asarray(value, np.float64)
     if vector.ndim != 1 or vector.size == 0:

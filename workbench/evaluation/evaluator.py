@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -37,7 +39,7 @@ from workbench.evaluation.subpopulation import JobQueue, Outcomes, SubPopulation
 from workbench.evaluation.telemetry import Telemetry
 from workbench.evolution.genome import GenomeDecoder
 from workbench.evolution.noise import NoiseTable
-from workbench.evolution.strategy import EvaluationResult
+from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
 
 
 class Evaluator(BaseEvaluator):
@@ -60,9 +62,11 @@ class Evaluator(BaseEvaluator):
     Or build it from a RunSpec: Evaluator.from_spec(spec, subpopulations=2, slots=16).
     """
 
-    def __init__(self, env, model="small", *, subpopulations=2, slots=16, max_episode_frames=None, behaviour=None,
-                 perturbed_rank=0, noise=None, env_options=None, model_options=None, cache_bytes=2**30,
-                 model_backend=None, frame_listener=None, frame_interval=0.1):
+    def __init__(self, env: str, model: str | Callable = "small", *, subpopulations: int = 2, slots: int = 16,
+                 max_episode_frames: int | None = None, behaviour: str | Callable | None = None,
+                 perturbed_rank: int = 0, noise: NoiseTable | None = None, env_options: Mapping | None = None,
+                 model_options: Mapping | None = None, cache_bytes: int = 2**30, model_backend: str | None = None,
+                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1) -> None:
         noise = noise if noise is not None else NoiseTable.shared()
         spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
                        max_episode_frames=max_episode_frames, noise_size=noise.size, noise_seed=noise.seed)
@@ -70,7 +74,7 @@ class Evaluator(BaseEvaluator):
                     frame_listener, frame_interval)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **layout) -> Evaluator:
+    def from_spec(cls, spec: RunSpec, **layout: Any) -> Evaluator:
         """The evaluator of a RunSpec; `layout`: the keywords of Evaluator other than the spec's own."""
         evaluator = cls.__new__(cls)
         options = dict(subpopulations=2, slots=16, behaviour=None, perturbed_rank=0, cache_bytes=2**30,
@@ -123,12 +127,14 @@ class Evaluator(BaseEvaluator):
         # Frames are made only while someone listens (a screen read per frame_interval otherwise wasted).
         self.subpopulations[0].frame_listener = self._publish_frame if self.has_frame_listeners else None
 
-    def record_timeline(self, enabled=True):
+    def record_timeline(self, enabled: bool = True) -> None:
         """From the next evaluate() on, keep self.timeline: (sub-population, category, start, end) of every
         timed call, in seconds from the evaluation's start (for timeline plots); False: stop recording."""
         self.timeline = [] if enabled else None
 
-    def evaluate(self, requests, seed=0, bases=None, cancel=None, request_ids=None):
+    def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
+                 bases: Mapping[str, np.ndarray] | None = None, cancel: threading.Event | None = None,
+                 request_ids: Sequence[int] | None = None) -> list[EvaluationResult]:
         """[EvaluationResult(returns, behaviours, steps, frames)] in request order; sets self.telemetry.
 
         bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
@@ -184,7 +190,7 @@ class Evaluator(BaseEvaluator):
             raise errors[0]
         return parts
 
-    def close(self):
+    def close(self) -> None:
         self._close_envs()
 
     def _close_envs(self):

@@ -34,7 +34,10 @@ import dataclasses
 import os
 import pickle
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +67,7 @@ def _loopback_only():
     ray_constants.ENABLE_RAY_CLUSTER = False
 
 
-def default_temp_dir():
+def default_temp_dir() -> str:
     return os.environ.get("WORKBENCH_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(), f"ray-workbench-{os.getuid()}")
 
 
@@ -126,8 +129,9 @@ class RayEvaluator(BaseEvaluator):
 
     LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend")
 
-    def __init__(self, env, model="small", *, max_episode_frames=None, env_options=None, model_options=None,
-                 noise_size=None, noise_seed=None, **options):
+    def __init__(self, env: str, model: str | Callable = "small", *, max_episode_frames: int | None = None,
+                 env_options: Mapping | None = None, model_options: Mapping | None = None,
+                 noise_size: int | None = None, noise_seed: int | None = None, **options: Any) -> None:
         spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
                        max_episode_frames=max_episode_frames,
                        noise_size=DEFAULT_SIZE if noise_size is None else noise_size,
@@ -135,7 +139,7 @@ class RayEvaluator(BaseEvaluator):
         self._build(spec, **options)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **options) -> RayEvaluator:
+    def from_spec(cls, spec: RunSpec, **options: Any) -> RayEvaluator:
         """The Ray evaluator of a RunSpec; `options`: the keywords of RayEvaluator other than the spec's own."""
         evaluator = cls.__new__(cls)
         evaluator._build(spec, **options)
@@ -198,7 +202,9 @@ class RayEvaluator(BaseEvaluator):
         return self._remote.remote(self.spec, self._layout, self.cpus_per_actor)
 
     # -- evaluation -----------------------------------------------------------------------
-    def evaluate(self, requests, seed=0, bases=None, cancel=None):
+    def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
+                 bases: Mapping[str, np.ndarray] | None = None,
+                 cancel: threading.Event | None = None) -> list[EvaluationResult]:
         """As Evaluator.evaluate, on the actors; sets self.telemetry (bytes_shipped included)."""
         import ray
         from ray.exceptions import RayActorError, RayTaskError
@@ -304,7 +310,7 @@ class RayEvaluator(BaseEvaluator):
         return Telemetry.combine([Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped)
 
     # -- lifetime -------------------------------------------------------------------------
-    def close(self):
+    def close(self) -> None:
         """Kills the actors; shuts Ray down when this object started the cluster."""
         import ray
 

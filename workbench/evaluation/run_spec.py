@@ -101,7 +101,7 @@ class RunSpec:
         return NoiseTable.shared(self.noise_size, self.noise_seed)
 
     def make_batch(self, batch_size: int, *, seed: int = 0, max_episode_frames: Any = _SPEC_CAP,
-                   **extra_options) -> EnvBatch:
+                   **extra_options: Any) -> EnvBatch:
         """batch_size environments of this spec (episode cap: the spec's unless given; extra options win)."""
         cap = self.max_episode_frames if max_episode_frames is _SPEC_CAP else max_episode_frames
         options = dict(self.env_options, **extra_options)
@@ -109,7 +109,7 @@ class RunSpec:
             options["max_episode_frames"] = cap
         return make_batch(self.env, batch_size, seed=seed, **options)
 
-    def build_model(self, batch: EnvBatch, slots: int, **option_overrides) -> PopulationModel:
+    def build_model(self, batch: EnvBatch, slots: int, **option_overrides: Any) -> PopulationModel:
         """The population model of this spec for `batch`, with `slots` weight slots."""
         return build_model(self.model, batch, slots, dict(self.model_options, **option_overrides))
 

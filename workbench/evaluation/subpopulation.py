@@ -12,6 +12,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -31,22 +33,22 @@ class JobQueue:
     every sub-population then ends its loop after the current step.
     """
 
-    def __init__(self, requests, cancel=None):
+    def __init__(self, requests: Sequence[Any], cancel: threading.Event | None = None) -> None:
         self._jobs = collections.deque((r, e) for r, request in enumerate(requests) for e in range(request.episodes))
         self._lock = threading.Lock()
         self.failed = threading.Event()
         self.cancel = cancel
 
-    def stopped(self):
+    def stopped(self) -> bool:
         return self.failed.is_set() or (self.cancel is not None and self.cancel.is_set())
 
-    def take(self, count):
+    def take(self, count: int) -> list[tuple[int, int]]:
         with self._lock:
             if self.stopped():
                 return []
             return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
 
-    def __len__(self):
+    def __len__(self) -> int:
         with self._lock:
             return len(self._jobs)
 
@@ -54,7 +56,7 @@ class JobQueue:
 class Outcomes:
     """Per request: returns, steps and frames per episode, and behaviours when asked for."""
 
-    def __init__(self, requests):
+    def __init__(self, requests: Sequence[Any]) -> None:
         self.returns = [np.zeros(r.episodes) for r in requests]
         self.steps = [np.zeros(r.episodes, np.int64) for r in requests]
         self.frames = [np.zeros(r.episodes, np.int64) for r in requests]
@@ -62,7 +64,7 @@ class Outcomes:
         self.dimensions = None
         self.lock = threading.Lock()
 
-    def behaviour(self, r, e, vector):
+    def behaviour(self, r: int, e: int, vector: Any) -> None:
         with self.lock:
             vector = checked_behaviour(vector, self.dimensions, f"request {r}, episode {e}")
             self.dimensions = vector.size
@@ -72,7 +74,8 @@ class Outcomes:
 class SubPopulation:
     """One environment batch and one model: runs (request, episode) jobs in its episode slots (see the module)."""
 
-    def __init__(self, env, model, decoder, behaviour=None, perturbed_rank=0, frame_listener=None, frame_interval=0.1):
+    def __init__(self, env: Any, model: Any, decoder: Any, behaviour: Callable | None = None, perturbed_rank: int = 0,
+                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1) -> None:
         self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
         self.frame_listener, self.frame_interval = frame_listener, frame_interval
         self._last_frame = 0.0
@@ -133,7 +136,8 @@ class SubPopulation:
                 assign_slots(variable, slots, values)
 
     # -- the episode loop -----------------------------------------------------------------
-    def run(self, requests, jobs, outcomes, seed, ids=None):
+    def run(self, requests: Sequence[Any], jobs: JobQueue, outcomes: Outcomes, seed: int,
+            ids: Sequence[int] | None = None) -> Telemetry:
         """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry.
 
         ids: the requests' indices for episode seeds (default 0, 1, ...; a chunk of a larger list passes its own).

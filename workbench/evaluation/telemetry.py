@@ -102,7 +102,7 @@ class Stopwatch:
     def __enter__(self) -> None:
         self._start = time.perf_counter()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         end = time.perf_counter()
         name = f"{self._category}_seconds"
         setattr(self.telemetry, name, getattr(self.telemetry, name) + end - self._start)

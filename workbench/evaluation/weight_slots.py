@@ -8,13 +8,16 @@ materialised and siblings share their parent's weight reads. A slot nobody
 uses keeps its weights until another genome needs the space (least recently
 used first), so parents reused across refills load once.
 """
+from __future__ import annotations
+
 import collections
+from typing import Any
 
 import numpy as np
 
 
 class WeightSlots:
-    def __init__(self, model, decoder, perturbed_rank=0):
+    def __init__(self, model: Any, decoder: Any, perturbed_rank: int = 0) -> None:
         self.model, self.decoder, self.rank = model, decoder, int(perturbed_rank)
         self._holder = [None] * model.slots  # key held by each slot
         self._users = np.zeros(model.slots, np.int64)
@@ -23,14 +26,14 @@ class WeightSlots:
         self._loads = []  # (slot, key) to write at flush()
         self.loads = 0  # slots written since creation
 
-    def perturbation_of(self, genome):
+    def perturbation_of(self, genome: Any) -> tuple[Any, tuple[int, float] | None]:
         """(parent, (index, sigma)) when the genome runs perturbed, else (genome, None)."""
         if self.rank and genome.mutations and genome.mutations[-1][2] == self.rank:
             index, sigma, _ = genome.mutations[-1]
             return genome.parent, (index, sigma)
         return genome, None
 
-    def acquire(self, key):
+    def acquire(self, key: Any) -> int:
         """The slot that holds (or will hold, after flush) the weights of genome `key`."""
         slot = self._where.get(key)
         if slot is None:
@@ -46,12 +49,12 @@ class WeightSlots:
         self._users[slot] += 1
         return slot
 
-    def release(self, slot):
+    def release(self, slot: int) -> None:
         self._users[slot] -= 1
         if self._users[slot] == 0:
             self._unused[slot] = None
 
-    def flush(self):
+    def flush(self) -> None:
         """Decodes and writes the weights of the slots acquired since the last flush."""
         if self._loads:
             slots = [slot for slot, _ in self._loads]

@@ -12,6 +12,8 @@
 
 Every strategy speaks the ask/tell protocol of strategy.py and holds no environment code.
 """
+from __future__ import annotations
+
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder, base_key

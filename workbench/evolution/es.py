@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome, base_key
-from workbench.evolution.space import MAX_RANK
+from workbench.evolution.space import ParameterSpace, check_rank
 from workbench.evolution.strategy import EvaluationRequest, Strategy, centered_ranks
 
 
@@ -66,11 +67,11 @@ class ESConfig:
         check_real("adam_epsilon", self.adam_epsilon, 0, low_open=True)
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_int("center_episodes", self.center_episodes, 0)
-        check_int("perturbation_rank", self.perturbation_rank, 0, MAX_RANK)
+        check_rank(self.perturbation_rank, "perturbation_rank")
         return self
 
     @classmethod
-    def tutorial(cls):
+    def tutorial(cls) -> ESConfig:
         """Small settings for notebooks and CartPole-sized problems."""
         return cls(population_size=64, sigma=0.05, learning_rate=0.03)
 
@@ -78,12 +79,12 @@ class ESConfig:
 class Adam:
     """Adam on a float32 vector, minimising (the form of the paper's implementation)."""
 
-    def __init__(self, size):
+    def __init__(self, size: int) -> None:
         self.m = np.zeros(size, np.float32)
         self.v = np.zeros(size, np.float32)
         self.t = 0
 
-    def step(self, gradient, learning_rate, beta1, beta2, epsilon):
+    def step(self, gradient: np.ndarray, learning_rate: float, beta1: float, beta2: float, epsilon: float) -> np.ndarray:
         """The update to add to the parameters (float32)."""
         self.t += 1
         rate = learning_rate * math.sqrt(1 - beta2**self.t) / (1 - beta1**self.t)
@@ -91,23 +92,24 @@ class Adam:
         self.v = np.float32(beta2) * self.v + np.float32(1 - beta2) * (gradient * gradient)
         return (np.float32(-rate) * self.m / (np.sqrt(self.v) + np.float32(epsilon))).astype(np.float32)
 
-    def state(self):
+    def state(self) -> dict:
         return {"t": self.t, "m": self.m.copy(), "v": self.v.copy()}
 
-    def load(self, state, size):
+    def load(self, state: dict, size: int) -> None:
         m, v = np.asarray(state["m"], np.float32), np.asarray(state["v"], np.float32)
         if m.shape != (size,) or v.shape != (size,):
             raise ValueError(f"Adam moments must be [{size}], got {m.shape} and {v.shape}")
         self.t, self.m, self.v = int(state["t"]), m.copy(), v.copy()
 
 
-def es_gradient(space, indices, fitness, rank, population_size):
+def es_gradient(space: ParameterSpace, indices: Sequence[int], fitness: np.ndarray, rank: int,
+                population_size: int) -> np.ndarray:
     """sum_pairs (s+ - s-) epsilon / population_size with s = centered ranks; fitness [pairs, 2]."""
     shaped = centered_ranks(fitness)
     return space.combine(indices, shaped[:, 0] - shaped[:, 1], rank) / np.float32(population_size)
 
 
-def adam_update(theta, adam, gradient, config):
+def adam_update(theta: np.ndarray, adam: Adam, gradient: np.ndarray, config: ESConfig) -> np.ndarray:
     """theta after one Adam step on -gradient + l2 * theta (the gradient is ascended)."""
     step = adam.step(-gradient + np.float32(config.l2_coefficient) * theta, config.learning_rate,
                      config.adam_beta1, config.adam_beta2, config.adam_epsilon)
@@ -122,7 +124,7 @@ class EvolutionStrategy(Strategy):
     rank_field = "perturbation_rank"
     EXTRAS = ("gradient_norm",)
 
-    def __init__(self, config, space, seed=0):
+    def __init__(self, config: ESConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
         self.indices = None
         self._init_centers()
@@ -163,20 +165,20 @@ class EvolutionStrategy(Strategy):
         self._start_next_generation()
 
     @property
-    def phase(self):
+    def phase(self) -> str:
         return "perturbation"
 
     @property
-    def elite(self):
+    def elite(self) -> Genome:
         """The center, as a genome on its base (see bases())."""
         return Genome(self._key)
 
-    def bases(self):
+    def bases(self) -> dict[str, np.ndarray]:
         """{key: weights} of the dense bases that the current requests and the elite refer to."""
         return {self._key: self.center}
 
     # -- state ----------------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict:
         """Everything needed to continue exactly: JSON-able data plus numpy arrays (center, Adam moments)."""
         return dict(self._common_state(), center=self.center.copy(), center_fitness=self.center_fitness,
                     adam=self.adam.state())

@@ -18,7 +18,7 @@ import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
-from workbench.evolution.space import MAX_RANK
+from workbench.evolution.space import ParameterSpace, check_rank
 from workbench.evolution.strategy import EvaluationRequest, Strategy
 
 
@@ -57,16 +57,16 @@ class GAConfig:
                 f"elite_candidates must be at most population_size ({self.population_size}), got {self.elite_candidates}")
         check_int("elite_episodes", self.elite_episodes, 1)
         check_int("episodes_per_member", self.episodes_per_member, 1)
-        check_int("mutation_rank", self.mutation_rank, 0, MAX_RANK)
+        check_rank(self.mutation_rank, "mutation_rank")
         return self
 
     @classmethod
-    def tutorial(cls):
+    def tutorial(cls) -> GAConfig:
         """Small settings for notebooks and CartPole-sized problems (minutes on a laptop)."""
         return cls(population_size=64, truncation=8, sigma=0.05, elite_candidates=4, elite_episodes=5)
 
     @classmethod
-    def random_search(cls, **changes):
+    def random_search(cls, **changes: object) -> GAConfig:
         return cls(truncation=0, **changes)
 
 
@@ -77,7 +77,7 @@ class GeneticAlgorithm(Strategy):
     config_class = GAConfig
     rank_field = "mutation_rank"
 
-    def __init__(self, config: GAConfig, space, seed: int = 0) -> None:
+    def __init__(self, config: GAConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
         self._elite = None
         self.elite_fitness = None
@@ -105,11 +105,11 @@ class GeneticAlgorithm(Strategy):
             self._end_generation()
 
     @property
-    def phase(self):
+    def phase(self) -> str:
         return "population" if self.fitness is None else "elite candidate"
 
     @property
-    def elite(self):
+    def elite(self) -> Genome | None:
         """The elite: the best re-evaluated candidate of the last generation (None before the first ends)."""
         return self._elite
 
@@ -138,7 +138,7 @@ class GeneticAlgorithm(Strategy):
         self.candidates = None
 
     # -- state ----------------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict:
         """Everything needed to continue exactly, as JSON-able data."""
         return dict(
             self._common_state(),

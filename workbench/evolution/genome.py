@@ -21,30 +21,32 @@ binary form (to_bytes), whose size is what a genome costs to store or ship.
 Sigmas are kept as float32 values (the precision the weights use), so both
 forms round-trip exactly.
 """
+from __future__ import annotations
+
 import collections
 import dataclasses
 import hashlib
 import math
 import struct
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 
-from workbench.evolution.space import MAX_RANK, ParameterSpace
+from workbench.checks import check_int
+from workbench.evolution.space import ParameterSpace, check_rank
 
 _BASE_PREFIX = "sha256:"
 
 
-def base_key(weights):
+def base_key(weights: np.ndarray) -> str:
     """The key a dense base vector is known by: sha256 of its float32 bytes."""
     weights = np.ascontiguousarray(weights, np.float32)
     return _BASE_PREFIX + hashlib.sha256(weights.tobytes()).hexdigest()
 
 
 def _check_offset(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2**32:
-        raise ValueError(f"{name} must be an integer in [0, 2**32), got {value!r}")
-    return int(value)
+    return check_int(name, value, 0, 2**32 - 1)
 
 
 def _check_init(value):
@@ -53,9 +55,7 @@ def _check_init(value):
         if not value.startswith(_BASE_PREFIX) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             raise ValueError(f"init must be a noise offset or a base key 'sha256:<64 hex digits>', got {value!r:.100}")
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 0xFFFFFFFF:
-        raise ValueError(f"init must be an integer in [0, 2**32 - 1) or a base key, got {value!r}")
-    return int(value)
+    return check_int("init (a noise offset, or a base key)", value, 0, 0xFFFFFFFF - 1)  # 0xFFFFFFFF marks a base
 
 
 def _check_sigma(value, name):
@@ -66,10 +66,6 @@ def _check_sigma(value, name):
     return float(np.float32(value))  # weights use float32 sigmas; storing them so makes every form exact
 
 
-def _check_rank(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= MAX_RANK:
-        raise ValueError(f"{name} must be an integer in [0, {MAX_RANK}] (0 = full rank), got {value!r}")
-    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,40 +86,40 @@ class Genome:
                 raise ValueError(f"mutations[{k}] must be an (index, sigma) pair or (index, sigma, rank), got {mutation!r}")
             checked.append((_check_offset(mutation[0], f"mutations[{k}] index"),
                             _check_sigma(mutation[1], f"mutations[{k}] sigma"),
-                            _check_rank(mutation[2] if len(mutation) == 3 else 0, f"mutations[{k}] rank")))
+                            check_rank(mutation[2] if len(mutation) == 3 else 0, f"mutations[{k}] rank")))
         object.__setattr__(self, "mutations", tuple(checked))
 
-    def child(self, index, sigma, rank=0):
+    def child(self, index: int, sigma: float, rank: int = 0) -> Genome:
         """This genome plus one mutation."""
         return Genome(self.init, self.mutations + ((index, sigma, rank),))
 
     @property
-    def parent(self):
+    def parent(self) -> Genome | None:
         """The genome without its last mutation (None for an initial genome)."""
         return Genome(self.init, self.mutations[:-1]) if self.mutations else None
 
     @property
-    def has_base(self):
+    def has_base(self) -> bool:
         return isinstance(self.init, str)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.mutations)
 
     # -- serialisation -------------------------------------------------------------------
-    def to_json(self):
+    def to_json(self) -> dict:
         """{"init": offset or base key, "mutations": [[index, sigma] or [index, sigma, rank], ...]}."""
         return {"init": self.init,
                 "mutations": [[index, sigma] if rank == 0 else [index, sigma, rank] for index, sigma, rank in self.mutations]}
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: dict) -> Genome:
         if not isinstance(data, dict) or set(data) != {"init", "mutations"}:
             raise ValueError(f"a genome is a dict with keys 'init' and 'mutations', got {data!r:.200}")
         if not isinstance(data["mutations"], list):
             raise ValueError("genome 'mutations' must be a list of [index, sigma] or [index, sigma, rank] lists")
         return cls(data["init"], tuple(tuple(m) if isinstance(m, list) else m for m in data["mutations"]))
 
-    def to_bytes(self):
+    def to_bytes(self) -> bytes:
         """Compact little-endian form: a uint32 offset (or 0xFFFFFFFF then the 32-byte base digest),
         then per mutation uint32 index, float32 sigma, uint16 rank."""
         head = struct.pack("<I", self.init) if not self.has_base else (
@@ -131,7 +127,7 @@ class Genome:
         return head + b"".join(struct.pack("<IfH", *m) for m in self.mutations)
 
     @classmethod
-    def from_bytes(cls, data):
+    def from_bytes(cls, data: bytes) -> Genome:
         if not isinstance(data, (bytes, bytearray)) or len(data) < 4:
             raise ValueError("genome bytes must start with a 4-byte offset (see Genome.to_bytes)")
         (init,) = struct.unpack_from("<I", data)
@@ -144,10 +140,10 @@ class Genome:
             raise ValueError("genome bytes must hold 10 bytes per mutation after the init (see Genome.to_bytes)")
         return cls(init, tuple(struct.unpack_from("<IfH", data, offset) for offset in range(start, len(data), 10)))
 
-    def encoded_bytes(self):
+    def encoded_bytes(self) -> int:
         return (36 if self.has_base else 4) + 10 * len(self.mutations)
 
-    def compression_ratio(self, num_parameters):
+    def compression_ratio(self, num_parameters: int) -> float:
         """How many times smaller the genome is than its float32 weights."""
         return 4 * num_parameters / self.encoded_bytes()
 
@@ -160,7 +156,7 @@ class GenomeDecoder:
     and never evicted. Thread-safe.
     """
 
-    def __init__(self, space, cache_bytes=2**30):
+    def __init__(self, space: ParameterSpace, cache_bytes: int = 2**30) -> None:
         if not isinstance(space, ParameterSpace):
             raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
         self.space = space
@@ -172,7 +168,7 @@ class GenomeDecoder:
         self.slices_applied = 0  # mutations applied since creation (a cache-efficiency figure)
 
     # -- dense bases ---------------------------------------------------------------------
-    def add_base(self, key, weights):
+    def add_base(self, key: str, weights: np.ndarray) -> None:
         """Makes a dense base vector available to genomes whose init is `key` (= base_key(weights))."""
         weights = np.array(weights, np.float32)
         if weights.shape != (self.num_parameters,):
@@ -183,7 +179,7 @@ class GenomeDecoder:
         with self._lock:
             self._bases[key] = weights
 
-    def retain_bases(self, keys):
+    def retain_bases(self, keys: Iterable[str]) -> None:
         """Drops the bases not in `keys` (e.g. the centers of past generations)."""
         keys = set(keys)
         with self._lock:
@@ -193,12 +189,12 @@ class GenomeDecoder:
                     del self._cache[genome]
 
     @property
-    def base_keys(self):
+    def base_keys(self) -> list[str]:
         with self._lock:
             return sorted(self._bases)
 
     # -- decoding ------------------------------------------------------------------------
-    def check(self, genome, bases=()):
+    def check(self, genome: Genome, bases: Iterable[str] = ()) -> None:
         """ValueError naming the offset when a genome does not fit this decoder's space (or its base is missing).
 
         bases: keys of dense bases that count as held besides this decoder's own (about to be added).
@@ -214,7 +210,7 @@ class GenomeDecoder:
         for k, (index, _, rank) in enumerate(genome.mutations):
             self.space.check_offset(index, self.space.check_rank(rank, f"mutations[{k}] rank"), f"mutations[{k}] index")
 
-    def decode(self, genome):
+    def decode(self, genome: Genome) -> np.ndarray:
         """The genome's weights (a read-only float32 vector, shared with the cache)."""
         if not isinstance(genome, Genome):
             raise TypeError(f"expected a Genome, got {type(genome).__name__}")
@@ -240,7 +236,7 @@ class GenomeDecoder:
         self._remember(genome, theta)
         return theta
 
-    def decode_full(self, genome):
+    def decode_full(self, genome: Genome) -> np.ndarray:
         """The weights from the whole chain, without the cache (the definition; for checks)."""
         self.check(genome)
         theta = self._mutate(self._initial(genome), genome.mutations)
@@ -266,11 +262,11 @@ class GenomeDecoder:
             while len(self._cache) > self.capacity:
                 self._cache.popitem(last=False)
 
-    def cached(self, genome):
+    def cached(self, genome: Genome) -> bool:
         with self._lock:
             return genome in self._cache
 
-    def clear(self):
+    def clear(self) -> None:
         """Empties the parent cache (bases stay)."""
         with self._lock:
             self._cache.clear()

@@ -12,9 +12,13 @@ TensorFlow, takes about half a second to draw, and is 16 times the largest
 network here (LargeModel, 4.05M parameters), so the slices of two random
 offsets overlap little. The paper used 250M values (1 GB) drawn from seed 123.
 """
+from __future__ import annotations
+
 import threading
 
 import numpy as np
+
+from workbench.checks import check_int
 
 DEFAULT_SIZE = 2**26
 DEFAULT_SEED = 123
@@ -26,11 +30,9 @@ _shared_lock = threading.Lock()
 class NoiseTable:
     """size float32 N(0, 1) values drawn from `seed`; read-only."""
 
-    def __init__(self, size=DEFAULT_SIZE, seed=DEFAULT_SEED):
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 2**32:
-            raise ValueError(f"size must be an integer in [1, 2**32], got {size!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    def __init__(self, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> None:
+        check_int("size", size, 1, 2**32)
+        check_int("seed", seed, 0)
         self.size = int(size)
         self.seed = int(seed)
         values = np.random.Generator(np.random.PCG64(self.seed)).standard_normal(self.size, dtype=np.float32)
@@ -38,7 +40,7 @@ class NoiseTable:
         self.values = values
 
     @classmethod
-    def shared(cls, size=DEFAULT_SIZE, seed=DEFAULT_SEED):
+    def shared(cls, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> NoiseTable:
         """The process-wide table of (size, seed), built on first use."""
         key = (int(size), int(seed))
         with _shared_lock:
@@ -47,10 +49,10 @@ class NoiseTable:
             return _shared[key]
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self.values.nbytes
 
-    def check_index(self, index, length, name="index"):
+    def check_index(self, index: int, length: int, name: str = "index") -> int:
         """`index` as an int if [index, index + length) lies in the table, else a ValueError naming `name`."""
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise TypeError(f"{name} must be an integer, got {index!r}")
@@ -60,12 +62,12 @@ class NoiseTable:
             raise ValueError(f"{name} = {index} is out of range [0, {self.size - length}] for slices of {length}")
         return int(index)
 
-    def slice(self, index, length):
+    def slice(self, index: int, length: int) -> np.ndarray:
         """The read-only view values[index : index + length]."""
         index = self.check_index(index, length)
         return self.values[index:index + length]
 
-    def sample_index(self, rng, length):
+    def sample_index(self, rng: np.random.Generator, length: int) -> int:
         """A uniformly random offset for a slice of `length` values."""
         if length > self.size:
             raise ValueError(f"slices of {length} values do not fit in a noise table of {self.size}")

@@ -51,19 +51,19 @@ class NoveltyConfig(ESConfig):
         return self
 
     @classmethod
-    def ns_es(cls, **changes):
+    def ns_es(cls, **changes: object) -> NoveltyConfig:
         return cls(**dict(dict(reward_weight=0.0), **changes))
 
     @classmethod
-    def nsr_es(cls, **changes):
+    def nsr_es(cls, **changes: object) -> NoveltyConfig:
         return cls(**dict(dict(reward_weight=0.5), **changes))
 
     @classmethod
-    def tutorial(cls):
+    def tutorial(cls) -> NoveltyConfig:
         return cls(population_size=64, sigma=0.05, learning_rate=0.03, meta_population_size=3)
 
 
-def novelty(behaviours, archive, k):
+def novelty(behaviours: np.ndarray, archive: np.ndarray, k: int) -> np.ndarray:
     """Mean distance of each row of behaviours [n, d] to its k nearest rows of archive [m, d]."""
     behaviours, archive = np.atleast_2d(behaviours), np.atleast_2d(archive)
     if archive.shape[0] == 0:
@@ -99,7 +99,7 @@ class NoveltySearchES(EvolutionStrategy):
         self._pending_record = None
 
     @property
-    def phase(self):
+    def phase(self) -> str:
         return self.phase_name
 
     # -- ask/tell -------------------------------------------------------------------------
@@ -169,12 +169,12 @@ class NoveltySearchES(EvolutionStrategy):
 
     # -- what evaluators and users read ---------------------------------------------------
     @property
-    def elite(self):
+    def elite(self) -> Genome:
         """The center with the best last return, as a genome on its base."""
         best = int(np.argmax([-math.inf if r is None else r for r in self.center_returns]))
         return Genome(base_key(self.centers[best]))
 
-    def bases(self):
+    def bases(self) -> dict[str, np.ndarray]:
         return {base_key(c): c for c in self.centers}
 
     def _validate(self, config):
@@ -185,7 +185,7 @@ class NoveltySearchES(EvolutionStrategy):
         return config
 
     # -- state ----------------------------------------------------------------------------
-    def state_dict(self):
+    def state_dict(self) -> dict:
         """Everything needed to continue exactly: JSON-able data plus numpy arrays (centers, moments, archive)."""
         return dict(
             self._common_state(),

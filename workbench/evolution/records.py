@@ -84,7 +84,7 @@ class GenerationRecord:
         if unknown:
             raise ValueError(f"time_split names must be among {TIME_SPLIT}, got {sorted(unknown)}")
 
-    def with_evaluation(self, **measurements) -> GenerationRecord:
+    def with_evaluation(self, **measurements: object) -> GenerationRecord:
         """This record with the trainer's fields (frames, frames_total, seconds, ..., hyperparameters) set."""
         return dataclasses.replace(self, **measurements)
 

@@ -15,11 +15,25 @@ flat layout is the model's: per layer the [K, N] kernel then the [N] bias.
 All arithmetic is elementwise float32 in a fixed order, so every process and
 machine that shares the noise table reconstructs identical weights.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from workbench.checks import check_int
 from workbench.evolution.noise import NoiseTable
 
 MAX_RANK = 2**16 - 1  # ranks travel as uint16 in Genome.to_bytes
+
+
+def check_rank(rank: int, name: str = "rank") -> int:
+    """`rank` as an int in [0, MAX_RANK] (0 = full rank), else a ValueError naming `name`: the one rank bound."""
+    try:
+        return check_int(name, rank, 0, MAX_RANK)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer in [0, {MAX_RANK}] (0 = full rank), got {rank!r}") from None
 
 
 class ParameterSpace:
@@ -32,7 +46,7 @@ class ParameterSpace:
         layer); needed only for low-rank mutations (rank > 0).
     """
 
-    def __init__(self, noise, init_scales, layer_shapes=None):
+    def __init__(self, noise: NoiseTable, init_scales: np.ndarray, layer_shapes: Sequence[tuple[int, int]] | None = None) -> None:
         if not isinstance(noise, NoiseTable):
             raise TypeError(f"noise must be a NoiseTable, got {type(noise).__name__}")
         self.noise = noise
@@ -56,11 +70,11 @@ class ParameterSpace:
             self.layer_shapes = shapes
 
     @classmethod
-    def for_model(cls, model, noise=None):
+    def for_model(cls, model: Any, noise: NoiseTable | None = None) -> ParameterSpace:
         """The space of a PopulationModel's weights (default noise: the shared default table)."""
         return cls(noise if noise is not None else NoiseTable.shared(), model.initial_scales(), model.kernel_shapes)
 
-    def describe(self):
+    def describe(self) -> dict:
         """What must match for genomes and states to mean the same weights (JSON-able)."""
         return {
             "num_parameters": self.num_parameters,
@@ -69,50 +83,50 @@ class ParameterSpace:
             "layer_shapes": None if self.layer_shapes is None else [list(s) for s in self.layer_shapes],
         }
 
-    def check_compatible(self, description, what="state"):
+    def check_compatible(self, description: dict, what: str = "state") -> None:
         """ValueError when a saved description() belongs to another space."""
         if description != self.describe():
             raise ValueError(f"this {what} belongs to another parameter space: {description!r:.300} != {self.describe()!r:.300}")
 
     # -- mutations ---------------------------------------------------------------------------
-    def check_rank(self, rank, name="rank"):
-        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 0 <= rank <= MAX_RANK:
-            raise ValueError(f"{name} must be an integer in [0, {MAX_RANK}] (0 = full rank), got {rank!r}")
+    def check_rank(self, rank: int, name: str = "rank") -> int:
+        """`rank` if it is a valid rank (check_rank) that this space can apply (low ranks need layer shapes)."""
+        check_rank(rank, name)
         if rank and self.layer_shapes is None:
             raise ValueError(f"{name} = {rank} needs layer shapes: build the space with layer_shapes (ParameterSpace.for_model)")
         return int(rank)
 
-    def mutation_length(self, rank=0):
+    def mutation_length(self, rank: int = 0) -> int:
         """Noise values one mutation of this rank reads."""
         rank = self.check_rank(rank)
         if rank == 0:
             return self.num_parameters
         return sum(k * rank + n * rank + n for k, n in self.layer_shapes)
 
-    def sample_offset(self, rng, rank=0):
+    def sample_offset(self, rng: np.random.Generator, rank: int = 0) -> int:
         """A uniformly random offset for an initial genome (rank 0) or a mutation of this rank."""
         return self.noise.sample_index(rng, self.mutation_length(rank))
 
-    def check_offset(self, index, rank=0, name="index"):
+    def check_offset(self, index: int, rank: int = 0, name: str = "index") -> int:
         return self.noise.check_index(index, self.mutation_length(rank), name)
 
-    def initial(self, init):
+    def initial(self, init: int) -> np.ndarray:
         """The initial weights of offset `init` (a new float32 vector)."""
         return self.init_scales * self.noise.slice(init, self.num_parameters)
 
-    def perturb(self, theta, index, sigma, rank=0):
+    def perturb(self, theta: np.ndarray, index: int, sigma: float, rank: int = 0) -> np.ndarray:
         """theta plus one mutation (a new float32 vector; see the module docstring)."""
         if rank == 0:
             return theta + np.float32(sigma) * self.noise.slice(index, self.num_parameters)
         return theta + self.low_rank_scale(sigma, rank) * self._low_rank_delta(index, rank)
 
-    def direction(self, index, rank=0):
+    def direction(self, index: int, rank: int = 0) -> np.ndarray:
         """The unit-sigma perturbation epsilon of offset `index`: perturb(theta, i, s, r) = theta + s * epsilon."""
         if rank == 0:
             return self.noise.slice(index, self.num_parameters)
         return self._low_rank_delta(index, rank) * self.low_rank_scale(1.0, rank)
 
-    def combine(self, indices, weights, rank=0, chunk=64):
+    def combine(self, indices: Sequence[int], weights: np.ndarray, rank: int = 0, chunk: int = 64) -> np.ndarray:
         """sum_i weights[i] * direction(indices[i], rank) as float32 [n]: an ES gradient estimate.
 
         Full rank: chunks of noise slices times the weights (BLAS). Rank r: per layer
@@ -140,11 +154,11 @@ class ParameterSpace:
         return np.concatenate(pieces).astype(np.float32)
 
     @staticmethod
-    def low_rank_scale(sigma, rank):
+    def low_rank_scale(sigma: float, rank: int) -> np.float32:
         """float32 sigma / sqrt(rank): the scale the perturbed inference op gets."""
         return np.float32(sigma) / np.float32(np.sqrt(rank))
 
-    def low_rank_factors(self, index, rank):
+    def low_rank_factors(self, index: int, rank: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """[(A [K, r], B [N, r], b [N]) per layer]: read-only views of the mutation's noise slice."""
         rank = self.check_rank(rank)
         if rank == 0:

@@ -29,10 +29,16 @@ from __future__ import annotations
 import abc
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.evolution.records import GenerationRecord
+
+if TYPE_CHECKING:
+    from workbench.evolution.genome import Genome
+    from workbench.evolution.space import ParameterSpace
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,13 +65,13 @@ class EvaluationResult:
     frames: object = None
 
 
-def fitness_value(value):
+def fitness_value(value: float) -> float:
     """A finite float for ranking: NaN becomes -inf (the worst)."""
     value = float(value)
     return -math.inf if math.isnan(value) else value
 
 
-def mean_return(returns):
+def mean_return(returns: Sequence[float] | np.ndarray) -> float:
     """Mean of one request's returns with NaN as the worst (any NaN makes the mean -inf)."""
     values = [fitness_value(v) for v in np.atleast_1d(np.asarray(returns, np.float64))]
     if not values:
@@ -73,7 +79,7 @@ def mean_return(returns):
     return -math.inf if any(v == -math.inf for v in values) else float(np.mean(values))
 
 
-def check_results(results, requests):
+def check_results(results: Sequence[Any], requests: Sequence[EvaluationRequest]) -> list[EvaluationResult]:
     """[EvaluationResult] with float64 returns [episodes] (and behaviours [episodes, d]) per request."""
     if len(results) != len(requests):
         raise ValueError(f"tell() needs one result per request: {len(requests)} asked, {len(results)} given")
@@ -98,7 +104,7 @@ def check_results(results, requests):
     return checked
 
 
-def centered_ranks(values):
+def centered_ranks(values: np.ndarray | Sequence[float]) -> np.ndarray:
     """Ranks of values mapped linearly onto [-0.5, 0.5] (OpenAI-ES shaping); equal values share their mean rank."""
     values = np.asarray(values, np.float64)
     flat = values.ravel()
@@ -115,7 +121,7 @@ def centered_ranks(values):
     return ranks.reshape(values.shape)
 
 
-def fitness_summary(values):
+def fitness_summary(values: np.ndarray | Sequence[float]) -> dict[str, float]:
     """max / mean / median of fitness values, NaN as -inf and ignored by mean and median."""
     values = np.asarray(values, np.float64)
     finite = values[np.isfinite(values)]
@@ -126,7 +132,7 @@ def fitness_summary(values):
     }
 
 
-def check_known_fields(config_class, changes):
+def check_known_fields(config_class: type, changes: dict) -> None:
     """ValueError listing the names in `changes` that are not fields of config_class."""
     unknown = set(changes) - {f.name for f in dataclasses.fields(config_class)}
     if unknown:
@@ -158,7 +164,7 @@ class HyperparameterLog:
         self.trail.append(dict(generation=generation, **changes))
         return changes
 
-    def apply(self, config, generation, validate):
+    def apply(self, config: Any, generation: int, validate: Callable[[Any], Any]) -> Any:
         """The config with the pending changes (validated again), recorded under `generation`."""
         if not self.pending:
             return config
@@ -169,7 +175,7 @@ class HyperparameterLog:
     def state(self) -> dict:
         return {"pending": dict(self.pending), "due": self.due, "trail": [dict(entry) for entry in self.trail]}
 
-    def load(self, state) -> None:
+    def load(self, state: dict) -> None:
         self.pending = dict(state["pending"])
         self.due = int(state.get("due", 0))
         self.trail = [dict(entry) for entry in state["trail"]]
@@ -188,7 +194,7 @@ class Strategy(abc.ABC):
     rank_field: str = None
     EXTRAS: tuple = ()
 
-    def __init__(self, config, space, seed=0):
+    def __init__(self, config: Any, space: ParameterSpace, seed: int = 0) -> None:
         from workbench.evolution.space import ParameterSpace
 
         if not isinstance(config, self.config_class):
@@ -210,7 +216,7 @@ class Strategy(abc.ABC):
             self._requests = list(self._ask())
         return list(self._requests)
 
-    def tell(self, results) -> None:
+    def tell(self, results: Sequence[Any]) -> None:
         """Results of the last ask(), one per request in order (EvaluationResults or sequences of returns)."""
         requests = self.ask()
         checked = check_results(results, requests)
@@ -237,7 +243,7 @@ class Strategy(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def elite(self):
+    def elite(self) -> Genome | None:
         """The best genome so far: a Genome, or None while there is none (the GA before its first generation;
         strategies with a center, like ES, have one from the start)."""
 
@@ -268,7 +274,7 @@ class Strategy(abc.ABC):
         self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
 
     # -- hyperparameters ------------------------------------------------------------------
-    def set(self, **changes) -> None:
+    def set(self, **changes: Any) -> None:
         """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
         check_known_fields(type(self.config), changes)
         self._validate(dataclasses.replace(self.config, **dict(self.hyperparameters.pending, **changes)))
@@ -298,7 +304,7 @@ class Strategy(abc.ABC):
         """Everything needed to continue exactly: JSON-able data (and numpy arrays for dense vectors)."""
 
     @classmethod
-    def from_state(cls, state, space):
+    def from_state(cls, state: dict, space: ParameterSpace) -> Strategy:
         """A strategy that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
         article = "an" if cls.kind[0] in "AEIOU" else "a"
         if not isinstance(state, dict) or state.get("kind") != cls.kind or state.get("version") != 1:

@@ -7,6 +7,8 @@
 
 Needs ipywidgets (pip install -e ".[notebook]"); the rest of the workbench does not.
 """
+from __future__ import annotations
+
 from workbench.lab.agent_viewer import AgentViewer, Comparison, compare_generations
 from workbench.lab.dashboard import TrainingDashboard
 from workbench.lab.run_monitor import RunMonitor

@@ -9,8 +9,12 @@
 The network's input (the 84x84 frames of the stack, oldest first) is shown
 beside the RGB screen the player would see.
 """
+from __future__ import annotations
+
 import os
+from collections.abc import Iterable
 from html import escape
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -20,11 +24,15 @@ from workbench.lab.pictures import observation_strip, png
 from workbench.lab.plots import EpisodePlot, action_histogram
 from workbench.training.replay import Episode, replay, replay_run, save_video
 
+if TYPE_CHECKING:
+    from workbench.evaluation import BaseEvaluator
+    from workbench.evolution import Genome
+
 
 class AgentViewer:
     """Widgets that play back one Episode (workbench.training.replay); see the module docstring."""
 
-    def __init__(self, episode, title=None, fps=15, scale=2):
+    def __init__(self, episode: Episode, title: str | None = None, fps: float = 15, scale: int = 2) -> None:
         if not isinstance(episode, Episode):
             raise TypeError(f"episode must be a workbench.training.Episode, got {type(episode).__name__}")
         check_real("fps", fps, 0, 60, low_open=True)
@@ -67,7 +75,7 @@ class AgentViewer:
 
     # -- construction from runs and genomes -------------------------------------------------
     @classmethod
-    def from_run(cls, run_dir, generation=None, seed=0, **options):
+    def from_run(cls, run_dir: str, generation: int | None = None, seed: int = 0, **options: Any) -> AgentViewer:
         """The elite of `generation` of a run directory (None: the newest elite), replayed for one episode."""
         episode = replay_run(run_dir, generation=generation, seed=seed)
         label = "newest elite" if generation is None else f"elite of generation {generation}"
@@ -75,7 +83,8 @@ class AgentViewer:
                    **options)
 
     @classmethod
-    def from_genome(cls, genome, evaluator, bases=None, seed=0, **options):
+    def from_genome(cls, genome: Genome, evaluator: BaseEvaluator, bases: dict | None = None, seed: int = 0,
+                    **options: Any) -> AgentViewer:
         """A genome replayed in the spec of `evaluator` (a BaseEvaluator; its live episode cap included)."""
         from workbench.evolution import GenomeDecoder
 
@@ -89,7 +98,7 @@ class AgentViewer:
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
-    def show(self, step):
+    def show(self, step: int) -> None:
         """Shows the state after `step` actions (0 = the start; past the end: the last frame)."""
         step = int(min(max(step, 0), self.steps))
         episode = self.episode
@@ -108,7 +117,7 @@ class AgentViewer:
         self.caption.value = f"step {step} / {self.steps}: {escape(action)}, score {self.scores[step]:g}"
         self.step = step
 
-    def save(self, path, fps=15):
+    def save(self, path: str, fps: float = 15) -> str:
         """Writes the episode as .gif or .mp4, the running score drawn in; returns the path."""
         return save_video(self.episode, path, fps=fps)
 
@@ -121,7 +130,7 @@ class AgentViewer:
             self.export_status.value = f"saved {escape(os.path.abspath(path))}"
 
 
-def compare_generations(run_dir, generation_a, generation_b, seed=0, **options):
+def compare_generations(run_dir: str, generation_a: int, generation_b: int, seed: int = 0, **options: Any) -> Comparison:
     """The elites of two generations of a run side by side, moved by one shared Play button and scrubber."""
     viewers = [AgentViewer.from_run(run_dir, generation=g, seed=seed, **options) for g in (generation_a, generation_b)]
     return Comparison(viewers)
@@ -130,7 +139,7 @@ def compare_generations(run_dir, generation_a, generation_b, seed=0, **options):
 class Comparison:
     """Several AgentViewers in a row whose scrubbers move together (a shorter episode stays on its end)."""
 
-    def __init__(self, viewers):
+    def __init__(self, viewers: Iterable[AgentViewer]) -> None:
         self.viewers = list(viewers)
         longest = max(v.steps for v in self.viewers)
         self.play = widgets.Play(value=0, min=0, max=longest, interval=self.viewers[0].play.interval,
@@ -143,7 +152,7 @@ class Comparison:
                                     widgets.HBox([v.widget for v in self.viewers])])
         self.widget.add_class("wb-agent-comparison")
 
-    def show(self, step):
+    def show(self, step: int) -> None:
         for viewer in self.viewers:
             viewer.slider.value = min(step, viewer.steps)
 

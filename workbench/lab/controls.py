@@ -8,9 +8,13 @@ When apply raises ValueError the row shows the rejected value and the reason and
 the controls go back to the accepted value; when it succeeds the row says when the
 change applies. Which knobs appear depends on the strategy's config fields.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
+from collections.abc import Callable, Iterable, Mapping
 from html import escape
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -39,7 +43,7 @@ KNOBS = (
 )
 
 
-def knobs_for(hyperparameters, max_episode_frames=None):
+def knobs_for(hyperparameters: Mapping[str, Any], max_episode_frames: int | None = None) -> list[Knob]:
     """The knobs of the names in `hyperparameters` (trainer.hyperparameters()), and the episode cap bounded by
     the run's cap `max_episode_frames` (no cap knob when the run has none)."""
     chosen = [k for k in KNOBS if k.name in hyperparameters and k.name != "max_episode_frames"]
@@ -49,7 +53,7 @@ def knobs_for(hyperparameters, max_episode_frames=None):
     return chosen
 
 
-def parse(knob, text):
+def parse(knob: Knob, text: str) -> int | float:
     """The typed text as the knob's type (ValueError naming the knob)."""
     text = text.strip()
     try:
@@ -78,7 +82,8 @@ def _slider(knob, value):
 class HyperparameterPanel:
     """Live controls for a strategy's hyperparameters; see the module docstring."""
 
-    def __init__(self, values, apply, knobs, on_error=None):
+    def __init__(self, values: Mapping[str, Any], apply: Callable[..., None], knobs: Iterable[Knob],
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.knobs = {knob.name: knob for knob in knobs}
         self.values = {name: values[name] for name in self.knobs}  # the accepted values
         self.apply, self.on_error = apply, on_error
@@ -119,7 +124,7 @@ class HyperparameterPanel:
         if not self._syncing:
             self.submit(name, int(value) if self.knobs[name].kind == "int" else float(value))
 
-    def submit(self, name, value):
+    def submit(self, name: str, value: int | float) -> bool:
         """Applies name = value through `apply`; shows the outcome. True if accepted."""
         if name not in self.knobs:
             raise KeyError(f"no control for {name!r}; controls: {sorted(self.knobs)}")
@@ -151,7 +156,7 @@ class HyperparameterPanel:
         finally:
             self._syncing = False
 
-    def refresh(self, values):
+    def refresh(self, values: Mapping[str, Any]) -> None:
         """Shows values applied elsewhere (e.g. trainer.set from code), for the knobs present in `values`."""
         for name in self.knobs:
             if name in values and values[name] is not None and values[name] != self.values[name]:

@@ -15,10 +15,13 @@ daemon thread of its own drains them and updates the widgets in place, plots at
 most every `plot_interval` seconds and frames every `frame_interval` seconds, so
 the kernel stays free while training runs in the background.
 """
+from __future__ import annotations
+
 import threading
 import time
 import traceback
 from html import escape
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
@@ -28,12 +31,16 @@ from workbench.lab.pictures import png
 from workbench.lab.plots import FitnessPlot, ThroughputPlot
 from workbench.lab.run_monitor import X_AXES, RunMonitor
 
+if TYPE_CHECKING:
+    from workbench.training import Trainer
+
 
 class TrainingDashboard:
     """The widgets of one trainer; see the module docstring. Display it as the last expression of a cell."""
 
-    def __init__(self, trainer, *, generations=None, frames=None, seconds=None, plot_interval=0.5,
-                 frame_interval=0.1, x_axis="generations", frame_scale=2):
+    def __init__(self, trainer: Trainer, *, generations: int | None = None, frames: int | None = None,
+                 seconds: float | None = None, plot_interval: float = 0.5, frame_interval: float = 0.1,
+                 x_axis: str = "generations", frame_scale: int = 2) -> None:
         check_real("plot_interval", plot_interval, 0, 60, low_open=True)
         check_real("frame_interval", frame_interval, 0, 60, low_open=True)
         check_choice("x_axis", x_axis, X_AXES)
@@ -107,13 +114,13 @@ class TrainingDashboard:
         return self.widget._repr_mimebundle_(**kwargs)
 
     # -- actions --------------------------------------------------------------------------
-    def start(self, generations=None, frames=None, seconds=None):
+    def start(self, generations: int | None = None, frames: int | None = None, seconds: float | None = None) -> None:
         """Starts training in the background with the given budget (default: the dashboard's)."""
         given = dict(generations=generations, frames=frames, seconds=seconds)
         budget = given if any(v is not None for v in given.values()) else self.budget
         self.trainer.start(**budget)
 
-    def stop(self):
+    def stop(self) -> None:
         self.trainer.stop()
 
     def _checkpoint(self):
@@ -121,7 +128,7 @@ class TrainingDashboard:
             raise ValueError("this trainer has no run_dir, so it cannot write checkpoints")
         self.trainer.checkpoint()
 
-    def watch_elite(self, seed=0, wait=False):
+    def watch_elite(self, seed: int = 0, wait: bool = False) -> threading.Thread:
         """Replays the current elite for one episode (in a thread) and shows it in an AgentViewer below."""
         from workbench.lab.agent_viewer import AgentViewer
 
@@ -186,7 +193,7 @@ class TrainingDashboard:
             except Exception:  # noqa: BLE001 - keep updating; show what broke
                 self._log("error", "dashboard update failed: " + traceback.format_exc(limit=3))
 
-    def update_now(self, throttle=False):
+    def update_now(self, throttle: bool = False) -> None:
         """Takes the waiting events and updates the widgets (throttle=False: regardless of the intervals)."""
         with self._lock:
             self._dirty |= self.monitor.apply(self._subscription.drain())
@@ -245,7 +252,7 @@ class TrainingDashboard:
         self.buttons["resume"].disabled = not paused
         self.buttons["stop"].disabled = not running
 
-    def close(self):
+    def close(self) -> None:
         """Stops the updater thread, unsubscribes and closes the widgets (the trainer is left alone)."""
         self._closed.set()
         self._thread.join(timeout=5)

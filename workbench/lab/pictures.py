@@ -3,7 +3,10 @@
 Figures are drawn with matplotlib's Agg canvas directly, never through pyplot, so
 they work from any thread and leave the notebook's own plotting state alone.
 """
+from __future__ import annotations
+
 import io
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -11,7 +14,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 
-def png(array, scale=1):
+def png(array: np.ndarray, scale: int = 1) -> bytes:
     """PNG bytes of an image: uint8 [H, W] (grayscale) or [H, W, 3] (RGB), enlarged `scale` times."""
     array = np.asarray(array)
     if array.dtype != np.uint8:
@@ -26,7 +29,7 @@ def png(array, scale=1):
     return buffer.getvalue()
 
 
-def observation_strip(observation, gap=2):
+def observation_strip(observation: np.ndarray, gap: int = 2) -> np.ndarray:
     """The network's input as one grayscale picture: a [H, W, k] frame stack side by side, oldest first.
 
     Float observations are scaled from [0, 1] (or their own range) to 0..255; a vector observation
@@ -50,14 +53,14 @@ def observation_strip(observation, gap=2):
     return strip
 
 
-def new_figure(width, height):
+def new_figure(width: float, height: float) -> Any:
     """A matplotlib Figure on its own Agg canvas (inches at 100 dpi)."""
     figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 
 
-def figure_png(figure):
+def figure_png(figure: Any) -> bytes:
     buffer = io.BytesIO()
     figure.canvas.print_png(buffer)
     return buffer.getvalue()

@@ -4,6 +4,11 @@ Each plot keeps its figure and artists; update() changes their data (set_data)
 and rescales, render() draws once and returns PNG bytes. Nothing is redrawn
 from scratch, and no pyplot state is touched.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from matplotlib.patches import Patch
 from matplotlib.ticker import AutoLocator, MaxNLocator
@@ -17,11 +22,14 @@ SERIES_STYLE = {"max": dict(color="tab:green", lw=1.2), "mean": dict(color="tab:
 SPLIT_COLOURS = {"emulation": "tab:orange", "inference": "tab:purple", "weight_loading": "tab:gray", "idle": "#dddddd"}
 SERIES_LABELS = {"elite": "elite (re-evaluated)"}
 
+if TYPE_CHECKING:
+    from workbench.lab.run_monitor import RunMonitor
+
 
 class FitnessPlot:
     """Max, mean, median and the elite's re-evaluated score per generation, against generations or frames."""
 
-    def __init__(self, width=6.4, height=3.2):
+    def __init__(self, width: float = 6.4, height: float = 3.2) -> None:
         self.figure = new_figure(width, height)
         self.axes = self.figure.add_subplot()
         self.lines = {name: self.axes.plot([], [], label=SERIES_LABELS.get(name, name), **SERIES_STYLE[name])[0]
@@ -32,7 +40,7 @@ class FitnessPlot:
         self.axis = "generations"
         self.axes.set_xlabel("generation")
 
-    def update(self, monitor, axis="generations"):
+    def update(self, monitor: RunMonitor, axis: str = "generations") -> None:
         self.axis = axis
         x = monitor.x_values(axis)
         for name, line in self.lines.items():
@@ -42,19 +50,19 @@ class FitnessPlot:
         self.axes.relim()
         self.axes.autoscale_view()
 
-    def data(self, name):
+    def data(self, name: str) -> tuple[list, list]:
         """The (x, y) a series shows now (for tests)."""
         line = self.lines[name]
         return list(line.get_xdata()), list(line.get_ydata())
 
-    def render(self):
+    def render(self) -> bytes:
         return figure_png(self.figure)
 
 
 class ThroughputPlot:
     """Frames per second per generation (top) and where the evaluator's time went (stacked shares, bottom)."""
 
-    def __init__(self, width=6.4, height=3.2):
+    def __init__(self, width: float = 6.4, height: float = 3.2) -> None:
         self.figure = new_figure(width, height)
         self.speed, self.split = self.figure.subplots(2, 1, sharex=True, height_ratios=(1, 1.3))
         (self.speed_line,) = self.speed.plot([], [], color="black", lw=1.4)
@@ -66,7 +74,7 @@ class ThroughputPlot:
         self.split.xaxis.set_major_locator(MaxNLocator(integer=True))
         self._bands = None
 
-    def update(self, monitor):
+    def update(self, monitor: RunMonitor) -> None:
         x = monitor.generations
         self.speed_line.set_data(x, monitor.frames_per_second)
         self.speed.relim()
@@ -82,7 +90,7 @@ class ThroughputPlot:
                 self.split.legend(loc="lower left", fontsize=7, ncol=4)
             self.split.set_xlim(min(x) - 0.5, max(x) + 0.5)
 
-    def render(self):
+    def render(self) -> bytes:
         return figure_png(self.figure)
 
 
@@ -98,7 +106,7 @@ class _Group:
 class EpisodePlot:
     """An episode's running score, with a cursor at the frame shown."""
 
-    def __init__(self, rewards, width=4.0, height=2.0, title=None):
+    def __init__(self, rewards: np.ndarray, width: float = 4.0, height: float = 2.0, title: str | None = None) -> None:
         self.figure = new_figure(width, height)
         self.axes = self.figure.add_subplot()
         score = np.concatenate([[0.0], np.cumsum(np.asarray(rewards, np.float64))])
@@ -111,14 +119,15 @@ class EpisodePlot:
             self.axes.set_title(title, fontsize=9)
         self.axes.set_xlim(0, max(score.size - 1, 1))
 
-    def show_step(self, step):
+    def show_step(self, step: int) -> None:
         self.cursor.set_xdata([step, step])
 
-    def render(self):
+    def render(self) -> bytes:
         return figure_png(self.figure)
 
 
-def action_histogram(actions, meanings=None, width=4.0, height=2.0, title=None):
+def action_histogram(actions: np.ndarray, meanings: Sequence[str] | None = None, width: float = 4.0,
+                     height: float = 2.0, title: str | None = None) -> bytes:
     """PNG of how often the agent chose each action (named by the game's action meanings)."""
     actions = np.asarray(actions, np.int64)
     count = len(meanings) if meanings else (int(actions.max()) + 1 if actions.size else 1)
@@ -134,7 +143,8 @@ def action_histogram(actions, meanings=None, width=4.0, height=2.0, title=None):
     return figure_png(figure)
 
 
-def timeline_figure(timeline, lanes=None, width=8.0, height=2.4, window=None):
+def timeline_figure(timeline: Sequence[tuple], lanes: int | None = None, width: float = 8.0, height: float = 2.4,
+                    window: tuple[float, float] | None = None) -> Any:
     """A matplotlib Figure of an evaluator timeline: one row per sub-population, coloured by category.
 
     timeline: [(sub-population, category, start, end)] as Evaluator.timeline records it;

@@ -12,9 +12,14 @@ from __future__ import annotations
 import collections
 import datetime
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from workbench.checks import check_choice
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
+
+if TYPE_CHECKING:
+    from workbench.training.events import Event
 
 FITNESS_SERIES = ("max", "mean", "median", "elite")
 X_AXES = ("generations", "frames")
@@ -27,7 +32,7 @@ def _finite_or_nan(value):
 class RunMonitor:
     """Per-generation series, the newest gameplay frame, hyperparameter notices and a log, from events."""
 
-    def __init__(self, history=(), log_lines=200):
+    def __init__(self, history: Iterable[GenerationRecord] = (), log_lines: int = 200) -> None:
         self.generations, self.frames_total = [], []
         self.fitness = {name: [] for name in FITNESS_SERIES}
         self.frames_per_second = []
@@ -41,7 +46,7 @@ class RunMonitor:
         for record in history:
             self._generation(record)
 
-    def apply(self, events):
+    def apply(self, events: Iterable[Event]) -> set[str]:
         """Takes events (trainer.events subscription items) in order; returns the set of parts that changed."""
         changed = set()
         for event in events:
@@ -92,17 +97,17 @@ class RunMonitor:
             self.time_split[name].append(_finite_or_nan(record.time_split.get(name)))
         self.hyperparameters = dict(record.hyperparameters)
 
-    def add_log(self, level, text, when=None):
+    def add_log(self, level: str, text: str, when: float | None = None) -> None:
         """Appends a log line (level "info" or "error"); when: a time.time() value (default now)."""
         stamp = datetime.datetime.fromtimestamp(when) if when is not None else datetime.datetime.now()
         self.log.append((stamp.strftime("%H:%M:%S"), level, text))
 
-    def x_values(self, axis):
+    def x_values(self, axis: str) -> list[int]:
         """The x coordinates of the per-generation series: "generations" or "frames" (cumulative)."""
         check_choice("axis", axis, X_AXES)
         return list(self.generations) if axis == "generations" else list(self.frames_total)
 
-    def summary(self):
+    def summary(self) -> str:
         """One line about the newest generation (or the state when there is none yet)."""
         if not self.generations:
             return f"{self.state}: no generation finished yet"

@@ -1,5 +1,8 @@
 """Layer descriptions of population models: shapes, fan-in and how each layer runs for a population."""
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import tensorflow as tf
 
@@ -15,14 +18,15 @@ class Conv2D:
     kernel_size: int
     stride: int
 
-    def output_shape(self, input_shape):
+    def output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
         height, width, _ = input_shape
         return (-(-height // self.stride), -(-width // self.stride), self.filters)
 
-    def kernel_shape(self, input_shape):
+    def kernel_shape(self, input_shape: tuple[int, ...]) -> tuple[int, int]:
         return (self.kernel_size * self.kernel_size * input_shape[-1], self.filters)
 
-    def apply(self, x, kernel, bias, slots, relu, perturbation, backend):
+    def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
+              perturbation: Any, backend: str | None) -> tf.Tensor:
         return population_conv2d(
             x,
             kernel,
@@ -44,16 +48,17 @@ class Dense:
     name: str
     units: int
 
-    def output_shape(self, input_shape):
+    def output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
         return (self.units,)
 
-    def kernel_shape(self, input_shape):
+    def kernel_shape(self, input_shape: tuple[int, ...]) -> tuple[int, int]:
         size = 1
         for dim in input_shape:
             size *= dim
         return (size, self.units)
 
-    def apply(self, x, kernel, bias, slots, relu, perturbation, backend):
+    def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
+              perturbation: Any, backend: str | None) -> tf.Tensor:
         if x.shape.rank != 2:
             x = tf.reshape(x, [tf.shape(x)[0], kernel.shape[1]])
         return population_matmul(x, kernel, slots, bias=bias, relu=relu, perturbation=perturbation, backend=backend)

@@ -1,14 +1,21 @@
 """MLPModel: a population of multilayer perceptrons for vector observations (CartPole, Acrobot...)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.checks import check_positive_int
 from workbench.models.layers import Dense
-from workbench.models.population_model import PopulationModel, positive_int
+from workbench.models.population_model import PopulationModel
 
 
 class MLPModel(PopulationModel):
     """Dense layers with ReLU between them; input float32 [batch, observation_size]."""
 
-    def __init__(self, observation_size, num_actions, hidden_sizes=(64, 64), slots=1, **kwargs):
-        positive_int(observation_size, "observation_size")
-        sizes = [positive_int(size, "hidden_sizes entries") for size in hidden_sizes]
+    def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (64, 64), slots: int = 1,
+                 **kwargs: Any) -> None:
+        check_positive_int("observation_size", observation_size)
+        sizes = [check_positive_int("hidden_sizes entries", size) for size in hidden_sizes]
         layers = [Dense(f"dense{i + 1}", size) for i, size in enumerate(sizes)]
-        layers.append(Dense("logits", positive_int(num_actions, "num_actions")))
+        layers.append(Dense("logits", check_positive_int("num_actions", num_actions)))
         super().__init__(layers, (observation_size,), slots, **kwargs)

@@ -5,19 +5,18 @@ weights of slot slots[b] through the population ops, so a caller computes only
 the members whose episodes are still going. A member's weights move in and
 out of a slot as one flat float32 vector (the layout evolution works on).
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import tensorflow as tf
 
+from workbench.checks import check_positive_int
 from workbench.ops import LowRankPerturbation, assign_slots
 
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
-
-
-def positive_int(value, name):
-    """`value` if it is a positive integer, else a ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 class PopulationModel(tf.Module):
@@ -33,10 +32,11 @@ class PopulationModel(tf.Module):
       backend: "custom", "reference" or None (environment decides), for every op.
     """
 
-    def __init__(self, layers, input_shape, slots, weight_dtype="float32", hidden_init_std=1.0, output_init_std=0.1,
-                 backend=None, name=None):
+    def __init__(self, layers: Sequence[Any], input_shape: Sequence[int], slots: int, weight_dtype: str = "float32",
+                 hidden_init_std: float = 1.0, output_init_std: float = 0.1, backend: str | None = None,
+                 name: str | None = None) -> None:
         super().__init__(name=name)
-        positive_int(slots, "slots")
+        check_positive_int("slots", slots)
         if weight_dtype not in WEIGHT_DTYPES:
             raise ValueError(f"weight_dtype must be one of {sorted(WEIGHT_DTYPES)}, got {weight_dtype!r}")
         self.layers = tuple(layers)
@@ -67,15 +67,15 @@ class PopulationModel(tf.Module):
 
     # ----- parameters ---------------------------------------------------------------------
     @property
-    def num_actions(self):
+    def num_actions(self) -> int:
         return self.output_shapes[-1][-1]
 
     @property
-    def num_parameters(self):
+    def num_parameters(self) -> int:
         """Parameters of one member (kernels and biases)."""
         return int(sum(self._sizes))
 
-    def initial_parameters(self, seed):
+    def initial_parameters(self, seed: int | np.random.Generator) -> np.ndarray:
         """A member's flat initial parameters: N(0, 1) * std / sqrt(fan_in), biases 0."""
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         pieces = []
@@ -84,7 +84,7 @@ class PopulationModel(tf.Module):
             pieces.append(np.zeros(units, np.float32))
         return np.concatenate(pieces)
 
-    def initial_scales(self):
+    def initial_scales(self) -> np.ndarray:
         """Per-parameter standard deviation of initial_parameters (float32; 0 for biases).
 
         Genomes start from initial_scales() * noise (workbench.evolution.GenomeDecoder).
@@ -95,13 +95,13 @@ class PopulationModel(tf.Module):
             pieces.append(np.zeros(units, np.float32))
         return np.concatenate(pieces)
 
-    def unflatten(self, parameters):
+    def unflatten(self, parameters: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Flat vector -> [(kernel [K, N], bias [N]) per layer] (numpy views)."""
         parameters = self._check_parameters(parameters, "parameters", 1)
         arrays = np.split(parameters, np.cumsum(self._sizes)[:-1])
         return [(arrays[2 * i].reshape(k), arrays[2 * i + 1]) for i, k in enumerate(self.kernel_shapes)]
 
-    def set_slots(self, slots, parameters):
+    def set_slots(self, slots: Sequence[int] | np.ndarray, parameters: np.ndarray) -> None:
         """Loads members' flat parameters [n, num_parameters] into slots [n]."""
         parameters = self._check_parameters(parameters, "parameters", 2)
         slots = self._check_slot_indices(slots, "slots")
@@ -118,11 +118,11 @@ class PopulationModel(tf.Module):
             # In place, keeping reads zero-copy (a scatter update would make every inference copy the variable).
             assign_slots(variable, slots, tf.cast(piece, variable.dtype), backend=self.backend)
 
-    def set_slot(self, slot, parameters):
+    def set_slot(self, slot: int, parameters: np.ndarray) -> None:
         """Loads one member's flat parameters into `slot`."""
         self.set_slots([slot], self._check_parameters(parameters, "parameters", 1)[None, :])
 
-    def get_slot(self, slot):
+    def get_slot(self, slot: int) -> np.ndarray:
         """The flat float32 parameters held in `slot`."""
         (slot,) = self._check_slot_indices([slot], "slot")
         pieces = []
@@ -131,7 +131,7 @@ class PopulationModel(tf.Module):
         return np.concatenate(pieces)
 
     # ----- forward ------------------------------------------------------------------------
-    def __call__(self, observations, slots, perturbations=None):
+    def __call__(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:
         """Logits [batch, num_actions] of each observation under its slot's weights.
 
         observations: uint8 (scaled to [0, 1] here) or float32, [batch] + input_shape.
@@ -149,12 +149,12 @@ class PopulationModel(tf.Module):
             x = layer.apply(x, kernel, bias, slots, relu=i < last, perturbation=perturbation, backend=self.backend)
         return x
 
-    def act(self, observations, slots, perturbations=None):
+    def act(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:
         """Greedy actions (argmax of the logits), int32 [batch]."""
         return tf.argmax(self(observations, slots, perturbations), axis=-1, output_type=tf.int32)
 
     # ----- low-rank perturbations (EGGROLL) -------------------------------------------------
-    def random_perturbations(self, sigmas, rank, seed):
+    def random_perturbations(self, sigmas: np.ndarray, rank: int, seed: int) -> list:
         """Random rank-`rank` perturbations for a batch (one per entry of sigmas), per layer.
 
         Factors are N(0, 1); the EGGROLL scale 1/sqrt(rank) is folded into sigmas.
@@ -162,7 +162,7 @@ class PopulationModel(tf.Module):
         sigmas = np.asarray(sigmas, np.float32)
         if sigmas.ndim != 1:
             raise ValueError(f"sigmas must be [batch], got shape {sigmas.shape}")
-        positive_int(rank, "rank")
+        check_positive_int("rank", rank)
         rng = np.random.default_rng(seed)
         batch, scaled = len(sigmas), sigmas / np.float32(np.sqrt(rank))
         return [
@@ -175,7 +175,7 @@ class PopulationModel(tf.Module):
             for depth, units in self.kernel_shapes
         ]
 
-    def perturbed_parameters(self, parameters, perturbations, index):
+    def perturbed_parameters(self, parameters: np.ndarray, perturbations: Sequence[Any], index: int) -> np.ndarray:
         """Materialises entry `index`'s flat parameters: parent + sigma * A @ B^T (for checks)."""
         pieces = []
         for (kernel, bias), p in zip(self.unflatten(parameters), perturbations):

@@ -3,11 +3,14 @@
 The library carries a build record, `WORKBENCH_BUILD_INFO tensorflow=X;ale=Y;`,
 read from the file before loading it (build_record()).
 """
+from __future__ import annotations
+
 import glob
 import importlib.machinery
 import os
 import re
 import threading
+from typing import Any
 
 import tensorflow as tf
 
@@ -28,7 +31,7 @@ class OpsLibraryError(RuntimeError):
     """The compiled ops library is missing, stale or cannot be loaded."""
 
 
-def library_path(name=INFERENCE):
+def library_path(name: str = INFERENCE) -> str:
     """Path of the compiled library `name` inside the package, or None if it was never built."""
     directory = os.path.dirname(os.path.abspath(__file__))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
@@ -38,7 +41,7 @@ def library_path(name=INFERENCE):
     return None
 
 
-def build_record(path):
+def build_record(path: str) -> dict[str, str]:
     """The build record of the library file as a dict (e.g. {"tensorflow": "2.21.0", "ale": "0.12.1"}), {} if none."""
     with open(path, "rb") as stream:
         match = _BUILD_INFO.search(stream.read())
@@ -47,12 +50,12 @@ def build_record(path):
     return dict(item.split("=", 1) for item in match.group(1).decode().split(";") if item)
 
 
-def built_for_tensorflow(path):
+def built_for_tensorflow(path: str) -> str | None:
     """The TensorFlow version recorded in the library file, or None if it has no record."""
     return build_record(path).get("tensorflow")
 
 
-def load_library(name=INFERENCE):
+def load_library(name: str = INFERENCE) -> Any:
     """Returns the loaded ops module `name`, loading and checking it on first use."""
     with _lock:
         if name not in _libraries:
@@ -80,6 +83,6 @@ def _load_checked(name):
         raise OpsLibraryError(f"TensorFlow could not load {path}: {error}. " + REBUILD_HINT) from error
 
 
-def pure_tf_requested():
+def pure_tf_requested() -> bool:
     """True when the environment asks every op to run its pure-TF reference."""
     return os.environ.get(PURE_TF_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")

@@ -6,7 +6,10 @@ the custom C++ kernel or its pure-TF reference (workbench.ops.reference):
 the environment variable WORKBENCH_PURE_TF=1 is set. Works eagerly and inside
 tf.function. No gradients: evolution does not differentiate through them.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -31,7 +34,7 @@ class LowRankPerturbation:
     bias_noise: tf.Tensor | None = None  # [batch, N] float32: bias += sigmas[b] * bias_noise[b]
 
 
-def resolve_backend(backend=None):
+def resolve_backend(backend: str | None = None) -> str:
     """The backend a call will use: the argument, else the environment's choice."""
     if backend is None:
         return "reference" if _loader.pure_tf_requested() else "custom"
@@ -40,7 +43,8 @@ def resolve_backend(backend=None):
     return backend
 
 
-def population_matmul(x, weights, indices, bias=None, relu=False, perturbation=None, backend=None):
+def population_matmul(x: Any, weights: Any, indices: Any, bias: Any = None, relu: bool = False,
+                      perturbation: LowRankPerturbation | None = None, backend: str | None = None) -> tf.Tensor:
     """y[b] = x[b] @ weights[indices[b]] (+ bias[indices[b]]), optionally ReLU, float32 result.
 
     Args:
@@ -70,8 +74,9 @@ def population_matmul(x, weights, indices, bias=None, relu=False, perturbation=N
     )
 
 
-def population_conv2d(x, filters, indices, *, kernel_size=None, strides=1, padding="SAME", bias=None, relu=False,
-                      perturbation=None, backend=None):
+def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = None, strides: Any = 1,
+                      padding: str = "SAME", bias: Any = None, relu: bool = False,
+                      perturbation: LowRankPerturbation | None = None, backend: str | None = None) -> tf.Tensor:
     """2-D convolution where batch entry b uses the filters of slot indices[b].
 
     The custom kernel builds the im2col patches block by block in cache; the
@@ -278,7 +283,7 @@ tf.no_gradient("Workbench>PopulationConv2D")
 tf.no_gradient("Workbench>PerturbedPopulationConv2D")
 
 
-def assign_slots(variable, slots, values, backend=None):
+def assign_slots(variable: tf.Variable, slots: Any, values: Any, backend: str | None = None) -> None:
     """Writes values[i] into slot slots[i] of a population weight variable [S, ...], in place.
 
     TensorFlow's partial writes (scatter updates, sliced assigns) put a variable in

@@ -5,10 +5,14 @@ agnostic (they run wherever TensorFlow places them, GPU included), and the
 baseline the custom kernels are compared with. Inputs are assumed validated
 (see workbench.ops.population).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import tensorflow as tf
 
 
-def population_matmul(x, weights, indices, bias=None, relu=False):
+def population_matmul(x: Any, weights: Any, indices: Any, bias: Any = None, relu: bool = False) -> tf.Tensor:
     """y[b] = x[b] @ weights[indices[b]] (+ bias[indices[b]]), x of rank 2 or 3."""
     member_weights = tf.cast(tf.gather(weights, indices), tf.float32)
     y = _batched_matmul(x, member_weights)
@@ -17,7 +21,8 @@ def population_matmul(x, weights, indices, bias=None, relu=False):
     return tf.nn.relu(y) if relu else y
 
 
-def perturbed_population_matmul(x, weights, parents, sigmas, factor_a, factor_b, bias=None, bias_noise=None, relu=False):
+def perturbed_population_matmul(x: Any, weights: Any, parents: Any, sigmas: Any, factor_a: Any, factor_b: Any,
+                                bias: Any = None, bias_noise: Any = None, relu: bool = False) -> tf.Tensor:
     """population_matmul with member b's weights W[parents[b]] + sigmas[b] * A[b] @ B[b]^T.
 
     Computed as x W + sigma (x A) B^T, without forming any member's weights.

@@ -6,6 +6,8 @@
   EventBus         publish/subscribe that never blocks the trainer
   save_checkpoint / load_checkpoint   JSON + npz, atomic, versioned
 """
+from __future__ import annotations
+
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import Event, EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig

@@ -6,10 +6,13 @@ temporary directory, every file fsynced, then renamed into place (and the parent
 fsynced), so a checkpoint directory either exists whole or not at all; a run
 killed at any moment resumes from the newest one. The newest `keep` are kept.
 """
+from __future__ import annotations
+
 import json
 import os
 import shutil
 import tempfile
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +57,7 @@ def _fsync(path):
         os.close(fd)
 
 
-def save_checkpoint(run_dir, generation, state, keep=3):
+def save_checkpoint(run_dir: str, generation: int, state: dict, keep: int = 3) -> str:
     """Writes `state` (JSON-able data and numpy arrays) as the checkpoint of `generation`; returns its path."""
     root = os.path.join(run_dir, "checkpoints")
     os.makedirs(root, exist_ok=True)
@@ -86,7 +89,7 @@ def save_checkpoint(run_dir, generation, state, keep=3):
     return final
 
 
-def list_checkpoints(run_dir):
+def list_checkpoints(run_dir: str) -> list[str]:
     """Checkpoint directories of a run, oldest first."""
     root = os.path.join(run_dir, "checkpoints")
     if not os.path.isdir(root):
@@ -95,7 +98,7 @@ def list_checkpoints(run_dir):
     return [os.path.join(root, n) for n in sorted(names)]
 
 
-def load_checkpoint(path):
+def load_checkpoint(path: str) -> tuple[int, Any]:
     """(generation, state) of a checkpoint directory, or of a run directory's newest checkpoint."""
     if os.path.isdir(os.path.join(path, "checkpoints")):
         found = list_checkpoints(path)

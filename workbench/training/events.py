@@ -24,7 +24,7 @@ import collections
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -93,7 +93,7 @@ class Event:
 class Subscription:
     """A bounded queue of events for one reader (oldest dropped when full); see the module docstring."""
 
-    def __init__(self, bus, kinds, maxsize):
+    def __init__(self, bus: EventBus, kinds: set[str] | None, maxsize: int) -> None:
         self._bus, self.kinds, self.maxsize = bus, kinds, maxsize
         self._queue = collections.deque()
         self._ready = threading.Condition()
@@ -107,34 +107,34 @@ class Subscription:
             self._queue.append(event)
             self._ready.notify()
 
-    def get(self, timeout=None):
+    def get(self, timeout: float | None = None) -> Event | None:
         """The next event, waiting up to `timeout` seconds (None: forever); None on timeout."""
         with self._ready:
             if not self._ready.wait_for(lambda: self._queue, timeout):
                 return None
             return self._queue.popleft()
 
-    def drain(self):
+    def drain(self) -> list[Event]:
         """Every event waiting now, oldest first."""
         with self._ready:
             events = list(self._queue)
             self._queue.clear()
             return events
 
-    def close(self):
+    def close(self) -> None:
         self._bus._unsubscribe(self)
 
 
 class Listener:
     """A callback that receives events synchronously (EventBus.listen); close() detaches it."""
 
-    def __init__(self, bus, callback, kinds):
+    def __init__(self, bus: EventBus, callback: Callable[[Event], None], kinds: set[str] | None) -> None:
         self._bus, self.callback, self.kinds = bus, callback, kinds
 
     def _put(self, event):
         self.callback(event)
 
-    def close(self):
+    def close(self) -> None:
         self._bus._unsubscribe(self)
 
 
@@ -155,7 +155,7 @@ class EventBus:
         self._subscriptions = []
         self._lock = threading.Lock()
 
-    def subscribe(self, kinds=None, maxsize: int = 1000) -> Subscription:
+    def subscribe(self, kinds: Iterable[str] | None = None, maxsize: int = 1000) -> Subscription:
         """A new Subscription to `kinds` (a set of KINDS; None = all)."""
         kinds = _checked_kinds(kinds)
         check_positive_int("maxsize", maxsize)
@@ -164,7 +164,7 @@ class EventBus:
             self._subscriptions.append(subscription)
         return subscription
 
-    def listen(self, callback: Callable[[Event], None], kinds=None) -> Listener:
+    def listen(self, callback: Callable[[Event], None], kinds: Iterable[str] | None = None) -> Listener:
         """Calls callback(event) for each event of `kinds` in the publisher's thread, before publish() returns."""
         if not callable(callback):
             raise TypeError("callback must be callable")
@@ -178,7 +178,7 @@ class EventBus:
             if subscription in self._subscriptions:
                 self._subscriptions.remove(subscription)
 
-    def publish(self, kind: str, payload: Any = None, **fields) -> Event:
+    def publish(self, kind: str, payload: Any = None, **fields: Any) -> Event:
         """Publishes an event of `kind`: its typed payload, or the payload's fields as keywords."""
         if kind not in KINDS:
             raise ValueError(f"unknown event kind {kind!r}")

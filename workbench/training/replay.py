@@ -35,8 +35,8 @@ class Episode:
     action_meanings: list = None
 
 
-def replay(genome, spec: RunSpec, decoder: GenomeDecoder, *, seed: int = 0, max_episode_frames=None,
-           max_steps: int = 100_000) -> Episode:
+def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *, seed: int = 0,
+           max_episode_frames: int | None = None, max_steps: int = 100_000) -> Episode:
     """One episode of `genome` (a Genome, or a flat weight vector) in the environment and model of `spec`.
 
     max_episode_frames: a cap below the spec's own (an evaluator's live cap); None = the spec's.
@@ -121,7 +121,7 @@ def replay_run(run_dir: str, generation: int | None = None, seed: int = 0) -> Ep
     return replay(genome, spec, decoder, seed=seed)
 
 
-def save_video(episode, path, fps=15, scale=2):
+def save_video(episode: Episode, path: str, fps: float = 15, scale: int = 2) -> str:
     """Writes the episode as a GIF or MP4 (by extension), the running score drawn in the corner."""
     import imageio.v3 as iio
     from PIL import Image, ImageDraw

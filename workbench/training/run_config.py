@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from workbench.checks import check_bool, check_choice
-from workbench.evaluation import Evaluator, RunSpec
-from workbench.evolution import ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoveltyConfig, NoveltySearchES
+from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
+from workbench.evolution import ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoveltyConfig, NoveltySearchES, Strategy
 
 ALGORITHMS = {
     "ga": (GeneticAlgorithm, GAConfig, {}),
@@ -41,7 +41,7 @@ class RunConfig:
     ray_address: str = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
     ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
 
-    def algorithm_config(self):
+    def algorithm_config(self) -> GAConfig | ESConfig | NoveltyConfig:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
         check_choice("algorithm", self.algorithm, sorted(ALGORITHMS))
         _, config_class, preset = ALGORITHMS[self.algorithm]
@@ -59,7 +59,7 @@ class RunConfig:
                        max_episode_frames=self.max_episode_frames, noise_size=self.noise_size,
                        noise_seed=self.noise_seed)
 
-    def build(self):
+    def build(self) -> tuple[Strategy, BaseEvaluator]:
         """(strategy, evaluator) of this configuration."""
         config = self.algorithm_config()  # validate before building anything heavy
         spec = self.spec()
@@ -82,11 +82,11 @@ class RunConfig:
             evaluator.close()
             raise
 
-    def to_json(self):
+    def to_json(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: dict) -> RunConfig:
         if not isinstance(data, dict):
             raise ValueError(f"a run config is a dict, got {type(data).__name__}")
         unknown = set(data) - {f.name for f in dataclasses.fields(cls)}

@@ -13,8 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
+
+if TYPE_CHECKING:
+    from workbench.training.events import EventBus
 
 SCALARS = ("max", "mean", "median", "elite", "frames_per_second", "frames_total") + tuple(
     f"{name}_fraction" for name in TIME_SPLIT)
@@ -29,7 +33,7 @@ class RunLogger:
         self._tensorboard = None
         self._listener = None
 
-    def attach(self, bus) -> None:
+    def attach(self, bus: EventBus) -> None:
         """Listens to bus's "generation" events (synchronously: a failed write fails the generation)."""
         self._listener = bus.listen(lambda event: self.write(event.data), kinds={"generation"})
 

@@ -23,6 +23,7 @@ import json
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 from workbench.checks import check_int, check_real
 from workbench.envs.rng import episode_seed
@@ -34,6 +35,9 @@ from workbench.training.checkpoint import CheckpointError, list_checkpoints, loa
 from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
 from workbench.training.run_logger import RunLogger
+
+if TYPE_CHECKING:
+    import pandas
 
 EVALUATOR_SETTINGS = ("max_episode_frames",)  # set() names that go to the evaluator, not the strategy
 
@@ -108,7 +112,8 @@ class Trainer:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_config(cls, config, run_dir=None, checkpoint_every=1, _resuming=False):
+    def from_config(cls, config: RunConfig, run_dir: str | None = None, checkpoint_every: int = 1,
+                    _resuming: bool = False) -> Trainer:
         """A new run of `config` (run_dir: where its logs and checkpoints go; None = nowhere)."""
         if not isinstance(config, RunConfig):
             raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
@@ -121,7 +126,7 @@ class Trainer:
             raise
 
     @classmethod
-    def resume_from(cls, run_dir, checkpoint_every=1):
+    def resume_from(cls, run_dir: str, checkpoint_every: int = 1) -> Trainer:
         """The trainer of a run directory, continuing from its newest checkpoint."""
         try:
             with open(os.path.join(run_dir, "config.json")) as f:
@@ -141,11 +146,12 @@ class Trainer:
         return trainer
 
     # -- synchronous use ------------------------------------------------------------------
-    def step(self):
+    def step(self) -> GenerationRecord:
         """Runs one generation in this thread; returns its record."""
         return self.run(generations=1)[-1]
 
-    def run(self, generations=None, frames=None, seconds=None):
+    def run(self, generations: int | None = None, frames: int | None = None,
+            seconds: float | None = None) -> list[GenerationRecord]:
         """Runs generations in this thread until a budget (counted from this call) is spent; returns their records."""
         self.raise_if_failed()
         if self.running:
@@ -153,7 +159,7 @@ class Trainer:
         return self._loop(self.check_budget(generations, frames, seconds))
 
     # -- background use -------------------------------------------------------------------
-    def start(self, generations=None, frames=None, seconds=None):
+    def start(self, generations: int | None = None, frames: int | None = None, seconds: float | None = None) -> None:
         """Starts training in a background thread and returns at once (no budget: until stop())."""
         self.raise_if_failed()
         if self.running:
@@ -166,16 +172,16 @@ class Trainer:
         self._thread.start()
         self.events.publish("state", state="running")
 
-    def pause(self):
+    def pause(self) -> None:
         """Pauses after the evaluation round in progress."""
         self._unpaused.clear()
         self.events.publish("state", state="paused")
 
-    def resume(self):
+    def resume(self) -> None:
         self._unpaused.set()
         self.events.publish("state", state="running" if self.running else "idle")
 
-    def stop(self, timeout=5.0):
+    def stop(self, timeout: float = 5.0) -> None:
         """Stops the background thread (cancelling the round in progress), joins it, writes a checkpoint."""
         thread = self._thread
         if thread is not None:
@@ -191,7 +197,7 @@ class Trainer:
         self.events.publish("state", state="stopped")
         self.raise_if_failed()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> bool:
         """Waits for a background run to finish its budget; True if it has."""
         thread = self._thread
         if thread is not None:
@@ -203,14 +209,14 @@ class Trainer:
         return True
 
     @property
-    def running(self):
+    def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     @property
-    def paused(self):
+    def paused(self) -> bool:
         return not self._unpaused.is_set()
 
-    def raise_if_failed(self):
+    def raise_if_failed(self) -> None:
         """Raises the background thread's exception (once) as a TrainerError."""
         error, self._error = self._error, None
         if error is not None:
@@ -226,7 +232,7 @@ class Trainer:
             self.events.publish("state", state="finished")
 
     # -- hyperparameters ------------------------------------------------------------------
-    def set(self, **changes) -> None:
+    def set(self, **changes: Any) -> None:
         """Changes hyperparameters from any thread: validated now (ValueError), applied at the next generation.
 
         Besides the strategy's hyperparameters, `max_episode_frames` caps episodes (up to the run's
@@ -270,7 +276,7 @@ class Trainer:
 
     # -- the loop -------------------------------------------------------------------------
     @staticmethod
-    def check_budget(generations=None, frames=None, seconds=None) -> Budget:
+    def check_budget(generations: int | None = None, frames: int | None = None, seconds: float | None = None) -> Budget:
         """The Budget of run()/start() arguments (ValueError naming a bad one)."""
         if generations is not None:
             check_int("generations", generations, 1)
@@ -363,7 +369,7 @@ class Trainer:
         if self.logger is not None:  # the log holds exactly the checkpoint's generations
             self.logger.restart(self.history)
 
-    def checkpoint(self):
+    def checkpoint(self) -> str:
         """Writes a checkpoint now (run_dir needed); returns its path."""
         if self.run_dir is None:
             raise ValueError("checkpoints need a run_dir")
@@ -387,7 +393,7 @@ class Trainer:
     def _on_frame(self, frame):
         self.events.publish("frame", generation=self.strategy.generation, **frame)
 
-    def history_frame(self):
+    def history_frame(self) -> pandas.DataFrame:
         """The history as a pandas DataFrame (one row per generation, the columns of history.jsonl)."""
         import pandas
 

@@ -1,0 +1,39 @@
+"""The public API of every package module is annotated, and every module says what it is for."""
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "workbench"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+DUNDERS = ("__init__", "__call__", "__enter__", "__exit__", "__len__")
+
+
+def public_functions(tree):
+    """(qualified name, FunctionDef) of module functions and methods of public classes not starting with _."""
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) and not child.name.startswith("_"):
+                yield from visit(child, prefix + child.name + ".")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not child.name.startswith("_") or child.name in DUNDERS:
+                    yield prefix + child.name, child
+    yield from visit(tree, "")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_public_functions_are_annotated(path):
+    missing = []
+    for name, function in public_functions(ast.parse(path.read_text())):
+        arguments = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+        arguments = [a for a in arguments if a.arg not in ("self", "cls")]
+        arguments += [a for a in (function.args.vararg, function.args.kwarg) if a is not None]
+        unannotated = [a.arg for a in arguments if a.annotation is None]
+        if unannotated or function.returns is None:
+            missing.append(f"{name}({', '.join(unannotated)})" + (" -> ?" if function.returns is None else ""))
+    assert not missing, f"{path.name}: annotate {missing}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_every_module_has_a_docstring(path):
+    assert ast.get_docstring(ast.parse(path.read_text())), f"{path.name} has no docstring saying what it is for"
