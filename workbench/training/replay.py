@@ -10,7 +10,6 @@ ops are seeded per episode; the network is deterministic).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 
 import numpy as np
@@ -86,16 +85,10 @@ def replay_run(run_dir: str, generation: int | None = None, seed: int = 0) -> Ep
     For ES and novelty search the current elite is the newest center; the centers of earlier
     generations are not kept in checkpoints, so only the newest can be replayed.
     """
-    from workbench.training.checkpoint import CheckpointError, load_checkpoint
+    from workbench.training.checkpoint import load_checkpoint
     from workbench.training.run_config import ALGORITHMS, RunConfig
 
-    try:
-        with open(os.path.join(run_dir, "config.json")) as f:
-            config = RunConfig.from_json(json.load(f))
-    except FileNotFoundError as error:
-        raise CheckpointError(f"{run_dir} has no config.json: not a run directory") from error
-    except (json.JSONDecodeError, ValueError, TypeError) as error:
-        raise CheckpointError(f"{run_dir}/config.json is corrupt: {error}") from error
+    config = RunConfig.from_run_dir(run_dir)
     _, state = load_checkpoint(run_dir)
     spec = config.spec()
     space = spec.space()

@@ -3,10 +3,13 @@ JSON-able data, so that a run directory can rebuild its trainer (Trainer.resume_
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 
 from workbench.checks import check_bool, check_choice
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
 from workbench.evolution import ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoveltyConfig, NoveltySearchES, Strategy
+from workbench.training.checkpoint import CheckpointError
 
 ALGORITHMS = {
     "ga": (GeneticAlgorithm, GAConfig, {}),
@@ -84,6 +87,17 @@ class RunConfig:
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_run_dir(cls, run_dir: str) -> RunConfig:
+        """The config.json of a run directory (CheckpointError when it is missing or corrupt)."""
+        try:
+            with open(os.path.join(run_dir, "config.json")) as f:
+                return cls.from_json(json.load(f))
+        except FileNotFoundError as error:
+            raise CheckpointError(f"{run_dir} has no config.json: not a run directory") from error
+        except (json.JSONDecodeError, ValueError, TypeError) as error:
+            raise CheckpointError(f"{run_dir}/config.json is corrupt: {error}") from error
 
     @classmethod
     def from_json(cls, data: dict) -> RunConfig:

@@ -128,13 +128,7 @@ class Trainer:
     @classmethod
     def resume_from(cls, run_dir: str, checkpoint_every: int = 1) -> Trainer:
         """The trainer of a run directory, continuing from its newest checkpoint."""
-        try:
-            with open(os.path.join(run_dir, "config.json")) as f:
-                config = RunConfig.from_json(json.load(f))
-        except FileNotFoundError as error:
-            raise CheckpointError(f"{run_dir} has no config.json: not a run directory") from error
-        except (json.JSONDecodeError, ValueError, TypeError) as error:
-            raise CheckpointError(f"{run_dir}/config.json is corrupt: {error}") from error
+        config = RunConfig.from_run_dir(run_dir)
         generation, state = load_checkpoint(run_dir)
         trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every, _resuming=True)
         try:
