@@ -96,7 +96,8 @@ class Evaluator(BaseEvaluator):
             raise TypeError("frame_listener must be callable or None")
         if model_backend is None and tf.config.list_physical_devices("GPU"):
             model_backend = "reference"  # the custom kernels are CPU-only; pure TF runs on the GPU (unverified here)
-        overrides = {} if model_backend is None else {"backend": model_backend}
+        # model_options' own backend, if any, wins (as it did before the argument existed)
+        overrides = {} if model_backend is None or "backend" in spec.model_options else {"backend": model_backend}
         self.envs, self.models = [], []
         try:
             for k in range(subpopulations):
