@@ -163,6 +163,9 @@ def test_bad_arguments_are_named(cluster):
     evaluator, _ = cluster
     with pytest.raises(ValueError, match="max_episode_frames"):
         evaluator.set_episode_cap(10_000)
+    genome = Genome(evaluator.space.sample_offset(np.random.default_rng(0)))
+    with pytest.raises(ValueError, match="requests\\[0\\] asks for a behaviour"):  # as the local evaluator
+        evaluator.evaluate([EvaluationRequest(genome, 1, "population", behaviour=True)])
 
 
 def test_close_shuts_the_cluster_down_and_leaves_no_process(cluster):
