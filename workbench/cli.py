@@ -1,7 +1,8 @@
-"""The command line: python -m workbench train | resume | replay | bench.
+"""The command line: python -m workbench train | resume | evaluate | replay | bench.
 
   python -m workbench train --game frostbite --algo ga --model small --population 200 --generations 10 --out runs/NAME
   python -m workbench resume runs/NAME --generations 5
+  python -m workbench evaluate runs/NAME --episodes 30 --protocol deep-ga --json runs/NAME/test.json
   python -m workbench replay runs/NAME --generation 3 --out elite.gif
   python -m workbench bench --quick
 
@@ -77,6 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
     resume = commands.add_parser("resume", help="continue a run from its newest checkpoint")
     resume.add_argument("run_dir")
     _add_budget_options(resume)
+    evaluate = commands.add_parser("evaluate", help="score a run's elite on fresh test episodes (mean ± std)")
+    evaluate.add_argument("run_dir")
+    evaluate.add_argument("--generation", type=int, help="generation whose elite to score (default: the newest)")
+    evaluate.add_argument("--episodes", type=int, default=30, help="test episodes (default 30)")
+    evaluate.add_argument("--protocol", default="deep-ga", choices=["deep-ga", "machado"],
+                          help="deep-ga: no sticky actions, 1-30 no-ops (default); machado: sticky actions 0.25")
+    evaluate.add_argument("--max-episode-frames", type=int,
+                          help="test episode cap (default: ALE's 108,000 frames; the environment's own for Gymnasium)")
+    evaluate.add_argument("--seed", type=int, default=0, help="test seed (default 0; never a training seed)")
+    evaluate.add_argument("--json", dest="json_path", help="write every episode's return and length here")
+    evaluate.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
     replay = commands.add_parser("replay", help="replay a run's elite and write a GIF or MP4")
     replay.add_argument("run_dir")
     replay.add_argument("--generation", type=int, help="generation whose elite to replay (default: the newest)")
@@ -147,6 +159,29 @@ def train(trainer: Trainer, args: argparse.Namespace) -> None:
     print(f"run directory {trainer.run_dir}: " + ", ".join(names))
 
 
+def evaluate(args: argparse.Namespace) -> None:
+    """Scores a run's elite with a progress bar; prints the paper-style line."""
+    from tqdm import tqdm
+
+    from workbench.training.scoring import evaluate_run
+
+    bar = tqdm(total=args.episodes, unit="episode", dynamic_ncols=True, disable=None)
+
+    def progress(done, total):
+        bar.update(done - bar.n)
+
+    try:
+        score = evaluate_run(args.run_dir, args.generation, episodes=args.episodes, protocol=args.protocol,
+                             max_episode_frames=args.max_episode_frames, seed=args.seed, json_path=args.json_path,
+                             overwrite=args.overwrite, progress=progress)
+    finally:
+        bar.close()
+    which = "newest elite" if args.generation is None else f"elite of generation {args.generation}"
+    print(f"{args.run_dir} ({score.algorithm}, {score.env}), {which}: {score.summary()}")
+    if args.json_path:
+        print(f"episodes written to {args.json_path}")
+
+
 def _report(bar, record):
     bar.update(1)
     elite = record.elite
@@ -202,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise SystemExit(f"{args.out} already holds a run: resume it with `python -m workbench resume {args.out}`")
             trainer = Trainer.from_config(config, run_dir=args.out, checkpoint_every=args.checkpoint_every)
             train(trainer, args)
+        elif args.command == "evaluate":
+            evaluate(args)
         elif args.command == "resume":
             trainer = Trainer.resume_from(args.run_dir, checkpoint_every=args.checkpoint_every)
             print(f"resuming {args.run_dir} at generation {trainer.generation}")

@@ -18,7 +18,6 @@ from workbench.envs import SCREEN
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evolution import Genome, GenomeDecoder
-from workbench.evolution.records import GenerationRecord
 
 
 @dataclasses.dataclass
@@ -85,33 +84,10 @@ def replay_run(run_dir: str, generation: int | None = None, seed: int = 0) -> Ep
     For ES and novelty search the current elite is the newest center; the centers of earlier
     generations are not kept in checkpoints, so only the newest can be replayed.
     """
-    from workbench.training.checkpoint import load_checkpoint
-    from workbench.training.run_config import ALGORITHMS, RunConfig
+    from workbench.training.elites import load_elite
 
-    config = RunConfig.from_run_dir(run_dir)
-    _, state = load_checkpoint(run_dir)
-    spec = config.spec()
-    space = spec.space()
-    strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
-    bases = strategy.bases()
-    history = [GenerationRecord.from_json(record) for record in state["history"]]
-    if generation is None:
-        if strategy.elite is None:
-            raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
-        genome = strategy.elite
-    else:
-        matches = [r for r in history if r.generation == generation]
-        if not matches:
-            last = history[-1].generation if history else -1
-            raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
-        genome = Genome.from_json(matches[0].elite_genome)
-        if genome.has_base and genome.init not in bases:
-            raise ValueError(f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
-                             "only the newest centers are kept (replay without --generation)")
-    decoder = GenomeDecoder(space)
-    for key, weights in bases.items():
-        decoder.add_base(key, weights)
-    return replay(genome, spec, decoder, seed=seed)
+    elite = load_elite(run_dir, generation)
+    return replay(elite.genome, elite.spec, elite.decoder(), seed=seed)
 
 
 def save_video(episode: Episode, path: str, fps: float = 15, scale: int = 2) -> str:

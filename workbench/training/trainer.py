@@ -39,6 +39,8 @@ from workbench.training.run_logger import RunLogger
 if TYPE_CHECKING:
     import pandas
 
+    from workbench.training.scoring import Score
+
 EVALUATOR_SETTINGS = ("max_episode_frames",)  # set() names that go to the evaluator, not the strategy
 
 
@@ -386,6 +388,23 @@ class Trainer:
 
     def _on_frame(self, frame):
         self.events.publish("frame", generation=self.strategy.generation, **frame)
+
+    def evaluate_elite(self, episodes: int = 30, protocol: str = "deep-ga", max_episode_frames: int | None = None,
+                       seed: int = 0, progress: Any = None) -> Score:
+        """Scores the current elite on fresh test episodes (workbench.training.scoring; safe while training runs)."""
+        from workbench.training.scoring import score_genome
+
+        snapshot = self.snapshot()
+        if snapshot.elite is None:
+            raise ValueError("there is no elite yet: wait for the first generation to finish")
+        layout = (self.config.subpopulations, self.config.slots) if self.config is not None else (2, 16)
+        score = score_genome(snapshot.elite, self.evaluator.spec, bases=snapshot.bases, episodes=episodes,
+                             protocol=protocol, max_episode_frames=max_episode_frames, seed=seed, run_seed=self.seed,
+                             training_generations=snapshot.generation, subpopulations=layout[0], slots=layout[1],
+                             progress=progress)
+        last = self.history[-1].generation if self.history else None
+        return dataclasses.replace(score, run_dir=self.run_dir, generation=last,
+                                   algorithm=None if self.config is None else self.config.algorithm)
 
     def history_frame(self) -> pandas.DataFrame:
         """The history as a pandas DataFrame (one row per generation, the columns of history.jsonl)."""

@@ -1,0 +1,73 @@
+"""The elite of a run directory: its genome, the dense bases it needs, and the run's spec, from the newest checkpoint.
+
+    elite = load_elite("runs/demo", generation=None)   # the newest elite; or the elite of generation 3
+    elite.genome, elite.spec, elite.decoder()          # what replays and scoring need
+
+For ES and novelty search the elite is a center: only the newest centers are kept in
+checkpoints, so the elites of earlier generations of those runs cannot be rebuilt (a
+clear error says so).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from workbench.evaluation.run_spec import RunSpec
+from workbench.evolution import Genome, GenomeDecoder
+from workbench.evolution.records import GenerationRecord
+from workbench.evolution.space import ParameterSpace
+from workbench.training.checkpoint import load_checkpoint
+from workbench.training.run_config import ALGORITHMS, RunConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class RunElite:
+    """An elite of a run: `generation` is the generation it was elite of (None: none finished yet)."""
+
+    run_dir: str
+    config: RunConfig
+    spec: RunSpec
+    space: ParameterSpace
+    genome: Genome
+    bases: dict
+    generation: int | None
+    history: list
+
+    def decoder(self) -> GenomeDecoder:
+        """A decoder holding the bases the genome starts from."""
+        decoder = GenomeDecoder(self.space)
+        for key, weights in self.bases.items():
+            decoder.add_base(key, np.asarray(weights, np.float32))
+        return decoder
+
+
+def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
+    """The elite of `generation` of a run directory (None: the strategy's current elite).
+
+    ValueError when the run has no elite yet, the generation is not in its history, or the
+    elite is an ES center the checkpoint no longer holds; CheckpointError for a corrupt run.
+    """
+    config = RunConfig.from_run_dir(run_dir)
+    _, state = load_checkpoint(run_dir)
+    spec = config.spec()
+    space = spec.space()
+    strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
+    bases = strategy.bases()
+    history = [GenerationRecord.from_json(record) for record in state["history"]]
+    if generation is None:
+        if strategy.elite is None:
+            raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
+        genome, of_generation = strategy.elite, (history[-1].generation if history else None)
+    else:
+        if isinstance(generation, bool) or not isinstance(generation, int):
+            raise ValueError(f"generation must be an integer, got {generation!r}")
+        matches = [r for r in history if r.generation == generation]
+        if not matches:
+            last = history[-1].generation if history else -1
+            raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
+        genome, of_generation = Genome.from_json(matches[0].elite_genome), generation
+        if genome.has_base and genome.init not in bases:
+            raise ValueError(f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
+                             "only the newest centers are kept (leave out the generation)")
+    return RunElite(run_dir, config, spec, space, genome, bases, of_generation, history)
