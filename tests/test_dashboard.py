@@ -147,6 +147,19 @@ def test_watch_elite_shows_an_agent_viewer(dashboard, trainer):
     assert dashboard.elite_viewer.steps > 0
 
 
+def test_score_elite_shows_mean_std_and_a_histogram(dashboard, trainer):
+    with pytest.raises(ValueError, match="no elite yet"):
+        dashboard.score_elite(episodes=2)
+    trainer.run(generations=1)
+    dashboard.score_episodes.value = 4
+    thread = dashboard.score_elite(wait=True)
+    assert not thread.is_alive() and dashboard.score.episodes == 4
+    assert "±" in dashboard.score_view.value and "over 4 episodes" in dashboard.score_view.value
+    assert dashboard.score_image.value[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="episodes"):
+        dashboard.score_elite(episodes=0)
+
+
 def test_bad_arguments_are_named(trainer):
     for kwargs, name in ((dict(plot_interval=0), "plot_interval"), (dict(x_axis="seconds"), "x_axis"),
                          (dict(frame_scale=0), "frame_scale"), (dict(generations=-1), "generations")):

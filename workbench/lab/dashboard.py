@@ -28,7 +28,7 @@ import ipywidgets as widgets
 from workbench.checks import check_choice, check_int, check_real
 from workbench.lab.controls import HyperparameterPanel, knobs_for
 from workbench.lab.pictures import png
-from workbench.lab.plots import FitnessPlot, ThroughputPlot
+from workbench.lab.plots import FitnessPlot, ThroughputPlot, returns_histogram
 from workbench.lab.run_monitor import X_AXES, RunMonitor
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class TrainingDashboard:
         self.monitor.state = "running" if trainer.running else "idle"
         self.fitness_plot, self.throughput_plot = FitnessPlot(), ThroughputPlot()
         self.elite_viewer = None
+        self.score = None  # the newest Score of score_elite()
         self._subscription = trainer.events.subscribe(maxsize=5000)
         self._lock = threading.RLock()  # one updater at a time: the thread, or update_now() from a test
         self._dirty = {"fitness", "throughput", "log", "state", "notices"}
@@ -86,7 +87,8 @@ class TrainingDashboard:
         self.buttons = {}
         for name, icon, action in (("start", "play", self.start), ("pause", "pause", self.trainer.pause),
                                    ("resume", "step-forward", self.trainer.resume), ("stop", "stop", self.stop),
-                                   ("checkpoint now", "save", self._checkpoint), ("watch elite", "eye", self.watch_elite)):
+                                   ("checkpoint now", "save", self._checkpoint), ("watch elite", "eye", self.watch_elite),
+                                   ("score elite", "trophy", self.score_elite)):
             button = widgets.Button(description=name, icon=icon, layout=widgets.Layout(width="150px"))
             button.add_class(f"wb-button-{name.replace(' ', '-')}")
             button.on_click(self._guard(lambda _, action=action: action()))
@@ -97,6 +99,12 @@ class TrainingDashboard:
                                                       self.trainer.evaluator.spec.max_episode_frames),
                                             on_error=lambda text: self._log("error", text))
         self.elite_area = widgets.VBox()
+        self.score_episodes = widgets.BoundedIntText(value=30, min=1, max=1000, description="test episodes",
+                                                     style={"description_width": "initial"},
+                                                     layout=widgets.Layout(width="180px"))
+        self.score_view = widgets.HTML("score the current elite on fresh test episodes (deep-ga protocol)")
+        self.score_view.add_class("wb-score")
+        self.score_image = widgets.Image(format="png", layout=widgets.Layout(width="400px"))
         gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image,
                                  self.frame_caption])
         fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image])
@@ -106,7 +114,8 @@ class TrainingDashboard:
         self.widget = widgets.VBox([
             self.status, widgets.HBox(list(self.buttons.values())),
             widgets.HBox([fitness, gameplay]), widgets.HBox([throughput, hyperparameters]),
-            widgets.HTML("<b>Log</b>"), self.log_view, self.elite_area,
+            widgets.HTML("<b>Log</b>"), self.log_view,
+            widgets.HBox([self.score_episodes, self.score_view]), self.score_image, self.elite_area,
         ])
         self.widget.add_class("wb-dashboard")
 
@@ -151,6 +160,37 @@ class TrainingDashboard:
                 self._log("error", f"watch elite failed: {error!r}")
 
         thread = threading.Thread(target=replay, name="workbench-watch-elite", daemon=True)
+        thread.start()
+        if wait:
+            thread.join()
+        return thread
+
+    def score_elite(self, episodes: int | None = None, wait: bool = False) -> threading.Thread:
+        """Scores the current elite on fresh test episodes in a thread (Trainer.evaluate_elite); shows
+        mean ± std and the histogram of the returns. episodes: default the "test episodes" box."""
+        episodes = self.score_episodes.value if episodes is None else episodes
+        check_int("episodes", episodes, 1)
+        trainer = self.trainer
+        if trainer.snapshot().elite is None:
+            raise ValueError("there is no elite yet: wait for the first generation to finish")
+        self.score_view.value = f"scoring the elite on {episodes} test episodes ..."
+
+        def score():
+            try:
+                def progress(done, total):
+                    self.score_view.value = f"scoring the elite: {done} / {total} test episodes"
+
+                result = trainer.evaluate_elite(episodes=episodes, progress=progress)
+                self.score = result
+                title = f"elite of generation {result.generation}: {result.mean:.1f} ± {result.std:.1f}"
+                self.score_image.value = returns_histogram(result.returns, title=title)
+                self.score_view.value = f"<b>{escape(result.summary())}</b>"
+                self._log("info", f"elite of generation {result.generation} scored {result.summary()}")
+            except Exception as error:  # noqa: BLE001 - shown, not lost in a thread
+                self.score_view.value = f'<span style="color:#b00020">scoring failed: {escape(str(error))}</span>'
+                self._log("error", f"score elite failed: {error!r}")
+
+        thread = threading.Thread(target=score, name="workbench-score-elite", daemon=True)
         thread.start()
         if wait:
             thread.join()

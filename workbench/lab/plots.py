@@ -143,6 +143,24 @@ def action_histogram(actions: np.ndarray, meanings: Sequence[str] | None = None,
     return figure_png(figure)
 
 
+def returns_histogram(returns: Sequence[float], width: float = 4.0, height: float = 2.0,
+                      title: str | None = None) -> bytes:
+    """PNG of the distribution of test-episode returns, with their mean marked."""
+    returns = np.asarray(returns, np.float64)
+    figure = new_figure(width, height)
+    axes = figure.add_subplot()
+    bins = min(20, max(1, len(np.unique(returns))))
+    axes.hist(returns, bins=bins, color="tab:green")
+    if returns.size:
+        axes.axvline(returns.mean(), color="black", linestyle="--", linewidth=1, label=f"mean {returns.mean():g}")
+        axes.legend(fontsize=7)
+    axes.set_xlabel("episode return")
+    axes.set_ylabel("episodes")
+    if title:
+        axes.set_title(title, fontsize=9)
+    return figure_png(figure)
+
+
 def timeline_figure(timeline: Sequence[tuple], lanes: int | None = None, width: float = 8.0, height: float = 2.4,
                     window: tuple[float, float] | None = None) -> Any:
     """A matplotlib Figure of an evaluator timeline: one row per sub-population, coloured by category.
