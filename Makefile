@@ -26,18 +26,19 @@ $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py $(OPS_SOURCES)
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray]"
 	touch $@
 
-# The main job: a Deep GA learning Frostbite on the CPU for about 3 minutes; writes runs/demo/
-# (fitness.png, elite.gif, history.jsonl, checkpoints/, tensorboard/).
+# The main job: a Deep GA learning Frostbite on the CPU for about 3 minutes with the personal-computer
+# preset (workbench/training/presets.py); writes runs/demo/ (fitness.png, elite.gif, history.jsonl,
+# checkpoints/, tensorboard/).
 demo: install
 	rm -rf runs/demo
-	$(PY) -m workbench train --game frostbite --algo ga --model small --population 48 --truncation 8 \
-		--sigma 0.005 --elite-candidates 3 --elite-episodes 3 --max-episode-frames 4000 --minutes 2.5 --out runs/demo
+	$(PY) -m workbench train --preset pc --game frostbite --algo ga --model small --minutes 2.5 --out runs/demo
 
 bench: install
 	$(PY) bench/population_inference.py
 	$(PY) bench/emulation.py
 	$(PY) bench/end_to_end.py
 	$(PY) bench/ray_scaling.py
+	$(PY) bench/learning.py --quick
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -93,3 +93,26 @@ def test_ray_scaling_smoke_run_prints_ratios_as_json():
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "ray_scaling" and summary["mode"] == "smoke"
     assert summary["ray_fps"] > 0 and summary["local_fps"] > 0 and 0 < summary["bytes_ratio"] < 0.01
+
+
+@pytest.mark.slow
+def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_path):
+    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
+    result = subprocess.run([sys.executable, bench, "--smoke", "--out", str(tmp_path)], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "learning" and summary["mode"] == "smoke" and summary["game"] == "frostbite"
+    assert summary["paper"]["GA 1B"] == 4536 and summary["paper"]["DQN"] == 797  # read from docs/protocol.md
+    assert summary["test_ale_cap"]["episodes"] == 2 and set(summary["ratios"]) == set(summary["paper"])
+    for name in ("curve.png", "curve.csv", "test_training_cap.json", "test_ale_cap.json"):
+        assert (tmp_path / name).stat().st_size > 0, name
+
+
+def test_learning_bench_refuses_bad_arguments(tmp_path):
+    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
+    for arguments, message in ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
+                               (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes")):
+        result = subprocess.run([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 2 and message in result.stderr, (arguments, result.stderr[-500:])

@@ -40,6 +40,7 @@ for _config in (GAConfig, ESConfig, NoveltyConfig):
 
 def _add_train_options(parser):
     parser.add_argument("--config", help="a RunConfig as JSON (options below override it)")
+    parser.add_argument("--preset", help="start from a preset: paper, pc or tutorial (--config and options override it)")
     parser.add_argument("--game", "--env", dest="env", help="Atari game (frostbite, ALE/Pong-v5) or Gymnasium id")
     parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default ga)")
     parser.add_argument("--model", help='network: "small", "large" (Atari) or "mlp"')
@@ -106,6 +107,10 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     if args.config:
         with open(args.config) as f:
             data = json.load(f)
+    if args.preset:
+        algorithm = args.algorithm or data.get("algorithm", "ga")
+        preset = RunConfig.from_preset(args.preset, algorithm).to_json()
+        data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     config = RunConfig.from_json(data)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
                  "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors"):

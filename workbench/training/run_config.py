@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from typing import Any
 
 from workbench.checks import check_bool, check_choice
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
@@ -87,6 +88,16 @@ class RunConfig:
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_preset(cls, name: str, algorithm: str = "ga", **fields: Any) -> RunConfig:
+        """A RunConfig with preset `name`'s hyperparameters and layout (workbench.training.presets); `fields`
+        override them (hyperparameters merge)."""
+        from workbench.training.presets import preset_fields
+
+        base = preset_fields(name, algorithm)
+        hyperparameters = dict(base.pop("hyperparameters"), **fields.pop("hyperparameters", {}))
+        return cls(algorithm=algorithm, hyperparameters=hyperparameters, **dict(base, **fields))
 
     @classmethod
     def from_run_dir(cls, run_dir: str) -> RunConfig:

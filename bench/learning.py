@@ -1,0 +1,229 @@
+"""Benchmark: what the workbench learns on an Atari game, at what cost, against the papers' scores.
+
+Runs one algorithm with a preset for a budget (minutes and/or frames), records the learning curve
+(elite and population statistics against frames and against wall-clock time), then scores the final
+elite the paper's way (workbench.training.scoring: fresh test episodes, deep-ga protocol) both at the
+training cap and at ALE's 108,000-frame cap, and compares the test means with the scores reported in
+the Deep GA paper (docs/protocol.md: DQN, ES, A3C, RS 1B, GA 1B, GA 6B). Writes curve.png, curve.csv
+and the test results under --out, prints a table, and ends with one JSON line.
+
+  python bench/learning.py [--quick | --smoke] [--game frostbite] [--algo ga] [--preset pc]
+                           [--minutes 120] [--frames N] [--test-episodes 30] [--out DIR]
+  python bench/learning.py --study sigma=0.002,0.005,0.01 --minutes 20     # equal budgets, curves side by side
+
+Modes: --smoke (seconds: checks the script), --quick (a few minutes, for make bench), full (default:
+a two-hour budget on the machine at hand). A study runs one training per value of one hyperparameter
+with the same budget and scores each final elite at the training cap.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
+
+from workbench.envs import resolve_atari_game  # noqa: E402
+from workbench.training import RunConfig, Trainer  # noqa: E402
+from workbench.training.presets import PRESETS  # noqa: E402
+from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
+
+PROTOCOL_PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "protocol.md")
+MODES = {  # budget, test episodes, and what the smoke mode shrinks
+    "smoke": dict(minutes=None, frames=1, test_episodes=2, overrides=dict(
+        hyperparameters=dict(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1),
+        slots=2, max_episode_frames=400, noise_size=2**22)),
+    "quick": dict(minutes=3.0, frames=None, test_episodes=5, overrides={}),
+    "full": dict(minutes=120.0, frames=None, test_episodes=30, overrides={}),
+}
+
+
+def paper_scores(game):
+    """{column: score} of the Deep GA paper's table in docs/protocol.md for `game` ({} when it is not there)."""
+    with open(PROTOCOL_PAGE) as f:
+        lines = f.read().splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("| game | DQN"))
+    columns = [c.strip() for c in lines[start].strip("|").split("|")][1:]
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0] == game:
+            return {column: float(value) for column, value in zip(columns, cells[1:])}
+    return {}
+
+
+def parse_study(text):
+    match = re.fullmatch(r"([a-z_]+)=([^=]+)", text or "")
+    if not match:
+        raise ValueError(f"--study must look like sigma=0.002,0.005,0.01, got {text!r}")
+    values = [json.loads(v) for v in match.group(2).split(",")]
+    return match.group(1), values
+
+
+def train(config, run_dir, minutes, frames):
+    """Trains `config` into run_dir for the budget; returns (history, wall seconds)."""
+    if os.path.exists(run_dir):
+        shutil.rmtree(run_dir)
+    trainer = Trainer.from_config(config, run_dir=run_dir)
+    start = time.monotonic()
+    try:
+        trainer.run(seconds=None if minutes is None else minutes * 60, frames=frames)
+        trainer.checkpoint()
+    finally:
+        trainer.close()
+    return list(trainer.history), time.monotonic() - start
+
+
+def write_curve(curves, out):
+    """curve.csv and curve.png of {label: history}: elite and population statistics against frames and minutes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(os.path.join(out, "curve.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["run", "generation", "frames_total", "minutes", "max", "mean", "median", "elite"])
+        for label, history in curves.items():
+            minutes = 0.0
+            for record in history:
+                minutes += record.seconds / 60
+                writer.writerow([label, record.generation, record.frames_total, round(minutes, 3), record.max,
+                                 record.mean, record.median, record.elite])
+    figure, (by_frames, by_time) = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for label, history in curves.items():
+        frames = [r.frames_total / 1e6 for r in history]
+        minutes, elapsed = [], 0.0
+        for record in history:
+            elapsed += record.seconds / 60
+            minutes.append(elapsed)
+        elite = [float("nan") if r.elite is None else r.elite for r in history]
+        prefix = "" if len(curves) == 1 else f"{label}: "
+        for axes, x in ((by_frames, frames), (by_time, minutes)):
+            line, = axes.plot(x, elite, "o-", ms=3, label=f"{prefix}elite")
+            axes.plot(x, [r.mean for r in history], "--", color=line.get_color(), alpha=0.6,
+                      label=f"{prefix}population mean")
+    by_frames.set_xlabel("frames (millions)")
+    by_time.set_xlabel("wall-clock minutes")
+    by_frames.set_ylabel("episode return")
+    for axes in (by_frames, by_time):
+        axes.grid(alpha=0.3)
+    by_time.legend(fontsize=7)
+    figure.tight_layout()
+    path = os.path.join(out, "curve.png")
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def test_summary(score):
+    return dict(mean=round(score.mean, 1), std=round(score.std, 1), median=score.median, episodes=score.episodes,
+                max_episode_frames=score.max_episode_frames, capped=score.capped)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    mode.add_argument("--quick", action="store_true", help="a few minutes of training (make bench)")
+    mode.add_argument("--smoke", action="store_true", help="one tiny generation: checks the script runs")
+    parser.add_argument("--game", default="frostbite")
+    parser.add_argument("--algo", dest="algorithm", default="ga", choices=["ga", "random", "es", "ns-es", "nsr-es"])
+    parser.add_argument("--preset", default="pc", help=f"one of {sorted(PRESETS)} (default pc)")
+    parser.add_argument("--minutes", type=float, help="training budget in minutes (default: the mode's)")
+    parser.add_argument("--frames", type=int, help="training budget in frames (with --minutes: whichever ends first)")
+    parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full: 30)")
+    parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
+    args = parser.parse_args()
+    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    settings = MODES[name]
+    try:
+        game = resolve_atari_game(args.game)
+        if args.preset not in PRESETS:
+            raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
+        study = parse_study(args.study) if args.study else None
+    except ValueError as error:
+        parser.error(str(error))
+    for option in ("minutes", "frames", "test_episodes"):
+        value = getattr(args, option)
+        if value is not None and value <= 0:
+            parser.error(f"--{option.replace('_', '-')} must be positive, got {value}")
+    minutes = args.minutes if args.minutes is not None else settings["minutes"]
+    frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
+    episodes = args.test_episodes or settings["test_episodes"]
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                   f"learning-{game}-{args.algorithm}" + (f"-{study[0]}" if study else ""))
+    os.makedirs(out, exist_ok=True)
+    overrides = dict(settings["overrides"])
+    base = RunConfig.from_preset(args.preset, args.algorithm, env=game, seed=args.seed, **overrides)
+    base.algorithm_config()  # a clear error now for an invalid preset/override combination
+    paper = paper_scores(game)
+    if study:
+        run_study(base, study, minutes, frames, episodes, out, name, paper)
+        return
+    run_dir = os.path.join(out, "run")
+    history, seconds = train(base, run_dir, minutes, frames)
+    if not history:
+        raise SystemExit("no generation finished within the budget; give more --minutes or --frames")
+    curve = write_curve({args.algorithm: history}, out)
+    at_training_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=base.max_episode_frames,
+                                   json_path=os.path.join(out, "test_training_cap.json"), overwrite=True)
+    ale_cap = ALE_MAX_EPISODE_FRAMES if name != "smoke" else 2 * base.max_episode_frames
+    at_ale_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=ale_cap,
+                              json_path=os.path.join(out, "test_ale_cap.json"), overwrite=True)
+    total_frames = history[-1].frames_total
+    print(f"{game}, {args.algorithm}, preset {args.preset}: {len(history)} generations, {total_frames:,} frames in "
+          f"{seconds / 60:.1f} min ({total_frames / seconds:,.0f} frames/s)", file=sys.stderr)
+    print(f"test at the training cap ({base.max_episode_frames}): {at_training_cap.summary()}", file=sys.stderr)
+    print(f"test at ALE's cap ({ale_cap}): {at_ale_cap.summary()}", file=sys.stderr)
+    for column, value in paper.items():
+        print(f"  paper {column:>6}: {value:>8g}   ours / paper: {at_ale_cap.mean / value:6.3f}", file=sys.stderr)
+    report = {
+        "benchmark": "learning", "mode": name, "game": game, "algorithm": args.algorithm, "preset": args.preset,
+        "generations": len(history), "frames": total_frames, "seconds": round(seconds, 1), "cores": os.cpu_count(),
+        "frames_per_second": round(total_frames / seconds, 1),
+        "final_elite_training": history[-1].elite,
+        "test_training_cap": test_summary(at_training_cap), "test_ale_cap": test_summary(at_ale_cap),
+        "paper": paper,
+        "ratios": {column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value},
+        "curve": curve,
+    }
+    print(json.dumps(report))
+
+
+def run_study(base, study, minutes, frames, episodes, out, name, paper):
+    """One run per value of the studied hyperparameter, equal budgets; curves side by side; test at the training cap."""
+    field, values = study
+    curves, results = {}, {}
+    for value in values:
+        config = RunConfig.from_json(dict(base.to_json(), hyperparameters=dict(base.hyperparameters, **{field: value})))
+        config.algorithm_config()
+        label = f"{field}={value}"
+        run_dir = os.path.join(out, label)
+        history, seconds = train(config, run_dir, minutes, frames)
+        if not history:
+            raise SystemExit(f"{label}: no generation finished within the budget")
+        curves[label] = history
+        score = evaluate_run(run_dir, episodes=episodes, max_episode_frames=base.max_episode_frames,
+                             json_path=os.path.join(out, f"{label}-test.json"), overwrite=True)
+        results[label] = dict(test=test_summary(score), frames=history[-1].frames_total, seconds=round(seconds, 1),
+                              final_elite_training=history[-1].elite)
+        print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
+              file=sys.stderr)
+    curve = write_curve(curves, out)
+    print(json.dumps({"benchmark": "learning", "mode": name, "study": field, "game": base.env,
+                      "algorithm": base.algorithm, "cores": os.cpu_count(), "results": results, "paper": paper,
+                      "curve": curve}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Presets: every preset gives every algorithm a valid configuration; overrides win; unknown names are listed."""
+import pytest
+
+from workbench.cli import build_parser, run_config_from
+from workbench.training import ALGORITHMS, RunConfig
+from workbench.training.presets import PRESETS
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_every_preset_configures_every_algorithm(preset, algorithm):
+    config = RunConfig.from_preset(preset, algorithm, env="frostbite")
+    settings = config.algorithm_config()
+    assert config.max_episode_frames == PRESETS[preset]["layout"]["max_episode_frames"]
+    if algorithm == "random":
+        assert settings.truncation == 0  # random search draws every generation fresh
+    assert RunConfig.from_json(config.to_json()) == config
+
+
+def test_the_pc_preset_and_overrides():
+    config = RunConfig.from_preset("pc", "ga", env="pong", hyperparameters=dict(sigma=0.01), slots=8)
+    assert config.hyperparameters == dict(population_size=200, truncation=20, sigma=0.01, elite_candidates=5,
+                                          elite_episodes=5)
+    assert config.slots == 8 and config.env == "pong"
+    with pytest.raises(ValueError, match="preset must be one of 'paper', 'pc', 'tutorial'"):
+        RunConfig.from_preset("laptop")
+
+
+def test_the_command_line_starts_from_a_preset(tmp_path):
+    args = build_parser().parse_args(["train", "--preset", "pc", "--game", "frostbite", "--sigma", "0.01",
+                                      "--out", str(tmp_path)])
+    config = run_config_from(args)
+    assert config.hyperparameters["population_size"] == 200 and config.hyperparameters["sigma"] == 0.01
+    args = build_parser().parse_args(["train", "--preset", "nope", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="preset"):
+        run_config_from(args)
