@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from workbench.ops import population_conv2d, population_matmul
@@ -24,6 +25,11 @@ class Conv2D:
 
     def kernel_shape(self, input_shape: tuple[int, ...]) -> tuple[int, int]:
         return (self.kernel_size * self.kernel_size * input_shape[-1], self.filters)
+
+    def forward_one(self, x: tf.Tensor, kernel: Any, bias: Any) -> tf.Tensor:
+        """The layer for one member (numpy kernel [K, N] and bias [N]), no ReLU: plain TensorFlow."""
+        kernel = np.asarray(kernel, np.float32).reshape(self.kernel_size, self.kernel_size, -1, self.filters)
+        return tf.nn.conv2d(x, kernel, strides=self.stride, padding="SAME") + np.asarray(bias, np.float32)
 
     def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
               perturbation: Any, backend: str | None) -> tf.Tensor:
@@ -56,6 +62,11 @@ class Dense:
         for dim in input_shape:
             size *= dim
         return (size, self.units)
+
+    def forward_one(self, x: tf.Tensor, kernel: Any, bias: Any) -> tf.Tensor:
+        """The layer for one member (numpy kernel [K, N] and bias [N]), no ReLU: plain TensorFlow."""
+        x = tf.reshape(x, [tf.shape(x)[0], -1])
+        return tf.matmul(x, np.asarray(kernel, np.float32)) + np.asarray(bias, np.float32)
 
     def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
               perturbation: Any, backend: str | None) -> tf.Tensor:

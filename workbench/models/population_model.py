@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from workbench.checks import check_positive_int
+from workbench.models.virtual_batch_norm import fold, reference_input
 from workbench.ops import LowRankPerturbation, assign_slots
 
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
@@ -30,11 +31,13 @@ class PopulationModel(tf.Module):
       output_init_std / hidden_init_std: initialisation scale (Such et al. 2017):
         standard normal * std / sqrt(fan_in); biases start at 0.
       backend: "custom", "reference" or None (environment decides), for every op.
+      reference_batch: observations [n] + input_shape for virtual batch normalisation of every hidden
+        layer (virtual_batch_norm.py): folded into each member's weights when its slot is loaded; None = off.
     """
 
     def __init__(self, layers: Sequence[Any], input_shape: Sequence[int], slots: int, weight_dtype: str = "float32",
                  hidden_init_std: float = 1.0, output_init_std: float = 0.1, backend: str | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, reference_batch: Any = None) -> None:
         super().__init__(name=name)
         check_positive_int("slots", slots)
         if weight_dtype not in WEIGHT_DTYPES:
@@ -64,6 +67,7 @@ class PopulationModel(tf.Module):
         self._sizes = []
         for depth, units in self.kernel_shapes:
             self._sizes += [depth * units, units]
+        self.reference = None if reference_batch is None else reference_input(reference_batch, self.input_shape)
 
     # ----- parameters ---------------------------------------------------------------------
     @property
@@ -102,7 +106,11 @@ class PopulationModel(tf.Module):
         return [(arrays[2 * i].reshape(k), arrays[2 * i + 1]) for i, k in enumerate(self.kernel_shapes)]
 
     def set_slots(self, slots: Sequence[int] | np.ndarray, parameters: np.ndarray) -> None:
-        """Loads members' flat parameters [n, num_parameters] into slots [n]."""
+        """Loads members' flat parameters [n, num_parameters] into slots [n].
+
+        With a reference batch, each member's virtual batch normalisation is folded in first, so the
+        slots (and get_slot) hold the folded weights.
+        """
         parameters = self._check_parameters(parameters, "parameters", 2)
         slots = self._check_slot_indices(slots, "slots")
         if len(slots) != parameters.shape[0]:
@@ -111,12 +119,21 @@ class PopulationModel(tf.Module):
             raise ValueError("slots must not repeat: each slot receives one member")
         if len(slots) == 0:
             return
+        if self.reference is not None:
+            parameters = np.stack([self.normalized(row) for row in parameters])
         offsets = np.concatenate([[0], np.cumsum(self._sizes)])
         variables = [v for pair in zip(self.kernels, self.biases) for v in pair]
         for i, variable in enumerate(variables):
             piece = parameters[:, offsets[i] : offsets[i + 1]].reshape((len(slots),) + tuple(variable.shape[1:]))
             # In place, keeping reads zero-copy (a scatter update would make every inference copy the variable).
             assign_slots(variable, slots, tf.cast(piece, variable.dtype), backend=self.backend)
+
+    def normalized(self, parameters: np.ndarray) -> np.ndarray:
+        """A member's flat parameters with virtual batch normalisation folded in (needs reference_batch)."""
+        if self.reference is None:
+            raise ValueError("normalized() needs a model built with a reference_batch")
+        folded = fold(self.layers, self.unflatten(parameters), self.reference)
+        return np.concatenate([piece.ravel() for pair in folded for piece in pair]).astype(np.float32)
 
     def set_slot(self, slot: int, parameters: np.ndarray) -> None:
         """Loads one member's flat parameters into `slot`."""
