@@ -77,3 +77,39 @@ def test_bad_reference_batches_are_refused():
         MLPModel(4, 2, reference_batch=np.full((8, 4), np.nan, np.float32))
     with pytest.raises(ValueError, match="reference_batch"):
         MLPModel(4, 2).normalized(np.zeros(MLPModel(4, 2).num_parameters, np.float32))
+
+
+def test_an_es_run_with_vbn_keeps_its_reference_batch_through_checkpoint_and_resume(tmp_path):
+    from workbench.training import RunConfig, Trainer, load_checkpoint
+    from workbench.training.replay import replay_run
+
+    config = RunConfig(env="CartPole-v1", model="mlp", algorithm="es", subpopulations=1, slots=4, max_episode_frames=60,
+                       noise_size=2**16, model_options=dict(hidden_sizes=[4]), virtual_batch_norm=True, seed=2,
+                       hyperparameters=dict(population_size=6, sigma=0.05, learning_rate=0.03))
+    reference = Trainer.from_config(config)
+    uninterrupted = reference.run(generations=3)
+    reference.close()
+    first = Trainer.from_config(config, run_dir=str(tmp_path))
+    first.run(generations=2)
+    first.close()
+    _, state = load_checkpoint(str(tmp_path))
+    assert state["reference_batch"].shape == (128, 4)
+    np.testing.assert_array_equal(state["reference_batch"], config.reference_batch())  # deterministic from the seed
+    resumed = Trainer.resume_from(str(tmp_path))
+    np.testing.assert_array_equal(resumed.evaluator.spec.reference_batch, state["reference_batch"])
+    assert resumed.run(generations=1)[0].max == uninterrupted[2].max
+    assert [r.mean for r in resumed.history] == [r.mean for r in uninterrupted]
+    resumed.close()
+    assert len(replay_run(str(tmp_path)).actions) > 0  # replays use the run's reference batch
+
+
+def test_reference_batches_of_atari_play_and_perturbed_mode_refused():
+    from workbench.evaluation import Evaluator, RunSpec
+
+    spec = RunSpec("pong", "small", max_episode_frames=2000, noise_size=2**22)
+    batch = spec.collect_reference_batch(16, seed=1, probability=0.2)
+    assert batch.shape == (16, 84, 84, 4) and batch.dtype == np.uint8
+    np.testing.assert_array_equal(batch, spec.collect_reference_batch(16, seed=1, probability=0.2))
+    with pytest.raises(ValueError, match="perturbed_rank cannot be combined"):
+        Evaluator.from_spec(RunSpec("CartPole-v1", "mlp", noise_size=2**16,
+                                    reference_batch=np.zeros((4, 4), np.float32)), slots=2, perturbed_rank=1)

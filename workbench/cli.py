@@ -58,6 +58,8 @@ def _add_train_options(parser):
                         help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)")
     parser.add_argument("--ray-address", dest="ray_address", help="join a running Ray cluster (e.g. head:6379, auto)")
     parser.add_argument("--ray-actors", dest="ray_actors", type=int, help="Ray actors (default: one per CPU)")
+    parser.add_argument("--virtual-batch-norm", dest="virtual_batch_norm", action="store_true", default=None,
+                        help="normalise hidden layers by a reference batch of random play (the paper's ES on Atari)")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -113,7 +115,7 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     config = RunConfig.from_json(data)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
-                 "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors"):
+                 "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors", "virtual_batch_norm"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)

@@ -112,6 +112,9 @@ class Evaluator(BaseEvaluator):
             space = type(space)(noise, space.init_scales, space.layer_shapes)
         if perturbed_rank:
             space.check_rank(perturbed_rank, "perturbed_rank")
+            if spec.reference_batch is not None:
+                raise ValueError("perturbed_rank cannot be combined with virtual batch normalisation (a reference "
+                                 "batch): each child's statistics need its materialised weights")
         super().__init__(spec, space, GenomeDecoder(space, cache_bytes), behaviour)
         self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank, None, frame_interval)
                                for e, m in zip(self.envs, self.models)]

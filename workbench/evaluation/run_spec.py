@@ -16,7 +16,9 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from workbench.checks import check_int, check_optional_positive_int, check_type
+import numpy as np
+
+from workbench.checks import check_int, check_optional_positive_int, check_real, check_type
 from workbench.envs import EnvBatch, make_batch
 from workbench.envs.games import find_atari_game
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
@@ -66,6 +68,9 @@ class RunSpec:
     max_episode_frames: the episode cap the environments are built with (Atari: frames, no-ops
       included; Gymnasium: steps); None = the environment's own. A live cap can only be lower.
     noise_size, noise_seed: the shared noise table (workbench.evolution.NoiseTable).
+    reference_batch: observations [n] + observation shape for virtual batch normalisation of the
+      models (collect_reference_batch(); workbench/models/virtual_batch_norm.py); None = off. It is not
+      part of to_json(): a run keeps it in its checkpoints.
     """
 
     env: str
@@ -75,6 +80,7 @@ class RunSpec:
     max_episode_frames: int | None = None
     noise_size: int = DEFAULT_SIZE
     noise_seed: int = DEFAULT_SEED
+    reference_batch: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_type("env", self.env, str, "a game or Gymnasium id string")
@@ -91,6 +97,9 @@ class RunSpec:
         check_optional_positive_int("max_episode_frames", self.max_episode_frames)
         check_int("noise_size", self.noise_size, 1, 2**32)
         check_int("noise_seed", self.noise_seed, 0)
+        if self.reference_batch is not None:
+            object.__setattr__(self, "reference_batch", np.array(self.reference_batch))
+            self.reference_batch.setflags(write=False)
 
     @property
     def is_atari(self) -> bool:
@@ -111,7 +120,29 @@ class RunSpec:
 
     def build_model(self, batch: EnvBatch, slots: int, **option_overrides: Any) -> PopulationModel:
         """The population model of this spec for `batch`, with `slots` weight slots."""
-        return build_model(self.model, batch, slots, dict(self.model_options, **option_overrides))
+        options = dict(self.model_options, **option_overrides)
+        if self.reference_batch is not None:
+            options["reference_batch"] = self.reference_batch
+        return build_model(self.model, batch, slots, options)
+
+    def collect_reference_batch(self, size: int = 128, seed: int = 0, probability: float = 0.05) -> np.ndarray:
+        """Observations of random play for virtual batch normalisation: each step's observation is kept with
+        `probability` until `size` are kept (uniform random actions; deterministic given `seed`)."""
+        check_int("size", size, 2)
+        check_real("probability", probability, 0, 1, low_open=True)
+        rng = np.random.default_rng(seed)
+        batch = self.make_batch(1, seed=seed)
+        kept = []
+        try:
+            observation = batch.reset()
+            while len(kept) < size:
+                if rng.random() < probability:
+                    kept.append(observation[0])
+                _, done = batch.step([0], [int(rng.integers(batch.num_actions))])
+                observation = batch.reset() if done[0] else batch.observation([0])
+        finally:
+            batch.close()
+        return np.stack(kept)
 
     def space(self, model: PopulationModel | None = None) -> ParameterSpace:
         """The genomes' parameter space: the model's layers over this spec's noise table.
@@ -143,7 +174,8 @@ class RunSpec:
     def to_json(self) -> dict:
         if not isinstance(self.model, str):
             raise ValueError("a RunSpec with a model callable cannot be written as JSON; register it by name")
-        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)
+                if field.name != "reference_batch"}
 
     @classmethod
     def from_json(cls, data: Mapping) -> RunSpec:

@@ -51,6 +51,8 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
     config = RunConfig.from_run_dir(run_dir)
     _, state = load_checkpoint(run_dir)
     spec = config.spec()
+    if state.get("reference_batch") is not None:  # virtual batch normalisation: the run's own reference batch
+        spec = dataclasses.replace(spec, reference_batch=state["reference_batch"])
     space = spec.space()
     strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
     bases = strategy.bases()

@@ -4,8 +4,8 @@
     python -m workbench train --preset pc --game frostbite --algo ga --minutes 30 --out runs/frostbite
 
   paper     the papers' Atari settings (docs/protocol.md): GA population 1,000, 20 parents, sigma 0.002,
-            10 elite candidates x 30 episodes; ES population 5,000, sigma 0.02, Adam 0.01. On 2 cores one
-            GA generation takes about half an hour.
+            10 elite candidates x 30 episodes; ES population 5,000, sigma 0.02, Adam 0.01, virtual batch
+            normalisation. On 2 cores one GA generation takes about half an hour.
   pc        scaled to a 2-core computer: GA population 200, 20 parents, sigma 0.005, 5 candidates x 5
             episodes, 20,000-frame training cap. Measured once on Frostbite (SmallModel, 2 cores): a
             re-evaluated elite of about 1,500 after 4M frames and about 2,900 after 5M frames, in about
@@ -56,8 +56,12 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def preset_fields(name: str, algorithm: str) -> dict[str, Any]:
-    """The RunConfig fields of preset `name` for `algorithm`: hyperparameters and the evaluator's layout."""
+    """The RunConfig fields of preset `name` for `algorithm`: hyperparameters and the evaluator's layout (the
+    paper preset's evolution strategies also normalise by a reference batch, as the paper's ES did)."""
     check_choice("preset", name, sorted(PRESETS))
     preset = PRESETS[name]
     check_choice("algorithm", algorithm, sorted(preset["hyperparameters"]))
-    return dict(preset["layout"], hyperparameters=dict(preset["hyperparameters"][algorithm]))
+    fields = dict(preset["layout"], hyperparameters=dict(preset["hyperparameters"][algorithm]))
+    if name == "paper" and algorithm in ("es", "ns-es", "nsr-es"):
+        fields["virtual_batch_norm"] = True
+    return fields

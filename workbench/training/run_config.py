@@ -7,11 +7,14 @@ import json
 import os
 from typing import Any
 
+import numpy as np
+
 from workbench.checks import check_bool, check_choice
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
 from workbench.evolution import ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoveltyConfig, NoveltySearchES, Strategy
 from workbench.training.checkpoint import CheckpointError
 
+REFERENCE_BATCH_SIZE = 128  # observations of the virtual batch normalisation's reference batch (Salimans et al. 2017)
 ALGORITHMS = {
     "ga": (GeneticAlgorithm, GAConfig, {}),
     "random": (GeneticAlgorithm, GAConfig, {"truncation": 0}),
@@ -44,6 +47,7 @@ class RunConfig:
     ray: bool = False  # evaluate on Ray actors (a local cluster unless ray_address is given)
     ray_address: str = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
     ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
+    virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
 
     def algorithm_config(self) -> GAConfig | ESConfig | NoveltyConfig:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -63,10 +67,19 @@ class RunConfig:
                        max_episode_frames=self.max_episode_frames, noise_size=self.noise_size,
                        noise_seed=self.noise_seed)
 
-    def build(self) -> tuple[Strategy, BaseEvaluator]:
-        """(strategy, evaluator) of this configuration."""
+    def reference_batch(self) -> np.ndarray | None:
+        """The run's reference batch for virtual batch normalisation (128 observations of random play drawn from
+        the run's seed), or None without it."""
+        check_bool("virtual_batch_norm", self.virtual_batch_norm)
+        return self.spec().collect_reference_batch(REFERENCE_BATCH_SIZE, self.seed) if self.virtual_batch_norm else None
+
+    def build(self, reference_batch: np.ndarray | None = None) -> tuple[Strategy, BaseEvaluator]:
+        """(strategy, evaluator) of this configuration; reference_batch: a checkpoint's, instead of collecting one."""
         config = self.algorithm_config()  # validate before building anything heavy
         spec = self.spec()
+        if self.virtual_batch_norm:
+            reference = self.reference_batch() if reference_batch is None else reference_batch
+            spec = dataclasses.replace(spec, reference_batch=reference)
         behaviour = self.behaviour
         if behaviour is None and self.algorithm in ("ns-es", "nsr-es"):
             behaviour = "final_ram"

@@ -115,11 +115,11 @@ class Trainer:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_config(cls, config: RunConfig, run_dir: str | None = None, checkpoint_every: int = 1,
-                    _resuming: bool = False) -> Trainer:
+                    _resuming: bool = False, _reference_batch: Any = None) -> Trainer:
         """A new run of `config` (run_dir: where its logs and checkpoints go; None = nowhere)."""
         if not isinstance(config, RunConfig):
             raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
-        strategy, evaluator = config.build()
+        strategy, evaluator = config.build(reference_batch=_reference_batch)
         try:
             return cls(strategy, evaluator, run_dir=run_dir, seed=config.seed, checkpoint_every=checkpoint_every,
                        config=config, _resuming=_resuming)
@@ -132,7 +132,11 @@ class Trainer:
         """The trainer of a run directory, continuing from its newest checkpoint."""
         config = RunConfig.from_run_dir(run_dir)
         generation, state = load_checkpoint(run_dir)
-        trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every, _resuming=True)
+        if config.virtual_batch_norm and state.get("reference_batch") is None:
+            raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} lacks the run's reference "
+                                  "batch (virtual_batch_norm)")
+        trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every, _resuming=True,
+                                  _reference_batch=state.get("reference_batch"))
         try:
             trainer._load(state)
         except (KeyError, TypeError, ValueError) as error:
@@ -349,7 +353,8 @@ class Trainer:
             return {"strategy": self.strategy.state_dict(), "history": [r.to_json() for r in self.history],
                     "frames": self.frames, "round": self._round, "seed": self.seed,
                     "settings": dict(self.settings.state(), max_episode_frames=self.evaluator.max_episode_frames),
-                    "algorithm": None if self.config is None else self.config.algorithm}
+                    "algorithm": None if self.config is None else self.config.algorithm,
+                    "reference_batch": self.evaluator.spec.reference_batch}
 
     def _load(self, state):
         strategy_class = type(self.strategy)
