@@ -23,6 +23,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.checks import check_int, check_real
@@ -395,7 +396,7 @@ class Trainer:
         self.events.publish("frame", generation=self.strategy.generation, **frame)
 
     def evaluate_elite(self, episodes: int = 30, protocol: str = "deep-ga", max_episode_frames: int | None = None,
-                       seed: int = 0, progress: Any = None) -> Score:
+                       seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Score:
         """Scores the current elite on fresh test episodes (workbench.training.scoring; safe while training runs)."""
         from workbench.training.scoring import score_genome
 
