@@ -109,6 +109,7 @@ def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_pat
         assert (tmp_path / name).stat().st_size > 0, name
 
 
+@pytest.mark.slow
 def test_learning_bench_refuses_bad_arguments(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
     for arguments, message in ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
