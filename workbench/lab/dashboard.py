@@ -149,21 +149,14 @@ class TrainingDashboard:
         self._log("info", f"replaying the elite of generation {generation} ...")
 
         def replay():
-            try:
-                viewer = AgentViewer.from_genome(elite, trainer.evaluator, bases=bases, seed=seed,
-                                                 title=f"elite of generation {generation}")
-                self.elite_viewer = viewer
-                self.elite_area.children = [viewer.widget]
-                self._log("info", f"elite of generation {generation}: score {viewer.episode.score:g} "
-                                  f"in {len(viewer.episode.actions)} steps")
-            except Exception as error:  # noqa: BLE001 - shown in the log, not lost in a thread
-                self._log("error", f"watch elite failed: {error!r}")
+            viewer = AgentViewer.from_genome(elite, trainer.evaluator, bases=bases, seed=seed,
+                                             title=f"elite of generation {generation}")
+            self.elite_viewer = viewer
+            self.elite_area.children = [viewer.widget]
+            self._log("info", f"elite of generation {generation}: score {viewer.episode.score:g} "
+                              f"in {len(viewer.episode.actions)} steps")
 
-        thread = threading.Thread(target=replay, name="workbench-watch-elite", daemon=True)
-        thread.start()
-        if wait:
-            thread.join()
-        return thread
+        return self._in_background("watch elite", replay, wait)
 
     def score_elite(self, episodes: int | None = None, wait: bool = False) -> threading.Thread:
         """Scores the current elite on fresh test episodes in a thread (Trainer.evaluate_elite); shows
@@ -175,22 +168,33 @@ class TrainingDashboard:
             raise ValueError("there is no elite yet: wait for the first generation to finish")
         self.score_view.value = f"scoring the elite on {episodes} test episodes ..."
 
+        def progress(done, total):
+            self.score_view.value = f"scoring the elite: {done} / {total} test episodes"
+
         def score():
+            result = trainer.evaluate_elite(episodes=episodes, progress=progress)
+            self.score = result
+            title = f"elite of generation {result.generation}: {result.mean:.1f} ± {result.std:.1f}"
+            self.score_image.value = returns_histogram(result.returns, title=title)
+            self.score_view.value = f"<b>{escape(result.summary())}</b>"
+            self._log("info", f"elite of generation {result.generation} scored {result.summary()}")
+
+        def failed(error):
+            self.score_view.value = f'<span style="color:#b00020">scoring failed: {escape(str(error))}</span>'
+
+        return self._in_background("score elite", score, wait, failed)
+
+    def _in_background(self, name, work, wait, on_error=None):
+        """Runs work() in a daemon thread; an exception goes to the log (and on_error), never lost in the thread."""
+        def run():
             try:
-                def progress(done, total):
-                    self.score_view.value = f"scoring the elite: {done} / {total} test episodes"
+                work()
+            except Exception as error:  # noqa: BLE001 - shown in the log, not lost in a thread
+                if on_error is not None:
+                    on_error(error)
+                self._log("error", f"{name} failed: {error!r}")
 
-                result = trainer.evaluate_elite(episodes=episodes, progress=progress)
-                self.score = result
-                title = f"elite of generation {result.generation}: {result.mean:.1f} ± {result.std:.1f}"
-                self.score_image.value = returns_histogram(result.returns, title=title)
-                self.score_view.value = f"<b>{escape(result.summary())}</b>"
-                self._log("info", f"elite of generation {result.generation} scored {result.summary()}")
-            except Exception as error:  # noqa: BLE001 - shown, not lost in a thread
-                self.score_view.value = f'<span style="color:#b00020">scoring failed: {escape(str(error))}</span>'
-                self._log("error", f"score elite failed: {error!r}")
-
-        thread = threading.Thread(target=score, name="workbench-score-elite", daemon=True)
+        thread = threading.Thread(target=run, name=f"workbench-{name.replace(' ', '-')}", daemon=True)
         thread.start()
         if wait:
             thread.join()
