@@ -116,11 +116,21 @@ def test_background_run_live_set_pause_stop_and_events(tmp_path):
 
 
 def test_stop_during_a_long_generation_returns_within_seconds(tmp_path):
-    config = cartpole_config(max_episode_frames=500, hyperparameters=dict(population_size=400, truncation=4, sigma=0.1,
+    # 20,000 CartPole episodes of at least 8 steps each cannot finish in the half second the test waits once
+    # evaluation has begun, on any machine this suite runs on.
+    config = cartpole_config(max_episode_frames=500, hyperparameters=dict(population_size=20000, truncation=4, sigma=0.1,
                                                                           elite_candidates=2, elite_episodes=2))
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
+    evaluating, evaluate = threading.Event(), trainer.evaluator.evaluate
+
+    def evaluate_and_signal(*args, **kwargs):
+        evaluating.set()
+        return evaluate(*args, **kwargs)
+
+    trainer.evaluator.evaluate = evaluate_and_signal
     trainer.start()
-    time.sleep(1.5)
+    assert evaluating.wait(60)
+    time.sleep(0.5)
     start = time.monotonic()
     trainer.stop()
     assert time.monotonic() - start < 5 and trainer.generation == 0 and not trainer_threads()
