@@ -10,10 +10,12 @@ and the test results under --out, prints a table, and ends with one JSON line.
   python bench/learning.py [--quick | --smoke] [--game frostbite] [--algo ga] [--preset pc]
                            [--minutes 120] [--frames N] [--test-episodes 30] [--out DIR]
   python bench/learning.py --study sigma=0.002,0.005,0.01 --minutes 20     # equal budgets, curves side by side
+  python bench/learning.py --game seaquest --compare es+vbn,es,random --frames 20000000   # equal frames
 
 Modes: --smoke (seconds: checks the script), --quick (a few minutes, for make bench), full (default:
 a two-hour budget on the machine at hand). A study runs one training per value of one hyperparameter
-with the same budget and scores each final elite at the training cap.
+with the same budget; a comparison runs one training per algorithm ("+vbn": with virtual batch
+normalisation) with the same frames. Both score each final elite at the training cap.
 """
 import argparse
 import csv
@@ -31,7 +33,8 @@ quiet_tensorflow("--verbose" in sys.argv[1:])
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
-from workbench.training.presets import PRESETS  # noqa: E402
+from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
+from workbench.training.run_config import ALGORITHMS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
 PROTOCOL_PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "protocol.md")
@@ -65,6 +68,18 @@ def parse_study(text):
         raise ValueError(f"--study must look like sigma=0.002,0.005,0.01, got {text!r}")
     values = [json.loads(v) for v in match.group(2).split(",")]
     return match.group(1), values
+
+
+def parse_compare(text):
+    """[(algorithm, virtual_batch_norm)] of --compare "es+vbn,es,random"."""
+    arms = []
+    for arm in (text or "").split(","):
+        algorithm, _, suffix = arm.strip().partition("+")
+        if algorithm not in ALGORITHMS or suffix not in ("", "vbn"):
+            raise ValueError(f"--compare must list algorithms of {sorted(ALGORITHMS)}, each optionally with +vbn "
+                             f"(e.g. es+vbn,es,random), got {arm.strip()!r}")
+        arms.append((algorithm, suffix == "vbn"))
+    return arms
 
 
 def train(config, run_dir, minutes, frames):
@@ -140,7 +155,9 @@ def main():
     parser.add_argument("--minutes", type=float, help="training budget in minutes (default: the mode's)")
     parser.add_argument("--frames", type=int, help="training budget in frames (with --minutes: whichever ends first)")
     parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full: 30)")
+    parser.add_argument("--model", default="small", help="population model (default small)")
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
+    parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
     args = parser.parse_args()
@@ -151,6 +168,11 @@ def main():
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
         study = parse_study(args.study) if args.study else None
+        compare = parse_compare(args.compare) if args.compare else None
+        if study and compare:
+            raise ValueError("--study and --compare cannot be combined")
+        if compare and args.frames is None and not args.smoke:
+            raise ValueError("--compare needs --frames: the algorithms are compared at equal frames")
     except ValueError as error:
         parser.error(str(error))
     for option in ("minutes", "frames", "test_episodes"):
@@ -160,15 +182,31 @@ def main():
     minutes = args.minutes if args.minutes is not None else settings["minutes"]
     frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
     episodes = args.test_episodes or settings["test_episodes"]
-    out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                                   f"learning-{game}-{args.algorithm}" + (f"-{study[0]}" if study else ""))
+    label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"learning-{game}-{label}")
     os.makedirs(out, exist_ok=True)
-    overrides = dict(settings["overrides"])
-    base = RunConfig.from_preset(args.preset, args.algorithm, env=game, seed=args.seed, **overrides)
+    def preset_config(algorithm, **fields):
+        """The preset's RunConfig for `algorithm` with the mode's overrides (hyperparameters it does not take dropped)."""
+        overrides = dict(settings["overrides"], **fields)
+        known = preset_fields(args.preset, algorithm)["hyperparameters"]
+        overrides["hyperparameters"] = {key: value for key, value in overrides.get("hyperparameters", {}).items()
+                                        if key in known}
+        return RunConfig.from_preset(args.preset, algorithm, env=game, model=args.model, seed=args.seed, **overrides)
+
+    base = preset_config(args.algorithm)
     base.algorithm_config()  # a clear error now for an invalid preset/override combination
     paper = paper_scores(game)
     if study:
-        run_study(base, study, minutes, frames, episodes, out, name, paper)
+        field, values = study
+        arms = {f"{field}={value}": RunConfig.from_json(dict(base.to_json(), hyperparameters=dict(
+            base.hyperparameters, **{field: value}))) for value in values}
+        describe = dict(study=field, algorithm=base.algorithm, preset=args.preset)
+        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
+        return
+    if compare:
+        arms = {algorithm + ("+vbn" if vbn else ""): preset_config(algorithm, virtual_batch_norm=vbn)
+                for algorithm, vbn in compare}
+        run_arms(arms, dict(compare=list(arms), preset=args.preset), base, minutes, frames, episodes, out, name, paper)
         return
     run_dir = os.path.join(out, "run")
     history, seconds = train(base, run_dir, minutes, frames)
@@ -200,14 +238,13 @@ def main():
     print(json.dumps(report))
 
 
-def run_study(base, study, minutes, frames, episodes, out, name, paper):
-    """One run per value of the studied hyperparameter, equal budgets; curves side by side; test at the training cap."""
-    field, values = study
+def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
+    """One run per arm ({label: RunConfig}) with equal budgets; curves side by side; each final elite tested at the
+    training cap; ends with one JSON line (`describe` says what the arms vary)."""
+    for config in arms.values():
+        config.algorithm_config()  # every arm's error before the first arm trains
     curves, results = {}, {}
-    for value in values:
-        config = RunConfig.from_json(dict(base.to_json(), hyperparameters=dict(base.hyperparameters, **{field: value})))
-        config.algorithm_config()
-        label = f"{field}={value}"
+    for label, config in arms.items():
         run_dir = os.path.join(out, label)
         history, seconds = train(config, run_dir, minutes, frames)
         if not history:
@@ -220,9 +257,9 @@ def run_study(base, study, minutes, frames, episodes, out, name, paper):
         print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
               file=sys.stderr)
     curve = write_curve(curves, out)
-    print(json.dumps({"benchmark": "learning", "mode": name, "study": field, "game": base.env,
-                      "algorithm": base.algorithm, "cores": os.cpu_count(), "results": results, "paper": paper,
-                      "curve": curve}))
+    print(json.dumps({"benchmark": "learning", "mode": name, **describe, "game": base.env, "model": base.model,
+                      "budget": dict(minutes=minutes, frames=frames), "cores": os.cpu_count(),
+                      "results": results, "paper": paper, "curve": curve}))
 
 
 if __name__ == "__main__":

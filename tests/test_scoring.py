@@ -140,4 +140,4 @@ def test_the_command_line_prints_the_score_and_writes_the_episodes(runs, tmp_pat
     assert "oneDNN" not in result.stderr  # TensorFlow's start-up lines are silenced
     assert len(json.load(open(path))["returns"]) == 2
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 2 and "exists already" in again.stderr
+    assert again.returncode == 2 and "--json" in again.stderr and "exists already" in again.stderr

@@ -172,6 +172,8 @@ def evaluate(args: argparse.Namespace) -> None:
 
     from workbench.training.scoring import evaluate_run
 
+    if args.json_path and os.path.exists(args.json_path) and not args.overwrite:
+        raise ValueError(f"--json {args.json_path!r} exists already; choose another file or pass --overwrite")
     bar = tqdm(total=args.episodes, unit="episode", dynamic_ncols=True, disable=None)
 
     def progress(done, total):
