@@ -6,6 +6,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TF_REQUIREMENT := tensorflow-cpu>=2.21,<2.22
 ALE_REQUIREMENT := ale-py>=0.12,<0.13
+# One MuJoCo for the ops and for Gymnasium's reference tasks: 4.0.1 (fixes a sparse-solver bug of
+# 4.0.0). It is the mujoco-core wheel (libmujoco, headers, Python bindings); the `mujoco`
+# meta-package on PyPI is at 4.0.0 and would pin mujoco-core 4.0.0, so it is not installed.
+MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
@@ -17,12 +21,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 
-# TensorFlow and ale-py first: the ops compile against the installed TensorFlow and
+# TensorFlow, ale-py and MuJoCo first: the ops compile against the installed TensorFlow,
 # link ALE built from the sources of the installed ale-py version (ops/build_ale.py,
-# cached under ~/.cache). No build isolation, so the build reuses them. Rebuilds
-# only when the build inputs change.
-$(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py $(OPS_SOURCES)
-	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" scikit-build-core
+# cached under ~/.cache) and link the installed libmujoco (ops/build_mujoco.py). No build
+# isolation, so the build reuses them. Rebuilds only when the build inputs change.
+$(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py ops/build_mujoco.py $(OPS_SOURCES)
+	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" "$(MUJOCO_REQUIREMENT)" scikit-build-core
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray]"
 	touch $@
 

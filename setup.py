@@ -1,12 +1,16 @@
 """Build of the deep-neuroevolution workbench: the Python package and its C++ TensorFlow ops.
 
-The ops in ops/cc are compiled into two shared libraries inside the package,
-workbench/ops/_workbench_ops*.so (population inference) and
-workbench/ops/_workbench_atari_ops*.so (Atari emulation), with TensorFlow's
+The ops in ops/cc are compiled into three shared libraries inside the package,
+workbench/ops/_workbench_ops*.so (population inference),
+workbench/ops/_workbench_atari_ops*.so (Atari emulation) and
+workbench/ops/_workbench_mujoco_ops*.so (MuJoCo physics), with TensorFlow's
 own compile and link flags, read from the TensorFlow installed at build time.
-A compiler failure fails the install. Each library carries the TensorFlow and
-ALE versions it was built for (a WORKBENCH_BUILD_INFO string); the loader
-refuses a library built for another version and says how to rebuild.
+A compiler failure fails the install. Each library carries the TensorFlow, ALE
+(and MuJoCo) versions it was built for (a WORKBENCH_BUILD_INFO string); the
+loader refuses a library built for another version and says how to rebuild.
+
+The MuJoCo library links the libmujoco inside the installed mujoco-core wheel
+(ops/build_mujoco.py finds it; an rpath points at it).
 
 The emulation library links ALE's C++ core statically; ops/build_ale.py builds it
 once from the ale-py source distribution of the installed ale-py version and
@@ -29,6 +33,7 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "ops"))
 import build_ale  # noqa: E402  (ops/build_ale.py)
+import build_mujoco  # noqa: E402  (ops/build_mujoco.py)
 
 DEFAULT_ARCH_FLAGS = "-march=native -mno-avx512fp16"
 
@@ -59,6 +64,14 @@ class BuildTensorFlowOps(build_ext):
             + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"', f'-DWORKBENCH_ALE_VERSION="{ale_version}"']
         )
         ext.extra_link_args = list(tf.sysconfig.get_link_flags())
+        if ext.name == MUJOCO_LIBRARY:
+            mujoco_version, mujoco_include, mujoco_directory, mujoco_library = build_mujoco.find_mujoco()
+            # No fused multiply-adds: the task's rewards and observations are computed in the order and rounding
+            # of Gymnasium's numpy code, so that episodes equal Gymnasium's bit for bit.
+            ext.extra_compile_args += [f'-DWORKBENCH_MUJOCO_VERSION="{mujoco_version}"', "-ffp-contract=off"]
+            ext.include_dirs = list(ext.include_dirs) + [mujoco_include]
+            ext.extra_link_args += [f"-L{mujoco_directory}", f"-l:{mujoco_library}",
+                                    f"-Wl,-rpath,{mujoco_directory}"]  # the installed package's libmujoco
         if ext.name == EMULATION_LIBRARY:
             ale_include, ale_library = build_ale.ensure_ale()
             ext.include_dirs = list(ext.include_dirs) + [ale_include]
@@ -78,13 +91,16 @@ def sources(*patterns):
     return sorted(os.path.relpath(path, HERE) for path in found)
 
 
-# Two libraries: the inference ops (this project's code only, Apache-2.0) and the
-# emulation ops, which link ALE (GPL-2.0-only); see the README's licence section.
+# Three libraries: the inference ops (this project's code only, Apache-2.0), the Atari
+# emulation ops, which link ALE (GPL-2.0-only; see the README's licence section), and
+# the MuJoCo physics ops, which link the installed package's libmujoco (Apache-2.0).
 INFERENCE_LIBRARY = "workbench.ops._workbench_ops"
 EMULATION_LIBRARY = "workbench.ops._workbench_atari_ops"
+MUJOCO_LIBRARY = "workbench.ops._workbench_mujoco_ops"
 inference_sources = sources("build_info.cc", "**/population_*.cc")
 emulation_sources = sources("build_info.cc", "**/atari_*.cc", "**/frame_preprocessing.cc")
-unassigned = set(sources("**/*.cc")) - set(inference_sources) - set(emulation_sources)
+mujoco_sources = sources("build_info.cc", "**/mujoco_*.cc")
+unassigned = set(sources("**/*.cc")) - set(inference_sources) - set(emulation_sources) - set(mujoco_sources)
 assert not unassigned, f"assign these sources to a library in setup.py: {sorted(unassigned)}"
 
 setup(
@@ -96,10 +112,12 @@ setup(
     packages=find_packages(include=["workbench", "workbench.*"]),
     ext_modules=[
         Extension(name, sources=files, include_dirs=[os.path.join(HERE, "ops", "cc")], language="c++")
-        for name, files in ((INFERENCE_LIBRARY, inference_sources), (EMULATION_LIBRARY, emulation_sources))
+        for name, files in ((INFERENCE_LIBRARY, inference_sources), (EMULATION_LIBRARY, emulation_sources),
+                            (MUJOCO_LIBRARY, mujoco_sources))
     ],
     cmdclass={"build_ext": BuildTensorFlowOps},
-    install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.0",
+    install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.4,<1.5",
+                      "mujoco-core==4.0.1", "glfw>=2.5",
                       "tensorboard>=2.21,<2.22", "pandas>=2.0", "tqdm>=4.60", "matplotlib>=3.8", "pillow>=10",
                       "imageio>=2.30", "imageio-ffmpeg>=0.4.9"],
     extras_require={

@@ -1,10 +1,13 @@
-"""SplitMix64: the random stream of the Atari protocol (no-op counts, sticky actions), in pure Python.
+"""SplitMix64: the random stream of the simulators' own randomness (Atari no-op counts and sticky actions, MuJoCo
+reset noise), in pure Python.
 
-It mirrors SplitMix64 in ops/cc/kernels/atari_emulator.h bit for bit, so the
-reference backend draws exactly what the ops draw. episode_seed() derives the
+It mirrors SplitMix64 in ops/cc/kernels/splitmix64.h bit for bit, so the
+reference backends draw exactly what the ops draw. episode_seed() derives the
 seed of an episode from a batch seed, an emulator index and an episode count.
 """
 from __future__ import annotations
+
+import math
 
 _MASK = (1 << 64) - 1
 
@@ -23,6 +26,11 @@ class SplitMix64:
     def uniform(self) -> float:
         """A double in [0, 1) from the top 53 bits."""
         return (self.next() >> 11) * (1.0 / (1 << 53))
+
+    def normal(self) -> float:
+        """A standard normal draw from two uniforms (Box-Muller, cosine branch only, the C library's log and cos)."""
+        u1, u2 = self.uniform(), self.uniform()
+        return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(6.283185307179586 * u2)
 
 
 def episode_seed(seed: int, index: int, episode: int) -> int:

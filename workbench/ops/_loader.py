@@ -23,6 +23,7 @@ REBUILD_HINT = (
 _BUILD_INFO = re.compile(rb"WORKBENCH_BUILD_INFO ((?:[a-z_]+=[^;\x00]*;)+)")
 INFERENCE = "_workbench_ops"  # population inference ops (Apache-2.0 code only)
 EMULATION = "_workbench_atari_ops"  # Atari emulation ops (links ALE, GPL-2.0-only)
+MUJOCO = "_workbench_mujoco_ops"  # MuJoCo physics ops (links the installed libmujoco, Apache-2.0)
 _lock = threading.Lock()
 _libraries = {}
 

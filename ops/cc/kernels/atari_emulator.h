@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "frame_preprocessing.h"
+#include "splitmix64.h"
 
 namespace ale {
 class ALEInterface;
@@ -32,21 +33,6 @@ struct AtariConfig {
   bool fire_reset = true;          // FIRE after the no-ops when the game has it
   int screen_size = 84;
   int stack_size = 4;
-};
-
-class SplitMix64 {
- public:
-  void Seed(uint64_t seed) { state_ = seed; }
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_ = 0;
 };
 
 class AtariEmulator {

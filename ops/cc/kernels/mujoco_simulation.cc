@@ -1,0 +1,411 @@
+// Gymnasium v5's locomotion rules on MuJoCo's C API; see mujoco_simulation.h.
+#include "mujoco_simulation.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace workbench {
+namespace {
+
+struct TaskName {
+  const char* id;
+  MujocoTaskKind kind;
+};
+
+constexpr TaskName kTasks[] = {
+    {"HalfCheetah-v5", MujocoTaskKind::kHalfCheetah}, {"Hopper-v5", MujocoTaskKind::kHopper},
+    {"Walker2d-v5", MujocoTaskKind::kWalker2d},       {"Ant-v5", MujocoTaskKind::kAnt},
+    {"Humanoid-v5", MujocoTaskKind::kHumanoid},       {"Swimmer-v5", MujocoTaskKind::kSwimmer},
+    {"InvertedPendulum-v5", MujocoTaskKind::kInvertedPendulum},
+};
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// numpy's pairwise summation (np.sum of a contiguous array), in the type T:
+// below 8 values a plain loop from -0; up to 128 eight accumulators; above,
+// halves rounded to multiples of 8.
+template <typename T>
+T PairwiseSum(const T* a, int64_t n) {
+  if (n < 8) {
+    T sum = -0.0;
+    for (int64_t i = 0; i < n; ++i) sum += a[i];
+    return sum;
+  }
+  if (n <= 128) {
+    T r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    T sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += a[i];
+    return sum;
+  }
+  int64_t half = n / 2;
+  half -= half % 8;
+  return PairwiseSum(a, half) + PairwiseSum(a + half, n - half);
+}
+
+// weight * np.sum(np.square(values)) with float32 values, as numpy computes it
+// (NEP 50: the Python float weight is cast to float32).
+float Float32SquaredSum(const float* values, int n, double weight) {
+  std::vector<float> squares(n);
+  for (int i = 0; i < n; ++i) squares[i] = values[i] * values[i];
+  return static_cast<float>(weight) * PairwiseSum(squares.data(), n);
+}
+
+double SquaredSum(const double* values, int64_t n) {
+  std::vector<double> squares(n);
+  for (int64_t i = 0; i < n; ++i) squares[i] = values[i] * values[i];
+  return PairwiseSum(squares.data(), n);
+}
+
+double Clip(double value, const double range[2]) {
+  return value < range[0] ? range[0] : (value > range[1] ? range[1] : value);
+}
+
+// One compiled model per path and process (compiling takes milliseconds to
+// tens of them, and MuJoCo's compiler warnings then appear once).
+std::shared_ptr<const mjModel> CompiledModel(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<const mjModel>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto model = cache[path].lock()) return model;
+  char error[1024] = "";
+  mjModel* raw = mj_loadXML(path.c_str(), nullptr, error, sizeof(error));
+  if (raw == nullptr) throw std::runtime_error("MuJoCo could not compile " + path + ": " + error);
+  std::shared_ptr<const mjModel> model(raw, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
+  cache[path] = model;
+  return model;
+}
+
+constexpr int kInstabilityWarnings[] = {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC};
+
+}  // namespace
+
+std::string CheckMujocoTask(const std::string& name) {
+  for (const TaskName& task : kTasks) {
+    if (name == task.id) return "";
+  }
+  std::string known;
+  for (const TaskName& task : kTasks) known += std::string(known.empty() ? "" : ", ") + task.id;
+  return "is not a MuJoCo task of this library (known: " + known + ")";
+}
+
+MujocoTask::MujocoTask(const MujocoTaskConfig& config) : config_(config) {
+  const std::string problem = CheckMujocoTask(config.task);
+  if (!problem.empty()) throw std::invalid_argument("task '" + config.task + "' " + problem);
+  for (const TaskName& task : kTasks) {
+    if (config.task == task.id) kind_ = task.kind;
+  }
+  model_ = CompiledModel(config.xml_path);
+  const mjModel* m = model_.get();
+  const int skipped = config.exclude_current_positions_from_observation
+                          ? (kind_ == MujocoTaskKind::kHalfCheetah || kind_ == MujocoTaskKind::kHopper ||
+                                     kind_ == MujocoTaskKind::kWalker2d
+                                 ? 1
+                                 : 2)
+                          : 0;
+  switch (kind_) {
+    case MujocoTaskKind::kInvertedPendulum:
+      observation_size_ = m->nq + m->nv;
+      break;
+    case MujocoTaskKind::kAnt:
+      observation_size_ = m->nq - skipped + m->nv + (config.include_cfrc_ext_in_observation ? 6 * (m->nbody - 1) : 0);
+      break;
+    case MujocoTaskKind::kHumanoid:
+      observation_size_ = m->nq - skipped + m->nv +
+                          (config.include_cinert_in_observation ? 10 * (m->nbody - 1) : 0) +
+                          (config.include_cvel_in_observation ? 6 * (m->nbody - 1) : 0) +
+                          (config.include_qfrc_actuator_in_observation ? m->nv - 6 : 0) +
+                          (config.include_cfrc_ext_in_observation ? 6 * (m->nbody - 1) : 0);
+      break;
+    default:
+      observation_size_ = m->nq - skipped + m->nv;
+  }
+  if (config.main_body < 0 || config.main_body >= m->nbody) {
+    throw std::invalid_argument("main_body " + std::to_string(config.main_body) + " is not a body of the model (0.." +
+                                std::to_string(m->nbody - 1) + ")");
+  }
+}
+
+MujocoSimulation::MujocoSimulation(const MujocoTask* task)
+    : task_(task), model_(task->model()), data_(mj_makeData(task->model())) {
+  if (data_ == nullptr) throw std::runtime_error("MuJoCo could not allocate the simulation data");
+  observation_.resize(task->observation_size());
+  for (double& value : info_) value = kNaN;
+}
+
+MujocoSimulation::~MujocoSimulation() { mj_deleteData(data_); }
+
+void MujocoSimulation::Reset(uint64_t seed) {
+  const MujocoTaskConfig& config = task_->config();
+  const MujocoTaskKind kind = task_->kind();
+  rng_.Seed(seed);
+  mj_resetData(model_, data_);
+  const double scale = config.reset_noise_scale, low = -scale, high = scale;
+  std::vector<double> qpos(model_->nq), qvel(model_->nv);
+  for (int i = 0; i < model_->nq; ++i) qpos[i] = model_->qpos0[i] + (low + (high - low) * rng_.Uniform());
+  const bool normal_velocities = kind == MujocoTaskKind::kHalfCheetah || kind == MujocoTaskKind::kAnt;
+  for (int i = 0; i < model_->nv; ++i) {
+    qvel[i] = 0.0 + (normal_velocities ? scale * rng_.Normal() : low + (high - low) * rng_.Uniform());
+  }
+  started_ = true;
+  terminated_ = truncated_ = unstable_ = false;
+  steps_ = 0;
+  episode_return_ = 0.0;
+  SetState(qpos.data(), qvel.data());
+  for (double& value : info_) value = kNaN;
+  StepInfo(kNaN, kNaN, kNaN, kNaN);
+}
+
+void MujocoSimulation::SetState(const double* qpos, const double* qvel) {
+  for (int i = 0; i < model_->nq; ++i) data_->qpos[i] = qpos[i];
+  for (int i = 0; i < model_->nv; ++i) data_->qvel[i] = qvel[i];
+  mj_forward(model_, data_);
+  ComputeObservation();
+}
+
+void MujocoSimulation::MassCenterXy(double* xy) const {
+  // np.einsum("b,bj->j", body_mass, xipos) / body_mass.sum(), first two coordinates.
+  double total = PairwiseSum(model_->body_mass, model_->nbody);
+  for (int j = 0; j < 2; ++j) {
+    double sum = 0.0;
+    for (int b = 0; b < model_->nbody; ++b) sum += model_->body_mass[b] * data_->xipos[3 * b + j];
+    xy[j] = sum / total;
+  }
+}
+
+double MujocoSimulation::Step(const float* action) {
+  const MujocoTaskConfig& config = task_->config();
+  const MujocoTaskKind kind = task_->kind();
+  const int nu = model_->nu;
+  double before[2] = {0.0, 0.0};
+  switch (kind) {
+    case MujocoTaskKind::kAnt:
+      before[0] = data_->xpos[3 * config.main_body];
+      before[1] = data_->xpos[3 * config.main_body + 1];
+      break;
+    case MujocoTaskKind::kHumanoid:
+      MassCenterXy(before);
+      break;
+    default:
+      before[0] = data_->qpos[0];
+      before[1] = model_->nq > 1 ? data_->qpos[1] : 0.0;
+  }
+  for (int i = 0; i < nu; ++i) data_->ctrl[i] = action[i];
+  int warnings[3];
+  for (int k = 0; k < 3; ++k) warnings[k] = data_->warning[kInstabilityWarnings[k]].number;
+  for (int frame = 0; frame < config.frame_skip && !unstable_; ++frame) {
+    mj_step(model_, data_);
+    for (int k = 0; k < 3; ++k) unstable_ |= data_->warning[kInstabilityWarnings[k]].number != warnings[k];
+  }
+  mj_rnePostConstraint(model_, data_);
+  ++steps_;
+  ComputeObservation();
+  for (double value : observation_) unstable_ |= !std::isfinite(value);
+  if (config.max_episode_steps > 0 && steps_ >= config.max_episode_steps) truncated_ = true;
+  if (unstable_) {  // the episode ends here; the step earns nothing and no NaN leaves the simulation
+    truncated_ = true;
+    for (double& value : observation_) {
+      if (!std::isfinite(value)) value = 0.0;
+    }
+    for (double& value : info_) value = kNaN;
+    return 0.0;
+  }
+
+  const double dt = task_->dt();
+  double after[2] = {0.0, 0.0};
+  switch (kind) {
+    case MujocoTaskKind::kAnt:
+      after[0] = data_->xpos[3 * config.main_body];
+      after[1] = data_->xpos[3 * config.main_body + 1];
+      break;
+    case MujocoTaskKind::kHumanoid:
+      MassCenterXy(after);
+      break;
+    default:
+      after[0] = data_->qpos[0];
+      after[1] = model_->nq > 1 ? data_->qpos[1] : 0.0;
+  }
+  const double x_velocity = (after[0] - before[0]) / dt;
+  const double y_velocity = (after[1] - before[1]) / dt;
+  double reward = 0.0, forward = kNaN, ctrl = kNaN, contact = kNaN, survive = kNaN;
+  switch (kind) {
+    case MujocoTaskKind::kHalfCheetah:
+    case MujocoTaskKind::kSwimmer: {
+      forward = config.forward_reward_weight * x_velocity;
+      const float ctrl_cost = Float32SquaredSum(action, nu, config.ctrl_cost_weight);
+      reward = forward - ctrl_cost;
+      ctrl = -ctrl_cost;
+      break;
+    }
+    case MujocoTaskKind::kHopper:
+    case MujocoTaskKind::kWalker2d: {
+      forward = config.forward_reward_weight * x_velocity;
+      survive = static_cast<double>(Healthy()) * config.healthy_reward;
+      const float ctrl_cost = Float32SquaredSum(action, nu, config.ctrl_cost_weight);
+      reward = (forward + survive) - ctrl_cost;
+      ctrl = -ctrl_cost;
+      terminated_ = !Healthy() && config.terminate_when_unhealthy;
+      break;
+    }
+    case MujocoTaskKind::kAnt: {
+      forward = x_velocity * config.forward_reward_weight;
+      survive = static_cast<double>(Healthy()) * config.healthy_reward;
+      const float ctrl_cost = Float32SquaredSum(action, nu, config.ctrl_cost_weight);
+      std::vector<double> forces(6 * model_->nbody);
+      for (size_t i = 0; i < forces.size(); ++i) forces[i] = Clip(data_->cfrc_ext[i], config.contact_force_range);
+      const double contact_cost = config.contact_cost_weight * SquaredSum(forces.data(), forces.size());
+      reward = (forward + survive) - (ctrl_cost + contact_cost);
+      ctrl = -ctrl_cost;
+      contact = -contact_cost;
+      terminated_ = !Healthy() && config.terminate_when_unhealthy;
+      break;
+    }
+    case MujocoTaskKind::kHumanoid: {
+      forward = config.forward_reward_weight * x_velocity;
+      survive = static_cast<double>(Healthy()) * config.healthy_reward;
+      const double ctrl_cost = config.ctrl_cost_weight * SquaredSum(data_->ctrl, nu);
+      const double contact_cost =
+          Clip(config.contact_cost_weight * SquaredSum(data_->cfrc_ext, 6 * model_->nbody), config.contact_cost_range);
+      reward = (forward + survive) - (ctrl_cost + contact_cost);
+      ctrl = -ctrl_cost;
+      contact = -contact_cost;
+      terminated_ = !Healthy() && config.terminate_when_unhealthy;
+      break;
+    }
+    case MujocoTaskKind::kInvertedPendulum: {
+      terminated_ = !Healthy();
+      reward = terminated_ ? 0.0 : 1.0;
+      survive = reward;
+      break;
+    }
+  }
+  info_[kXVelocity] = x_velocity;
+  info_[kYVelocity] = y_velocity;
+  StepInfo(forward, ctrl, contact, survive);
+  episode_return_ += reward;
+  return reward;
+}
+
+void MujocoSimulation::StepInfo(double reward_forward, double reward_ctrl, double reward_contact,
+                                double reward_survive) {
+  const MujocoTaskKind kind = task_->kind();
+  const double* qpos = data_->qpos;
+  const bool planar_xy = kind == MujocoTaskKind::kSwimmer || kind == MujocoTaskKind::kAnt ||
+                         kind == MujocoTaskKind::kHumanoid;
+  if (kind != MujocoTaskKind::kInvertedPendulum) info_[kXPosition] = qpos[0];
+  if (planar_xy) {
+    info_[kYPosition] = qpos[1];
+    info_[kDistanceFromOrigin] = std::sqrt(qpos[0] * qpos[0] + qpos[1] * qpos[1]);
+  } else {
+    info_[kYVelocity] = kNaN;
+  }
+  if (kind == MujocoTaskKind::kHopper || kind == MujocoTaskKind::kWalker2d) {
+    info_[kZDistanceFromOrigin] = qpos[1] - model_->qpos0[1];
+  }
+  if (kind == MujocoTaskKind::kInvertedPendulum) info_[kXVelocity] = kNaN;
+  info_[kRewardForward] = reward_forward;
+  info_[kRewardCtrl] = reward_ctrl;
+  info_[kRewardContact] = reward_contact;
+  info_[kRewardSurvive] = reward_survive;
+}
+
+bool MujocoSimulation::Healthy() const {
+  const MujocoTaskConfig& config = task_->config();
+  const double* qpos = data_->qpos;
+  switch (task_->kind()) {
+    case MujocoTaskKind::kHopper: {
+      const double z = qpos[1], angle = qpos[2];
+      bool healthy_state = true;
+      for (int i = 2; i < model_->nq + model_->nv; ++i) {
+        const double value = i < model_->nq ? qpos[i] : data_->qvel[i - model_->nq];
+        healthy_state &= config.healthy_state_range[0] < value && value < config.healthy_state_range[1];
+      }
+      return healthy_state && config.healthy_z_range[0] < z && z < config.healthy_z_range[1] &&
+             config.healthy_angle_range[0] < angle && angle < config.healthy_angle_range[1];
+    }
+    case MujocoTaskKind::kWalker2d: {
+      const double z = qpos[1], angle = qpos[2];
+      return config.healthy_z_range[0] < z && z < config.healthy_z_range[1] &&
+             config.healthy_angle_range[0] < angle && angle < config.healthy_angle_range[1];
+    }
+    case MujocoTaskKind::kAnt: {
+      bool finite = true;
+      for (int i = 0; i < model_->nq; ++i) finite &= std::isfinite(qpos[i]);
+      for (int i = 0; i < model_->nv; ++i) finite &= std::isfinite(data_->qvel[i]);
+      return finite && config.healthy_z_range[0] <= qpos[2] && qpos[2] <= config.healthy_z_range[1];
+    }
+    case MujocoTaskKind::kHumanoid:
+      return config.healthy_z_range[0] < qpos[2] && qpos[2] < config.healthy_z_range[1];
+    case MujocoTaskKind::kInvertedPendulum: {
+      bool finite = true;
+      for (double value : observation_) finite &= std::isfinite(value);
+      return finite && !(std::fabs(observation_[1]) > 0.2);
+    }
+    default:
+      return true;
+  }
+}
+
+void MujocoSimulation::ComputeObservation() {
+  const MujocoTaskConfig& config = task_->config();
+  const MujocoTaskKind kind = task_->kind();
+  const mjModel* m = model_;
+  double* out = observation_.data();
+  int skipped = 0;
+  if (config.exclude_current_positions_from_observation && kind != MujocoTaskKind::kInvertedPendulum) {
+    skipped = kind == MujocoTaskKind::kHalfCheetah || kind == MujocoTaskKind::kHopper ||
+                      kind == MujocoTaskKind::kWalker2d
+                  ? 1
+                  : 2;
+  }
+  for (int i = skipped; i < m->nq; ++i) *out++ = data_->qpos[i];
+  const bool clip_velocities = kind == MujocoTaskKind::kHopper || kind == MujocoTaskKind::kWalker2d;
+  for (int i = 0; i < m->nv; ++i) {
+    const double v = data_->qvel[i];
+    *out++ = clip_velocities ? (v < -10.0 ? -10.0 : (v > 10.0 ? 10.0 : v)) : v;
+  }
+  if (kind == MujocoTaskKind::kAnt && config.include_cfrc_ext_in_observation) {
+    for (int i = 6; i < 6 * m->nbody; ++i) *out++ = Clip(data_->cfrc_ext[i], config.contact_force_range);
+  }
+  if (kind == MujocoTaskKind::kHumanoid) {
+    if (config.include_cinert_in_observation) {
+      for (int i = 10; i < 10 * m->nbody; ++i) *out++ = data_->cinert[i];
+    }
+    if (config.include_cvel_in_observation) {
+      for (int i = 6; i < 6 * m->nbody; ++i) *out++ = data_->cvel[i];
+    }
+    if (config.include_qfrc_actuator_in_observation) {
+      for (int i = 6; i < m->nv; ++i) *out++ = data_->qfrc_actuator[i];
+    }
+    if (config.include_cfrc_ext_in_observation) {
+      for (int i = 6; i < 6 * m->nbody; ++i) *out++ = data_->cfrc_ext[i];
+    }
+  }
+}
+
+void MujocoSimulation::WriteObservation(float* out) const {
+  for (size_t i = 0; i < observation_.size(); ++i) out[i] = static_cast<float>(observation_[i]);
+}
+
+void MujocoSimulation::WriteQpos(double* out) const {
+  for (int i = 0; i < model_->nq; ++i) out[i] = data_->qpos[i];
+}
+
+void MujocoSimulation::WriteQvel(double* out) const {
+  for (int i = 0; i < model_->nv; ++i) out[i] = data_->qvel[i];
+}
+
+void MujocoSimulation::WriteMainBodyXy(double* out) const {
+  const int body = task_->config().main_body;
+  out[0] = data_->xpos[3 * body];
+  out[1] = data_->xpos[3 * body + 1];
+}
+
+}  // namespace workbench
