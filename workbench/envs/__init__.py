@@ -2,39 +2,51 @@
 
   AtariBatch   Atari games with the Deep GA preprocessing, emulated inside TensorFlow ops
                (backend "custom") or on ale-py (backend "reference")
-  GymBatch     any Gymnasium environment with vector observations and discrete actions
-  make_batch   either one, from a name: "pong", "ALE/Pong-v5", "CartPole-v1"
-  EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH
+  MujocoBatch  Gymnasium v5's MuJoCo locomotion tasks, simulated inside TensorFlow ops (backend
+               "custom") or by Gymnasium itself (backend "reference")
+  GymBatch     any Gymnasium environment with vector observations (discrete or Box actions)
+  make_batch   any of them, from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1"
+  EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH,
+               PHYSICS_STATE, BODY_POSITION
 """
 from __future__ import annotations
 
 from workbench.envs.atari import AtariBatch
 from workbench.envs.atari_config import AtariConfig
-from workbench.envs.batch import CAPABILITIES, IN_GRAPH, RAM, SCREEN, EnvBatch
+from workbench.envs.batch import BODY_POSITION, CAPABILITIES, IN_GRAPH, PHYSICS_STATE, RAM, SCREEN, EnvBatch
 from workbench.envs.games import atari_game_ids, close_matches, find_atari_game, resolve_atari_game
 from workbench.envs.gym_batch import GymBatch
+from workbench.envs.mujoco import MujocoBatch
+from workbench.envs.mujoco_tasks import TASKS as MUJOCO_TASKS
+from workbench.envs.mujoco_tasks import find_mujoco_task, resolve_mujoco_task
 
 
 def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: object) -> EnvBatch:
-    """An AtariBatch when `name` is an Atari game, else a GymBatch of the Gymnasium id `name`.
+    """An AtariBatch when `name` is an Atari game, a MujocoBatch when it is one of the MuJoCo tasks of the ops
+    (Gymnasium id or short name), else a GymBatch of the Gymnasium id `name`.
 
-    max_episode_frames caps episodes for both (Atari: frames, no-ops included; Gymnasium: steps).
+    max_episode_frames caps episodes for all (Atari: frames, no-ops included; MuJoCo and Gymnasium: steps).
     """
     if not isinstance(name, str):
         raise TypeError(f"env must be a game or Gymnasium id string, got {type(name).__name__}")
     if find_atari_game(name) is not None:
         return AtariBatch(name, batch_size, seed=seed, **kwargs)
+    if find_mujoco_task(name) is not None:
+        return MujocoBatch(name, batch_size, seed=seed, **kwargs)
     import gymnasium
 
     if name in gymnasium.registry:
         return GymBatch(name, batch_size, seed=seed, **kwargs)
-    suggestions = close_matches(name, list(atari_game_ids()) + list(gymnasium.registry))
+    suggestions = close_matches(name, list(atari_game_ids()) + list(MUJOCO_TASKS) + list(gymnasium.registry))
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    raise ValueError(f"name {name!r} is neither an Atari game of ale-py nor a Gymnasium id.{hint}")
+    raise ValueError(f"name {name!r} is neither an Atari game of ale-py, a MuJoCo task nor a Gymnasium id.{hint}")
 
 
 __all__ = [
+    "BODY_POSITION",
     "CAPABILITIES",
+    "MUJOCO_TASKS",
+    "PHYSICS_STATE",
     "IN_GRAPH",
     "RAM",
     "SCREEN",
@@ -42,8 +54,11 @@ __all__ = [
     "AtariConfig",
     "EnvBatch",
     "GymBatch",
+    "MujocoBatch",
     "atari_game_ids",
     "find_atari_game",
+    "find_mujoco_task",
     "make_batch",
     "resolve_atari_game",
+    "resolve_mujoco_task",
 ]

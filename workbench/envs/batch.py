@@ -1,4 +1,4 @@
-"""EnvBatch: the interface every environment batch shares (Atari on the ops or ale-py, Gymnasium).
+"""EnvBatch: the interface every environment batch shares (Atari and MuJoCo on the ops or their references, Gymnasium).
 
 A batch holds batch_size environments of one kind. Calls name the
 environments they touch by `indices`, so episodes of different lengths never
@@ -8,11 +8,17 @@ wait for each other:
     rewards, done = batch.step([0, 3], [1, 2])  # only environments 0 and 3
     obs = batch.observation([0, 3])
 
+Actions are discrete (num_actions: ints in [0, num_actions)) or continuous (action_size: float rows
+[n, action_size], finite, nominally within [action_low, action_high]; what happens outside that range
+is the environment's rule, e.g. MuJoCo clamps controls to the actuators' range).
+
 Optional features are declared capabilities, asked for by name (never by hasattr):
 
     batch.supports(SCREEN)          # screen(indices): RGB frames for dashboards and videos
     batch.supports(RAM)             # ram(indices): console RAM (Atari), a behaviour characterisation
     batch.supports(IN_GRAPH)        # ops_handle: the emulators' resource, for observations inside graphs
+    batch.supports(PHYSICS_STATE)   # physics_state / set_physics_state(indices, qpos, qvel): replays (MuJoCo)
+    batch.supports(BODY_POSITION)   # body_position(indices): the main body's world (x, y), for behaviours
 
 Every batch counts its episodes' frames (episode_frames: Atari frames with no-ops, else steps) and
 names its actions when it can (action_meanings, or None).
@@ -33,8 +39,9 @@ from workbench.checks import check_positive_int
 from workbench.envs.rng import episode_seed
 
 SCREEN, RAM, IN_GRAPH = "screen", "ram", "in_graph"
+PHYSICS_STATE, BODY_POSITION = "physics_state", "body_position"
 Indices = Sequence[int] | np.ndarray | None  # environment indices: a vector of ints (None: all)
-CAPABILITIES = (SCREEN, RAM, IN_GRAPH)
+CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION)
 
 
 def _integer_vector(values, name):
@@ -63,9 +70,17 @@ class EnvBatch:
         self._closed = False
 
     # -- what subclasses provide -------------------------------------------------------
-    num_actions: int = None  # size of the discrete action set
+    num_actions: int | None = None  # size of the discrete action set (discrete actions)
+    action_size: int | None = None  # length of an action vector (continuous actions)
+    action_low: np.ndarray | None = None  # float32 [action_size], the nominal range of continuous actions
+    action_high: np.ndarray | None = None
     observation_shape: tuple = None
     observation_dtype: Any = None
+
+    @property
+    def continuous_actions(self) -> bool:
+        """Whether actions are float vectors [action_size] (else ints in [0, num_actions))."""
+        return self.action_size is not None
 
     @property
     def capabilities(self) -> frozenset:
@@ -104,6 +119,21 @@ class EnvBatch:
         """Console RAM uint8 [n, bytes] (capability RAM)."""
         self.require(RAM, "ram()")
         raise NotImplementedError(f"{type(self).__name__} declares RAM but has no ram()")
+
+    def physics_state(self, indices: Indices = None) -> tuple[np.ndarray, np.ndarray]:
+        """(qpos float64 [n, nq], qvel float64 [n, nv]) of the simulations (capability PHYSICS_STATE)."""
+        self.require(PHYSICS_STATE, "physics_state()")
+        raise NotImplementedError(f"{type(self).__name__} declares PHYSICS_STATE but has no physics_state()")
+
+    def set_physics_state(self, indices: Indices, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """Puts started simulations in the state (qpos, qvel); returns their observations (capability PHYSICS_STATE)."""
+        self.require(PHYSICS_STATE, "set_physics_state()")
+        raise NotImplementedError(f"{type(self).__name__} declares PHYSICS_STATE but has no set_physics_state()")
+
+    def body_position(self, indices: Indices = None) -> np.ndarray:
+        """float64 [n, 2]: the world (x, y) of each simulation's main body (capability BODY_POSITION)."""
+        self.require(BODY_POSITION, "body_position()")
+        raise NotImplementedError(f"{type(self).__name__} declares BODY_POSITION but has no body_position()")
 
     def episode_frames(self, indices: Indices = None) -> np.ndarray:
         """Frames of the current episodes so far, int [n] (Atari: no-ops included; otherwise steps)."""
@@ -150,7 +180,8 @@ class EnvBatch:
         return rewards, done, self._observation(indices)
 
     def step(self, indices: Indices, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One step of the environments at indices; returns (rewards float32 [n], done bool [n])."""
+        """One step of the environments at indices with actions (ints [n], or floats [n, action_size] when
+        continuous); returns (rewards float32 [n], done bool [n])."""
         indices, actions = self._check_step(indices, actions)
         if not indices.size:
             return np.zeros(0, np.float32), np.zeros(0, bool)
@@ -172,9 +203,33 @@ class EnvBatch:
 
     def _check_step(self, indices, actions):
         indices = self.check_indices(indices, started=True)
+        actions = self._check_actions(actions, indices.shape[0])
+        finished = np.flatnonzero(self._done[indices])
+        if finished.size:
+            i = finished[0]
+            raise ValueError(f"indices[{i}] = {indices[i]} is at the end of its episode; reset it before stepping")
+        return indices, actions
+
+    def _check_actions(self, actions, n):
+        """int32 [n] discrete actions, or float32 [n, action_size] finite continuous actions."""
+        if self.continuous_actions:
+            array = np.asarray(actions)
+            if array.dtype == object or not (np.issubdtype(array.dtype, np.floating)
+                                             or np.issubdtype(array.dtype, np.integer)):
+                raise TypeError(f"actions must hold real numbers, got dtype {array.dtype}")
+            if array.shape != (n, self.action_size):
+                raise ValueError(f"actions must have shape [{n}, {self.action_size}] (one row per index), "
+                                 f"got {list(array.shape)}")
+            with np.errstate(over="ignore"):  # beyond float32 becomes inf, refused just below
+                array = array.astype(np.float32)
+            bad = np.argwhere(~np.isfinite(array))
+            if bad.size:
+                i, j = bad[0]
+                raise ValueError(f"actions[{i}, {j}] = {array[i, j]} is not finite")
+            return array
         actions = _integer_vector(actions, "actions")
-        if actions.shape[0] != indices.shape[0]:
-            raise ValueError(f"actions must have one value per index ({indices.shape[0]}), got {actions.shape[0]}")
+        if actions.shape[0] != n:
+            raise ValueError(f"actions must have one value per index ({n}), got {actions.shape[0]}")
         bad = np.flatnonzero((actions < 0) | (actions >= self.num_actions))
         if bad.size:
             i = bad[0]
@@ -182,11 +237,7 @@ class EnvBatch:
                 f"actions[{i}] = {actions[i]} is not an action of this environment: valid actions are "
                 f"0..{self.num_actions - 1}"
             )
-        finished = np.flatnonzero(self._done[indices])
-        if finished.size:
-            i = finished[0]
-            raise ValueError(f"indices[{i}] = {indices[i]} is at the end of its episode; reset it before stepping")
-        return indices, actions.astype(np.int32)
+        return actions.astype(np.int32)
 
     def observation(self, indices: Indices = None) -> np.ndarray:
         """Current observations of the environments at indices ([n, *observation_shape])."""

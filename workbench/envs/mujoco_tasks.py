@@ -142,7 +142,7 @@ TASKS = {task.id: task for task in (
     MujocoTask("Swimmer-v5", ("swimmer",), dict(
         xml_file="swimmer.xml", frame_skip=4, forward_reward_weight=1.0, ctrl_cost_weight=1e-4,
         reset_noise_scale=0.1, exclude_current_positions_from_observation=True), _XY_INFO),
-    MujocoTask("InvertedPendulum-v5", ("invertedpendulum", "pendulum"), dict(
+    MujocoTask("InvertedPendulum-v5", ("invertedpendulum",), dict(
         xml_file="inverted_pendulum.xml", frame_skip=2, reset_noise_scale=0.01), ("reward_survive",)),
 )}
 

@@ -209,11 +209,9 @@ double MujocoSimulation::Step(const float* action) {
   ComputeObservation();
   for (double value : observation_) unstable_ |= !std::isfinite(value);
   if (config.max_episode_steps > 0 && steps_ >= config.max_episode_steps) truncated_ = true;
-  if (unstable_) {  // the episode ends here; the step earns nothing and no NaN leaves the simulation
+  if (unstable_) {  // the episode ends here: the step earns nothing and observes zeros (never NaN)
     truncated_ = true;
-    for (double& value : observation_) {
-      if (!std::isfinite(value)) value = 0.0;
-    }
+    for (double& value : observation_) value = 0.0;
     for (double& value : info_) value = kNaN;
     return 0.0;
   }

@@ -10,7 +10,8 @@
 // step. Two deliberate differences: the reset noise comes from SplitMix64
 // seeded per episode (workbench/envs/mujoco_reference.py draws the same), and a
 // simulation that goes unstable (MuJoCo's bad qpos/qvel/qacc warnings or a
-// non-finite state) ends its episode, truncated, flagged `unstable`.
+// non-finite state) ends its episode, truncated, flagged `unstable`; that
+// step's reward is 0 and its observation all zeros.
 #ifndef WORKBENCH_OPS_KERNELS_MUJOCO_SIMULATION_H_
 #define WORKBENCH_OPS_KERNELS_MUJOCO_SIMULATION_H_
 

@@ -1,0 +1,303 @@
+"""MuJoCo in TensorFlow ops against Gymnasium's own v5 environments: bit-equal episodes for all seven tasks,
+the reference backend as twin, layout and history independence, instability, and bad input.
+
+Measured tolerance: zero. Same libmujoco, same steps, rewards summed in numpy's order and rounding
+(the MuJoCo library is compiled without fused multiply-adds): observations (float32), rewards (float32),
+episode returns and the info terms (float64) are identical to Gymnasium's, so the tests assert equality.
+"""
+import inspect
+
+import gymnasium
+import numpy as np
+import pytest
+
+from workbench.envs import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, RAM, MujocoBatch, make_batch
+from workbench.envs.mujoco_reference import reset_noise
+from workbench.envs.mujoco_tasks import INFO_TERMS, TASKS, find_mujoco_task, resolve_mujoco_task
+from workbench.ops import mujoco_env
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+TASK_IDS = list(TASKS)
+TERMINATING = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "InvertedPendulum-v5")
+
+
+def random_actions(batch, rng, n, margin=1.2):
+    """Uniform actions up to 20 % beyond the control range (MuJoCo clamps them; the control cost does not)."""
+    low, high = batch.action_low * margin, batch.action_high * margin
+    return rng.uniform(low, high, size=(n, batch.action_size)).astype(np.float32)
+
+
+def gymnasium_twin(batch, index):
+    """A Gymnasium env of the batch's task and settings, put into simulation `index`'s current physics state."""
+    kwargs = dict(batch.settings, xml_file=batch.task.xml_path(batch.settings))
+    env = gymnasium.make(batch.task.id, max_episode_steps=batch.max_episode_steps, **kwargs)
+    env.reset(seed=0)
+    qpos, qvel = batch.physics_state([index])
+    env.unwrapped.set_state(qpos[0], qvel[0])
+    return env
+
+
+def play_against_gymnasium(task_id, steps, seed=0, **kwargs):
+    """Plays `steps` steps (episode after episode) on the ops and on Gymnasium from the same states; asserts equality."""
+    batch = MujocoBatch(task_id, 1, seed=seed, backend="custom", **kwargs)
+    rng = np.random.default_rng(seed)
+    played = episodes = 0
+    while played < steps:
+        observation = batch.reset()[0]
+        env = gymnasium_twin(batch, 0)
+        assert np.array_equal(observation, env.unwrapped._get_obs().astype(np.float32))
+        episodes += 1
+        episode_return = 0.0
+        while played < steps:
+            action = random_actions(batch, rng, 1)
+            reward, done, observation = batch.step_and_observe([0], action)
+            expected = env.step(action[0])
+            played += 1
+            episode_return += float(expected[1])
+            status = batch.status([0])
+            assert np.array_equal(observation[0], expected[0].astype(np.float32)), (task_id, played)
+            assert reward[0] == np.float32(expected[1]), (task_id, played, reward[0], expected[1])
+            assert (status["terminated"][0], status["truncated"][0]) == (expected[2], expected[3]), (task_id, played)
+            assert status["episode_return"][0] == episode_return
+            for name in batch.task.info:
+                assert status[name][0] == expected[4][name], (task_id, played, name, status[name][0],
+                                                               expected[4][name])
+            if done[0]:
+                break
+        env.close()
+    batch.close()
+    return episodes
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_episodes_equal_gymnasium_bit_for_bit(task_id):
+    play_against_gymnasium(task_id, 1000)
+
+
+@pytest.mark.parametrize("task_id", TERMINATING[:4])
+def test_long_episodes_equal_gymnasium_without_termination(task_id):
+    """1,000 steps in one episode of a task that usually terminates early under random actions."""
+    assert play_against_gymnasium(task_id, 1000, seed=3, terminate_when_unhealthy=False) == 1
+
+
+def test_changed_settings_reach_the_simulation():
+    play_against_gymnasium("HalfCheetah-v5", 200, forward_reward_weight=2.5, ctrl_cost_weight=0.3,
+                           reset_noise_scale=0.5, exclude_current_positions_from_observation=False)
+    play_against_gymnasium("Ant-v5", 200, include_cfrc_ext_in_observation=False, healthy_z_range=(0.1, 2.0),
+                           contact_cost_weight=1e-3, main_body="torso")
+    play_against_gymnasium("Humanoid-v5", 100, include_cinert_in_observation=False, contact_cost_range=(0.0, 1.0))
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_the_reference_backend_is_the_twin_of_the_ops(task_id, rng):
+    batches = [MujocoBatch(task_id, 3, seed=11, backend=backend) for backend in ("custom", "reference")]
+    observations = [b.reset() for b in batches]
+    assert np.array_equal(*observations)
+    for _ in range(60):
+        live = np.flatnonzero(~batches[0].done())
+        if not live.size:
+            break
+        indices = rng.permutation(live)[: rng.integers(1, live.size + 1)]
+        actions = random_actions(batches[0], rng, indices.size)
+        results = [b.step_and_observe(indices, actions) for b in batches]
+        for ours, theirs in zip(*results):
+            assert np.array_equal(ours, theirs)
+    status = [b.status() for b in batches]
+    for name in status[0]:
+        np.testing.assert_array_equal(status[0][name], status[1][name], err_msg=name)
+    np.testing.assert_array_equal(batches[0].body_position([0]), batches[1].body_position([0]))
+    for b in batches:
+        b.close()
+
+
+def test_reset_noise_follows_the_documented_generator():
+    batch = MujocoBatch("HalfCheetah-v5", 2, backend="custom")
+    batch.reset([0, 1], seeds=[5, -9])
+    qpos, qvel = batch.physics_state()
+    task = TASKS["HalfCheetah-v5"]
+    for k, seed in enumerate((5, -9)):
+        expected = reset_noise(task, batch.settings, mujoco_model(task).qpos0, qvel.shape[1], seed)
+        assert np.array_equal(qpos[k], expected[0]) and np.array_equal(qvel[k], expected[1])
+    assert np.abs(qpos[0] - mujoco_model(task).qpos0).max() <= 0.1  # uniform in +-reset_noise_scale
+
+
+def mujoco_model(task):
+    import mujoco
+
+    return mujoco.MjModel.from_xml_path(task.xml_path(task.settings()))
+
+
+def test_episodes_do_not_depend_on_layout_or_history(rng):
+    """The same seeds give the same episodes whatever else the batch did before and whichever indices step."""
+    seeds = [101, 202, 303]
+    actions = [random_actions(MujocoBatch("Hopper-v5", 1), np.random.default_rng(k), 40) for k in range(3)]
+
+    def play(batch, slots):
+        batch.reset(slots, seeds=seeds)
+        trace = {k: [] for k in range(3)}
+        for t in range(40):
+            live = [k for k in range(3) if not batch.done([slots[k]])[0]]
+            if not live:
+                break
+            rows = np.array([actions[k][t] for k in live])
+            rewards, _, observations = batch.step_and_observe([slots[k] for k in live], rows)
+            for j, k in enumerate(live):
+                trace[k].append((rewards[j], observations[j].tobytes()))
+        return trace
+
+    fresh = play(MujocoBatch("Hopper-v5", 3, backend="custom"), [0, 1, 2])
+    used = MujocoBatch("Hopper-v5", 6, backend="custom")
+    used.reset()
+    for _ in range(25):  # other episodes first, in the same slots
+        live = np.flatnonzero(~used.done())
+        if live.size:
+            used.step(live, random_actions(used, rng, live.size))
+    assert play(used, [5, 0, 3]) == fresh
+
+
+def test_same_results_with_1_2_and_3_threads(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "threads.py"
+    script.write_text(
+        "import sys, hashlib, numpy as np, tensorflow as tf\n"
+        "tf.config.threading.set_intra_op_parallelism_threads(int(sys.argv[1]))\n"
+        "from workbench.envs import MujocoBatch\n"
+        "b = MujocoBatch('Ant-v5', 8, seed=4, backend='custom', terminate_when_unhealthy=False)\n"
+        "h = hashlib.sha256(b.reset().tobytes())\n"
+        "rng = np.random.default_rng(0)\n"
+        "for _ in range(50):\n"
+        "    r, d, o = b.step_and_observe(range(8), rng.uniform(-1, 1, (8, 8)).astype(np.float32))\n"
+        "    h.update(r.tobytes()); h.update(o.tobytes())\n"
+        "print(h.hexdigest())\n")
+    digests = {subprocess.run([sys.executable, str(script), str(n)], capture_output=True, text=True, check=True,
+                              timeout=300).stdout.strip() for n in (1, 2, 3)}
+    assert len(digests) == 1, digests
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+def test_an_unstable_simulation_ends_its_episode_without_nan(backend):
+    batch = MujocoBatch("HalfCheetah-v5", 2, backend=backend)
+    batch.reset()
+    qpos, qvel = batch.physics_state()
+    qvel[1] = 1e30  # MuJoCo flags the velocities as bad at the next step
+    batch.set_physics_state([1], qpos[1:], qvel[1:])
+    rewards, done, observations = batch.step_and_observe([0, 1], np.zeros((2, 6), np.float32))
+    status = batch.status()
+    assert done.tolist() == [False, True] and status["unstable"].tolist() == [False, True]
+    assert status["truncated"][1] and not status["terminated"][1]
+    assert rewards[1] == 0 and np.all(observations[1] == 0) and np.all(np.isfinite(observations))
+    with pytest.raises(ValueError, match="end of its episode"):
+        batch.step([1], np.zeros((1, 6), np.float32))
+    batch.reset([1])
+    assert not batch.status([1])["unstable"][0]
+
+
+def test_the_time_limit_truncates_like_gymnasium():
+    batch = MujocoBatch("swimmer", 1, max_episode_steps=7, backend="custom")
+    batch.reset()
+    for t in range(7):
+        _, done = batch.step([0], np.zeros((1, 2), np.float32))
+        assert done[0] == (t == 6)
+    status = batch.status()
+    assert status["truncated"][0] and not status["terminated"][0] and status["episode_steps"][0] == 7
+    assert batch.episode_frames().tolist() == [7]
+
+
+def test_capabilities_names_and_make_batch():
+    batch = make_batch("half_cheetah", 2, seed=1)
+    assert isinstance(batch, MujocoBatch) and batch.task.id == "HalfCheetah-v5" and batch.backend == "custom"
+    assert batch.supports(IN_GRAPH) and batch.supports(PHYSICS_STATE) and batch.supports(BODY_POSITION)
+    assert not batch.supports(RAM) and batch.continuous_actions and batch.num_actions is None
+    assert batch.observation_shape == (17,) and batch.action_size == 6 and batch.action_low.tolist() == [-1.0] * 6
+    assert not MujocoBatch("ant", 1, backend="reference").supports(IN_GRAPH)
+    for name, expected in (("Walker2d-v5", "Walker2d-v5"), ("walker", "Walker2d-v5"), ("HUMANOID", "Humanoid-v5"),
+                           ("inverted_pendulum", "InvertedPendulum-v5"), ("hopper-v5", "Hopper-v5")):
+        assert find_mujoco_task(name).id == expected
+    assert find_mujoco_task("Pendulum-v1") is None and find_mujoco_task("pong") is None
+
+
+def test_task_defaults_are_gymnasiums():
+    for task in TASKS.values():
+        env = gymnasium.make(task.id)
+        signature = inspect.signature(type(env.unwrapped).__init__)
+        expected = {name: p.default for name, p in signature.parameters.items()
+                    if p.default is not inspect.Parameter.empty and name != "default_camera_config"}
+        assert task.defaults == expected, task.id
+        assert gymnasium.spec(task.id).max_episode_steps == 1000
+        assert set(task.info) <= set(INFO_TERMS)
+        env.close()
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="halfcheetah|HalfCheetah"):
+        resolve_mujoco_task("halfcheetta")
+    with pytest.raises(ValueError, match="ctrl_cost_weight"):
+        MujocoBatch("hopper", 1, ctrl_cost_wieght=0.1)
+    with pytest.raises(TypeError, match="healthy_z_range"):
+        MujocoBatch("hopper", 1, healthy_z_range=0.5)
+    with pytest.raises(ValueError, match="healthy_z_range"):
+        MujocoBatch("hopper", 1, healthy_z_range=(2.0, 1.0))
+    with pytest.raises(ValueError, match="reset_noise_scale"):
+        MujocoBatch("hopper", 1, reset_noise_scale=-1)
+    with pytest.raises(ValueError, match="main_body"):
+        MujocoBatch("ant", 1, main_body="tail")
+    with pytest.raises(ValueError, match="xml_file"):
+        MujocoBatch("ant", 1, xml_file="no_such_model.xml")
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        MujocoBatch("ant", 1, max_episode_steps=0)
+    batch = MujocoBatch("hopper", 2)
+    batch.reset()
+    for actions, error, message in ((np.zeros((2, 2), np.float32), ValueError, r"shape \[2, 3\]"),
+                                    (np.zeros(6, np.float32), ValueError, r"shape \[2, 3\]"),
+                                    (np.array([["a"] * 3] * 2), TypeError, "real numbers"),
+                                    (np.full((2, 3), np.nan), ValueError, r"actions\[0, 0\]"),
+                                    (np.full((2, 3), 1e39), ValueError, "not finite")):
+        with pytest.raises(error, match=message):
+            batch.step([0, 1], actions)
+    with pytest.raises(ValueError, match="out of range"):
+        batch.step([2], np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="distinct"):
+        batch.step([1, 1], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="qvel"):
+        batch.set_physics_state([0], np.zeros((1, 6)), np.full((1, 6), np.inf))
+
+
+def test_the_ops_refuse_bad_calls_themselves():
+    task = TASKS["Hopper-v5"]
+    settings = task.settings()
+    handle, sizes, _ = mujoco_env.create(task.id, task.xml_path(settings), 2, task.parameters(settings), frame_skip=4)
+    indices = np.array([0], np.int32)
+    import tensorflow as tf
+
+    for call, message in ((lambda: mujoco_env.step(handle, indices, np.zeros((1, 3), np.float32)), "reset"),
+                          (lambda: mujoco_env.reset(handle, np.array([3], np.int32), np.zeros(1, np.int64)),
+                           "out of range"),
+                          (lambda: mujoco_env.reset(handle, np.array([0, 0], np.int32), np.zeros(2, np.int64)),
+                           "repeated"),
+                          (lambda: mujoco_env.create("Hopper-v9", task.xml_path(settings), 1,
+                                                     task.parameters(settings), frame_skip=4), "Hopper-v9"),
+                          (lambda: mujoco_env.create(task.id, "/nonexistent.xml", 1, task.parameters(settings),
+                                                     frame_skip=4), "nonexistent"),
+                          (lambda: mujoco_env.create(task.id, task.xml_path(settings), 1, np.zeros(3), frame_skip=4),
+                           "parameters")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            call()
+    mujoco_env.reset(handle, indices, np.zeros(1, np.int64))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="actions"):
+        mujoco_env.step(handle, indices, np.full((1, 3), np.inf, np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="actions"):
+        mujoco_env.step(handle, indices, np.zeros((1, 4), np.float32))
+    mujoco_env.destroy(handle)
+    with pytest.raises(tf.errors.NotFoundError):
+        mujoco_env.observation(handle, indices)
+
+
+def test_a_library_built_for_another_mujoco_is_refused(monkeypatch):
+    from workbench.ops import _loader
+
+    monkeypatch.setattr(mujoco_env, "_checked_mujoco", False)
+    monkeypatch.setattr(mujoco_env, "installed_mujoco_version", lambda: "3.9.9")
+    with pytest.raises(_loader.OpsLibraryError, match=r"MuJoCo 4\.0\.1.*3\.9\.9.*make install"):
+        mujoco_env._library()

@@ -1,0 +1,168 @@
+"""MujocoBatch: a batch of Gymnasium v5 MuJoCo locomotion tasks, on the ops or on Gymnasium itself.
+
+    batch = MujocoBatch("HalfCheetah-v5", 32, seed=1)   # or "halfcheetah"; task keywords by name
+    obs = batch.reset()                                  # float32 [32, 17]
+    rewards, done = batch.step(range(32), actions)       # actions float32 [32, 6]
+    batch.status()["x_velocity"]                         # the task's info terms of the last step
+
+backend="custom" runs the simulations inside TensorFlow ops (one simulation per task on TF's
+thread pool, no Python per step inside graphs); "reference" runs Gymnasium's own environments from
+Python (slow, exact twin of the ops); None (default) picks "custom" and falls back to "reference"
+with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
+
+Episodes end as Gymnasium's do (terminated by the task's health rule, truncated at
+max_episode_steps, default 1,000), and also, truncated and flagged `unstable`, when the simulation
+goes unstable (workbench.envs.mujoco_reference). One frame is one step (frame_skip physics steps).
+Actions are float32 [n, action_size]; MuJoCo clamps them to the control range (action_low,
+action_high) when it computes forces, while the control cost uses them as given, as in Gymnasium.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import tensorflow as tf
+
+from workbench.checks import check_choice, check_optional_positive_int
+from workbench.envs.batch import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, EnvBatch, Indices
+from workbench.envs.mujoco_tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
+from workbench.ops import BACKENDS, _loader
+
+
+def _main_body_id(task, settings):
+    body = settings.get("main_body", 1)
+    if not isinstance(body, str):
+        return int(body)
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_path(task.xml_path(settings))
+    index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
+    if index < 0:
+        names = [model.body(k).name for k in range(model.nbody)]
+        raise ValueError(f"main_body {body!r} is not a body of {task.id}'s model; its bodies: {names}")
+    return index
+
+
+def _make_backend(backend, task, settings, batch_size, max_episode_steps, main_body):
+    from workbench.envs.mujoco_reference import ReferenceMujocoBackend
+
+    check_choice("backend", backend, BACKENDS, allow_none=True)
+    arguments = (task, settings, batch_size, max_episode_steps, main_body)
+    if backend == "reference" or (backend is None and _loader.pure_tf_requested()):
+        return ReferenceMujocoBackend(*arguments)
+    try:
+        from workbench.envs.mujoco_ops_backend import OpsMujocoBackend
+
+        return OpsMujocoBackend(*arguments)
+    except _loader.OpsLibraryError as error:
+        if backend == "custom":
+            raise
+        warnings.warn(f"MuJoCo falls back to the slow Gymnasium reference backend: {error}", stacklevel=3)
+        return ReferenceMujocoBackend(*arguments)
+
+
+class MujocoBatch(EnvBatch):
+    """batch_size simulations of one MuJoCo task; see the module docstring. `task_kwargs` are the task's
+    Gymnasium v5 keyword arguments (workbench.envs.mujoco_tasks lists them with their defaults)."""
+
+    observation_dtype = np.float32
+
+    def __init__(self, task: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
+                 max_episode_steps: int | None = None, backend: str | None = None, **task_kwargs: Any) -> None:
+        super().__init__(batch_size, seed)
+        self.task = resolve_mujoco_task(task)
+        if max_episode_steps is not None and max_episode_frames is not None:
+            raise ValueError("give max_episode_frames or its Gymnasium spelling max_episode_steps, not both")
+        name = "max_episode_steps" if max_episode_steps is not None else "max_episode_frames"
+        limit = check_optional_positive_int(name, max_episode_steps if max_episode_steps is not None
+                                            else max_episode_frames)
+        self.max_episode_steps = MAX_EPISODE_STEPS if limit is None else limit
+        self.settings = self.task.settings(**task_kwargs)
+        self.main_body = _main_body_id(self.task, self.settings)
+        self._backend = _make_backend(backend, self.task, self.settings, self.batch_size, self.max_episode_steps,
+                                      self.main_body)
+        self.action_size = self._backend.action_size
+        self.action_low = np.ascontiguousarray(self._backend.ctrl_range[:, 0], np.float32)
+        self.action_high = np.ascontiguousarray(self._backend.ctrl_range[:, 1], np.float32)
+        self.observation_shape = (self._backend.observation_size,)
+
+    @property
+    def env_id(self) -> str:
+        return self.task.id
+
+    @property
+    def capabilities(self) -> frozenset:
+        """physics state and body position always; in-graph simulations on the ops backend."""
+        common = {PHYSICS_STATE, BODY_POSITION}
+        return frozenset(common | {IN_GRAPH} if self._backend.name == "custom" else common)
+
+    @property
+    def ops_handle(self) -> tf.Tensor:
+        """The simulations' resource handle for use inside graphs (workbench.ops.mujoco_env); needs IN_GRAPH."""
+        self.require(IN_GRAPH, "ops_handle")
+        return self._backend.handle
+
+    @property
+    def backend(self) -> str:
+        """"custom" or "reference": the backend in use."""
+        return self._backend.name
+
+    def __repr__(self):
+        return f"MujocoBatch({self.task.id!r}, {self.batch_size}, backend={self.backend!r})"
+
+    # Hooks of EnvBatch.
+    def _reset(self, indices, seeds):
+        self._backend.reset(indices, seeds)
+
+    def _step(self, indices, actions):
+        rewards, terminated, truncated = self._backend.step(indices, actions)
+        return rewards, terminated | truncated
+
+    def _step_and_observe(self, indices, actions):
+        rewards, terminated, truncated, observations = self._backend.step_and_observe(indices, actions)
+        return rewards, terminated | truncated, observations
+
+    def _observation(self, indices):
+        return self._backend.observation(indices)
+
+    def _close(self):
+        self._backend.close()
+
+    # MuJoCo extras.
+    def status(self, indices: Indices = None) -> dict[str, np.ndarray]:
+        """dict of [n] arrays: episode_return (float64), episode_steps, done, terminated, truncated, unstable, and
+        the task's info terms of the last step (Gymnasium's names, e.g. x_velocity, reward_ctrl)."""
+        indices = self.check_indices(indices)
+        status = self._backend.status(indices)
+        status["done"] = self._done[indices].copy()
+        common = ("episode_return", "episode_steps", "done", "terminated", "truncated", "unstable")
+        return {name: status[name] for name in common + self.task.info}
+
+    def episode_frames(self, indices: Indices = None) -> np.ndarray:
+        """Steps of the current episodes so far (one frame per step)."""
+        return self.status(indices)["episode_steps"].astype(np.int64)
+
+    def physics_state(self, indices: Indices = None) -> tuple[np.ndarray, np.ndarray]:
+        """(qpos float64 [n, nq], qvel float64 [n, nv]) of started simulations."""
+        qpos, qvel, _ = self._backend.physics_state(self.check_indices(indices, started=True))
+        return qpos, qvel
+
+    def set_physics_state(self, indices: Indices, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """Puts started simulations in the state (qpos [n, nq], qvel [n, nv]); returns their observations."""
+        indices = self.check_indices(indices, started=True)
+        arrays = []
+        for name, values, width in (("qpos", qpos, self._backend.nq), ("qvel", qvel, self._backend.nv)):
+            array = np.asarray(values, np.float64)
+            if array.shape != (indices.size, width):
+                raise ValueError(f"{name} must have shape [{indices.size}, {width}], got {list(array.shape)}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"{name} must be finite")
+            arrays.append(array)
+        return self._backend.set_physics_state(indices, *arrays)
+
+    def body_position(self, indices: Indices = None) -> np.ndarray:
+        """float64 [n, 2]: the world (x, y) of the main body (the torso; Gymnasium's main_body for Ant)."""
+        return self._backend.physics_state(self.check_indices(indices, started=True))[2]
