@@ -301,3 +301,46 @@ def test_a_library_built_for_another_mujoco_is_refused(monkeypatch):
     monkeypatch.setattr(mujoco_env, "installed_mujoco_version", lambda: "3.9.9")
     with pytest.raises(_loader.OpsLibraryError, match=r"MuJoCo 4\.0\.1.*3\.9\.9.*make install"):
         mujoco_env._library()
+
+
+def hopper_requests(space, rng):
+    from workbench.evolution import EvaluationRequest, Genome
+
+    parents = [Genome(space.sample_offset(rng)) for _ in range(2)]
+    genomes = parents + [parents[k % 2].child(space.sample_offset(rng), 0.05) for k in range(3)]
+    return [EvaluationRequest(g, 1 + k % 2, "population") for k, g in enumerate(genomes)]
+
+
+def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng):
+    """Policies read observations inside the graph (IN_GRAPH) and write continuous actions; the returns equal
+    a plain loop on Gymnasium's own Hopper-v5, and do not depend on sub-populations or slots."""
+    from workbench.envs.rng import episode_seed
+    from workbench.evaluation import Evaluator
+    from workbench.evolution import GenomeDecoder, NoiseTable
+    from workbench.models import MLPModel
+
+    table = NoiseTable.shared(2**20, seed=8)
+    options = dict(model_options=dict(hidden_sizes=(16,)), noise=table, max_episode_frames=150)
+    outcomes = []
+    for subpopulations, slots in ((1, 3), (2, 8)):
+        with Evaluator("Hopper-v5", "mlp", subpopulations=subpopulations, slots=slots, **options) as evaluator:
+            assert evaluator.subpopulations[0]._handle is not None  # observations stay inside the graph
+            if not outcomes:
+                space = evaluator.space
+                requests = hopper_requests(space, rng)
+            results = evaluator.evaluate(requests, seed=5)
+            outcomes.append([(r.returns.tolist(), r.steps.tolist()) for r in results])
+    assert outcomes[0] == outcomes[1]
+    reference = MujocoBatch("Hopper-v5", 1, max_episode_steps=150, backend="reference")
+    model = MLPModel(11, 3, hidden_sizes=(16,), action_range=(reference.action_low, reference.action_high))
+    decoder = GenomeDecoder(space)
+    for r, request in enumerate(requests):
+        model.set_slot(0, decoder.decode_full(request.genome))
+        for e in range(request.episodes):
+            observation = reference.reset([0], [episode_seed(5, r, e)])
+            total, steps, done = 0.0, 0, False
+            while not done:
+                reward, (done,) = reference.step([0], model.act(observation, np.zeros(1, np.int32)).numpy())
+                observation = reference.observation([0])
+                total, steps = total + float(reward[0]), steps + 1
+            assert outcomes[0][r][0][e] == total and outcomes[0][r][1][e] == steps

@@ -91,6 +91,13 @@ class AtariBatch(EnvBatch):
         self.require(IN_GRAPH, "ops_handle")
         return self._backend.handle
 
+    def observe_in_graph(self, indices: tf.Tensor) -> tf.Tensor:
+        """uint8 [n, size, size, stack] observations of `indices` made by the emulators' op (needs IN_GRAPH)."""
+        from workbench.ops import atari_env
+
+        self.require(IN_GRAPH, "observe_in_graph()")
+        return atari_env.observation(self._backend.handle, indices)
+
     @property
     def backend(self) -> str:
         """"custom" or "reference": the backend in use."""

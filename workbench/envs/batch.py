@@ -16,7 +16,7 @@ Optional features are declared capabilities, asked for by name (never by hasattr
 
     batch.supports(SCREEN)          # screen(indices): RGB frames for dashboards and videos
     batch.supports(RAM)             # ram(indices): console RAM (Atari), a behaviour characterisation
-    batch.supports(IN_GRAPH)        # ops_handle: the emulators' resource, for observations inside graphs
+    batch.supports(IN_GRAPH)        # ops_handle and observe_in_graph(): observations made inside graphs
     batch.supports(PHYSICS_STATE)   # physics_state / set_physics_state(indices, qpos, qvel): replays (MuJoCo)
     batch.supports(BODY_POSITION)   # body_position(indices): the main body's world (x, y), for behaviours
 
@@ -109,6 +109,12 @@ class EnvBatch:
         """The emulators' resource handle for use inside graphs (capability IN_GRAPH)."""
         self.require(IN_GRAPH, "ops_handle")
         raise NotImplementedError(f"{type(self).__name__} declares IN_GRAPH but has no ops_handle")
+
+    def observe_in_graph(self, indices: Any) -> Any:
+        """The observations of `indices` (an int32 tensor) as a tensor, made inside the caller's graph by the
+        simulators' own op (capability IN_GRAPH; no validation: the graph's caller passes valid indices)."""
+        self.require(IN_GRAPH, "observe_in_graph()")
+        raise NotImplementedError(f"{type(self).__name__} declares IN_GRAPH but has no observe_in_graph()")
 
     def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB screens uint8 [n, H, W, 3] of the last frame (capability SCREEN)."""

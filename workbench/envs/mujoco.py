@@ -105,6 +105,13 @@ class MujocoBatch(EnvBatch):
         self.require(IN_GRAPH, "ops_handle")
         return self._backend.handle
 
+    def observe_in_graph(self, indices: tf.Tensor) -> tf.Tensor:
+        """float32 [n, observation size] observations of `indices` made by the simulations' op (needs IN_GRAPH)."""
+        from workbench.ops import mujoco_env
+
+        self.require(IN_GRAPH, "observe_in_graph()")
+        return mujoco_env.observation(self._backend.handle, indices)
+
     @property
     def backend(self) -> str:
         """"custom" or "reference": the backend in use."""

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks import check_int, check_optional_positive_int, check_real, check_type
-from workbench.envs import EnvBatch, make_batch
+from workbench.envs import EnvBatch, find_mujoco_task, make_batch
 from workbench.envs.games import find_atari_game
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.space import ParameterSpace
@@ -41,15 +41,24 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
     elif model == "mlp":
         if len(env.observation_shape) != 1:
             raise ValueError(f'model "mlp" needs vector observations, got shape {tuple(env.observation_shape)}')
-        network = MLPModel(env.observation_shape[0], env.num_actions, slots=slots, **options)
+        if env.continuous_actions:
+            network = MLPModel(env.observation_shape[0], env.action_size, slots=slots,
+                               action_range=(env.action_low, env.action_high), **options)
+        else:
+            network = MLPModel(env.observation_shape[0], env.num_actions, slots=slots, **options)
     else:
         raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), "
                          f"got {model!r}")
     if not isinstance(network, PopulationModel):
         raise TypeError(f"the model callable must return a PopulationModel, got {type(network).__name__}")
-    if network.input_shape != tuple(env.observation_shape) or network.num_actions != env.num_actions:
-        raise ValueError(f"the model takes {network.input_shape} -> {network.num_actions} actions, the environment "
-                         f"gives {tuple(env.observation_shape)} and {env.num_actions} actions")
+    if (network.input_shape != tuple(env.observation_shape) or network.num_actions != env.num_actions
+            or network.action_size != env.action_size):
+        model_actions, env_actions = (f"{network.num_actions} actions" if network.action_size is None
+                                      else f"actions of size {network.action_size}",
+                                      f"{env.num_actions} actions" if not env.continuous_actions
+                                      else f"actions of size {env.action_size}")
+        raise ValueError(f"the model takes {network.input_shape} -> {model_actions}, the environment "
+                         f"gives {tuple(env.observation_shape)} and {env_actions}")
     return network
 
 
@@ -105,6 +114,13 @@ class RunSpec:
     def is_atari(self) -> bool:
         return find_atari_game(self.env) is not None
 
+    @property
+    def family(self) -> str:
+        """"atari", "mujoco" (the MuJoCo tasks of the ops) or "gymnasium" (any other Gymnasium id)."""
+        if self.is_atari:
+            return "atari"
+        return "mujoco" if find_mujoco_task(self.env) is not None else "gymnasium"
+
     def noise(self) -> NoiseTable:
         """The process-wide noise table of this spec (built on first use)."""
         return NoiseTable.shared(self.noise_size, self.noise_seed)
@@ -138,7 +154,11 @@ class RunSpec:
             while len(kept) < size:
                 if rng.random() < probability:
                     kept.append(observation[0])
-                _, done = batch.step([0], [int(rng.integers(batch.num_actions))])
+                if batch.continuous_actions:
+                    action = rng.uniform(batch.action_low, batch.action_high)[None].astype(np.float32)
+                else:
+                    action = [int(rng.integers(batch.num_actions))]
+                _, done = batch.step([0], action)
                 observation = batch.reset() if done[0] else batch.observation([0])
         finally:
             batch.close()

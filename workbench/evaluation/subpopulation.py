@@ -23,7 +23,7 @@ from workbench.envs.rng import episode_seed
 from workbench.evaluation.behaviour import checked_behaviour
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
-from workbench.ops import LowRankPerturbation, assign_slots, atari_env
+from workbench.ops import LowRankPerturbation, assign_slots
 
 
 class JobQueue:
@@ -84,7 +84,8 @@ class SubPopulation:
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
-        # Atari on the ops: the network reads the observations inside the graph (they never become numpy).
+        # Simulators on the ops (Atari, MuJoCo): the network reads the observations inside the graph (they
+        # never become numpy).
         self._handle = env.ops_handle if env.supports(IN_GRAPH) else None
         self._has_screen = env.supports(SCREEN)
         self._observations = None if self._handle is not None else np.zeros((self.size,) + model.input_shape,
@@ -104,7 +105,7 @@ class SubPopulation:
                 self._act_perturbed = function.get_concrete_function(observation_spec, index_spec, index_spec)
 
     def _actions_in_graph(self, weight_slots, episode_slots):
-        return self.model.act(atari_env.observation(self._handle, episode_slots), weight_slots)
+        return self.model.act(self.env.observe_in_graph(episode_slots), weight_slots)
 
     # -- perturbed mode -------------------------------------------------------------------
     def _init_factors(self):
@@ -117,7 +118,7 @@ class SubPopulation:
 
     def _perturbed_actions(self, observations, weight_slots, episode_slots):
         if observations is None:
-            observations = atari_env.observation(self._handle, episode_slots)
+            observations = self.env.observe_in_graph(episode_slots)
         scale = tf.gather(self._scale, episode_slots)
         perturbations = [LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots),
                                              tf.gather(bias, episode_slots)) for a, b, bias in self._factors]

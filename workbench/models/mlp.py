@@ -1,4 +1,4 @@
-"""MLPModel: a population of multilayer perceptrons for vector observations (CartPole, Acrobot...)."""
+"""MLPModel: a population of multilayer perceptrons for vector observations (CartPole, Acrobot, MuJoCo tasks...)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,7 +10,11 @@ from workbench.models.population_model import PopulationModel
 
 
 class MLPModel(PopulationModel):
-    """Dense layers with ReLU between them; input float32 [batch, observation_size]."""
+    """Dense layers with ReLU between them; input float32 [batch, observation_size].
+
+    Discrete actions: num_actions outputs, act() = argmax. Continuous actions: action_range=(low, high)
+    with one entry per action dimension; num_actions is then the action size and act() clips the outputs.
+    """
 
     def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (64, 64), slots: int = 1,
                  **kwargs: Any) -> None:

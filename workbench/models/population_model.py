@@ -33,11 +33,13 @@ class PopulationModel(tf.Module):
       backend: "custom", "reference" or None (environment decides), for every op.
       reference_batch: observations [n] + input_shape for virtual batch normalisation of every hidden
         layer (virtual_batch_norm.py): folded into each member's weights when its slot is loaded; None = off.
+      action_range: None for discrete actions (act() = argmax of the outputs), or (low, high) float
+        vectors with one entry per output for continuous actions (act() = the outputs clipped to them).
     """
 
     def __init__(self, layers: Sequence[Any], input_shape: Sequence[int], slots: int, weight_dtype: str = "float32",
                  hidden_init_std: float = 1.0, output_init_std: float = 0.1, backend: str | None = None,
-                 name: str | None = None, reference_batch: Any = None) -> None:
+                 name: str | None = None, reference_batch: Any = None, action_range: Any = None) -> None:
         super().__init__(name=name)
         check_positive_int("slots", slots)
         if weight_dtype not in WEIGHT_DTYPES:
@@ -68,11 +70,18 @@ class PopulationModel(tf.Module):
         for depth, units in self.kernel_shapes:
             self._sizes += [depth * units, units]
         self.reference = None if reference_batch is None else reference_input(reference_batch, self.input_shape)
+        self.action_range = None if action_range is None else self._check_action_range(action_range)
 
     # ----- parameters ---------------------------------------------------------------------
     @property
-    def num_actions(self) -> int:
-        return self.output_shapes[-1][-1]
+    def num_actions(self) -> int | None:
+        """Size of the discrete action set (None for continuous actions)."""
+        return None if self.action_range is not None else self.output_shapes[-1][-1]
+
+    @property
+    def action_size(self) -> int | None:
+        """Length of an action vector (None for discrete actions)."""
+        return self.output_shapes[-1][-1] if self.action_range is not None else None
 
     @property
     def num_parameters(self) -> int:
@@ -167,8 +176,13 @@ class PopulationModel(tf.Module):
         return x
 
     def act(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:
-        """Greedy actions (argmax of the logits), int32 [batch]."""
-        return tf.argmax(self(observations, slots, perturbations), axis=-1, output_type=tf.int32)
+        """Greedy actions: argmax of the outputs, int32 [batch]; or, with an action_range, the outputs clipped
+        to it, float32 [batch, action_size]."""
+        outputs = self(observations, slots, perturbations)
+        if self.action_range is not None:
+            low, high = self.action_range
+            return tf.clip_by_value(outputs, low, high)
+        return tf.argmax(outputs, axis=-1, output_type=tf.int32)
 
     # ----- low-rank perturbations (EGGROLL) -------------------------------------------------
     def random_perturbations(self, sigmas: np.ndarray, rank: int, seed: int) -> list:
@@ -204,6 +218,19 @@ class PopulationModel(tf.Module):
         return np.concatenate(pieces).astype(np.float32)
 
     # ----- validation -----------------------------------------------------------------------
+    def _check_action_range(self, action_range):
+        units = self.output_shapes[-1][-1]
+        try:
+            low, high = (np.asarray(bound, np.float32).reshape(-1) for bound in action_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"action_range must be a (low, high) pair of vectors, got {action_range!r}") from None
+        if low.shape != (units,) or high.shape != (units,):
+            raise ValueError(f"action_range must have {units} entries per bound (one per output), got "
+                             f"{low.size} and {high.size}")
+        if np.isnan(low).any() or np.isnan(high).any() or (low > high).any():
+            raise ValueError("action_range must have low <= high everywhere, without NaN")
+        return tf.constant(low), tf.constant(high)
+
     def _check_parameters(self, parameters, name, rank):
         array = np.asarray(parameters)
         if array.ndim != rank or array.shape[-1] != self.num_parameters:

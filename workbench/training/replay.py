@@ -22,7 +22,8 @@ from workbench.evolution import Genome, GenomeDecoder
 
 @dataclasses.dataclass
 class Episode:
-    """frames uint8 [T+1, H, W, 3] (RGB, the start then after each step), actions [T], rewards [T],
+    """frames uint8 [T+1, H, W, 3] (RGB, the start then after each step), actions [T] (int32, or float32
+    [T, action size] for continuous actions), rewards [T],
     observations [T+1, ...] (what the network saw), score = sum of rewards."""
 
     frames: np.ndarray
@@ -42,7 +43,7 @@ def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *
     if not isinstance(spec, RunSpec):
         raise TypeError(f"spec must be a RunSpec (evaluator.spec, RunConfig.spec()), got {type(spec).__name__}")
     cap = spec.max_episode_frames if max_episode_frames is None else max_episode_frames
-    extra = {} if spec.is_atari else {"render_mode": "rgb_array"}
+    extra = {"render_mode": "rgb_array"} if spec.family == "gymnasium" else {}
     batch = spec.make_batch(1, max_episode_frames=cap, **extra)
     try:
         network = spec.build_model(batch, 1)
@@ -53,8 +54,8 @@ def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *
         frames, observations, actions, rewards = [screen()], [observation[0]], [], []
         done = bool(batch.done([0])[0])
         while not done and len(actions) < max_steps:
-            action = int(network.act(observation, np.zeros(1, np.int32)).numpy()[0])
-            reward, (done,) = batch.step([0], [action])
+            action = network.act(observation, np.zeros(1, np.int32)).numpy()[0]
+            reward, (done,) = batch.step([0], action[None] if batch.continuous_actions else [int(action)])
             observation = batch.observation([0])
             frames.append(screen())
             observations.append(observation[0])
@@ -63,7 +64,8 @@ def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *
         meanings = batch.action_meanings
     finally:
         batch.close()
-    return Episode(None if frames[0] is None else np.stack(frames), np.array(actions, np.int32), np.array(rewards, np.float32),
+    actions = np.array(actions, np.float32 if batch.continuous_actions else np.int32)
+    return Episode(None if frames[0] is None else np.stack(frames), actions, np.array(rewards, np.float32),
                    np.stack(observations), float(np.sum(rewards)), None if meanings is None else list(meanings))
 
 
