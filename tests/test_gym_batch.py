@@ -50,8 +50,6 @@ def test_episode_limit_truncates():
 def test_bad_environments_and_arguments():
     with pytest.raises(ValueError, match="CartPole-v1"):
         GymBatch("CartPol-v1", 2)
-    with pytest.raises(ValueError, match="discrete actions"):
-        GymBatch("Pendulum-v1", 1)
     with pytest.raises(ValueError, match="batch_size"):
         GymBatch("CartPole-v1", 0)
     with pytest.raises(ValueError, match="max_episode_frames"):
@@ -73,3 +71,22 @@ def test_make_batch_picks_the_kind_from_the_name():
     assert isinstance(atari, AtariBatch) and atari.game == "breakout"
     with pytest.raises(ValueError, match="Did you mean"):
         make_batch("CartPol-v1", 1)
+
+
+def test_box_actions_step_gymnasiums_continuous_tasks():
+    import gymnasium
+
+    batch = GymBatch("Pendulum-v1", 2, seed=3)
+    assert batch.continuous_actions and batch.num_actions is None and batch.action_size == 1
+    assert batch.action_low.tolist() == [-2.0] and batch.action_high.tolist() == [2.0]
+    observations = batch.reset([0, 1], seeds=[7, 8])
+    env = gymnasium.make("Pendulum-v1")
+    assert np.array_equal(observations[0], env.reset(seed=7)[0].astype(np.float32))
+    actions = np.array([[1.5], [-0.5]], np.float32)
+    rewards, done, observations = batch.step_and_observe([0, 1], actions)
+    observation, reward, *_ = env.step(actions[0])
+    assert np.array_equal(observations[0], observation.astype(np.float32)) and rewards[0] == np.float32(reward)
+    with pytest.raises(ValueError, match=r"shape \[1, 1\]"):
+        batch.step([0], [1])
+    with pytest.raises(ValueError, match="not finite"):
+        batch.step([0], [[np.nan]])

@@ -1,6 +1,8 @@
-"""GymBatch: any Gymnasium environment with vector observations and discrete actions as an EnvBatch.
+"""GymBatch: any Gymnasium environment with vector observations and discrete or Box actions as an EnvBatch.
 
-For fast tutorials and tests (CartPole, Acrobot, LunarLander...):
+For fast tutorials and tests (CartPole, Acrobot, LunarLander...), and any continuous-control task
+through Python (Pendulum, MountainCarContinuous, BipedalWalker...; the MuJoCo tasks run far faster
+in MujocoBatch):
 
     batch = GymBatch("CartPole-v1", 16, seed=0)
     obs = batch.reset()                     # float32 [16, 4]
@@ -57,11 +59,16 @@ class GymBatch(EnvBatch):
             self.close()
             raise ValueError(f"env_id {env_id!r} has {space} observations; GymBatch needs vector (Box) observations")
         actions = self.envs[0].action_space
-        if not isinstance(actions, gymnasium.spaces.Discrete):
+        if isinstance(actions, gymnasium.spaces.Discrete):
+            self.num_actions = int(actions.n)
+            self._action_start = int(actions.start)
+        elif isinstance(actions, gymnasium.spaces.Box) and len(actions.shape) == 1:
+            self.action_size = int(actions.shape[0])
+            self.action_low = actions.low.astype(np.float32)
+            self.action_high = actions.high.astype(np.float32)
+        else:
             self.close()
-            raise ValueError(f"env_id {env_id!r} has {actions} actions; GymBatch needs discrete actions")
-        self.num_actions = int(actions.n)
-        self._action_start = int(actions.start)
+            raise ValueError(f"env_id {env_id!r} has {actions} actions; GymBatch needs discrete or vector (Box) actions")
         self.observation_shape = tuple(space.shape)
         self._observations = np.zeros((self.batch_size,) + self.observation_shape, np.float32)
         self._returns = np.zeros(self.batch_size, np.float32)
@@ -83,7 +90,9 @@ class GymBatch(EnvBatch):
         rewards = np.zeros(len(indices), np.float32)
         done = np.zeros(len(indices), bool)
         for k, (i, action) in enumerate(zip(indices, actions)):
-            observation, reward, terminated, truncated, _ = self.envs[i].step(int(action) + self._action_start)
+            action = action.astype(self.envs[i].action_space.dtype) if self.continuous_actions else (
+                int(action) + self._action_start)
+            observation, reward, terminated, truncated, _ = self.envs[i].step(action)
             self._observations[i] = observation
             rewards[k] = reward
             done[k] = terminated or truncated
