@@ -13,7 +13,7 @@ MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install browser demo lint test test-fast bench lab clean
+.PHONY: install system demo lint test test-fast bench lab clean
 
 install: $(INSTALLED)
 
@@ -47,17 +47,24 @@ bench: install
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: lint browser
+test: lint system
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest --durations=10
 
-test-fast: lint
+test-fast: lint system
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -m "not slow and not notebook and not browser and not ray" --durations=10
 
-# The browser test (tests/test_browser.py) drives Debian's Chromium; as root, install it when missing.
-browser:
-	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
-	@command -v chromium >/dev/null || echo "warning: no chromium; the browser test will fail (sudo apt-get install chromium)"
+# System packages: Debian's Chromium for the browser test (tests/test_browser.py), and EGL with Mesa's
+# software OpenGL for headless MuJoCo rendering (workbench/envs/mujoco_render.py). As root, the
+# missing ones are installed with apt-get; otherwise the command to install them is printed.
+SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
+system:
+	@command -v dpkg >/dev/null || { echo "warning: not a Debian system; install Chromium and EGL (Mesa) yourself"; exit 0; }; \
+	missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	elif [ -n "$$missing" ]; then \
+		echo "warning: missing system packages; the browser and rendering tests will fail: sudo apt-get install" $$missing; \
+	fi
 
 # JupyterLab on the tutorials: bound to 127.0.0.1, token authentication on (the URL with the token is printed).
 lab: install

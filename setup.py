@@ -117,7 +117,7 @@ setup(
     ],
     cmdclass={"build_ext": BuildTensorFlowOps},
     install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.4,<1.5",
-                      "mujoco-core==4.0.1", "glfw>=2.5",
+                      "mujoco-core==4.0.1", "glfw>=2.5", "PyOpenGL>=3.1",
                       "tensorboard>=2.21,<2.22", "pandas>=2.0", "tqdm>=4.60", "matplotlib>=3.8", "pillow>=10",
                       "imageio>=2.30", "imageio-ffmpeg>=0.4.9"],
     extras_require={

@@ -344,3 +344,19 @@ def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng)
                 observation = reference.observation([0])
                 total, steps = total + float(reward[0]), steps + 1
             assert outcomes[0][r][0][e] == total and outcomes[0][r][1][e] == steps
+
+
+def test_screens_render_headless_with_gymnasiums_camera():
+    batch = MujocoBatch("Humanoid-v5", 2, render_size=(120, 160))
+    assert batch.supports("screen")
+    batch.reset()
+    frames = batch.screen([1, 0])
+    assert frames.shape == (2, 120, 160, 3) and frames.dtype == np.uint8
+    assert frames.std() > 10  # a scene, not a blank buffer
+    qpos, qvel = batch.physics_state([0])
+    qpos[0, 2] += 0.5  # lift the torso: the picture changes
+    batch.set_physics_state([0], qpos, qvel)
+    assert np.abs(batch.screen([0])[0].astype(int) - frames[1]).sum() > 0
+    batch.close()
+    with pytest.raises(ValueError, match="render_size"):
+        MujocoBatch("hopper", 1, render_size=(0, 10))

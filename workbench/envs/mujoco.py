@@ -15,6 +15,10 @@ max_episode_steps, default 1,000), and also, truncated and flagged `unstable`, w
 goes unstable (workbench.envs.mujoco_reference). One frame is one step (frame_skip physics steps).
 Actions are float32 [n, action_size]; MuJoCo clamps them to the control range (action_low,
 action_high) when it computes forces, while the control cost uses them as given, as in Gymnasium.
+
+screen() renders RGB frames of the simulations' current states with Gymnasium's own renderer and
+camera for the task, in a render process (workbench.envs.mujoco_render: OpenGL and TensorFlow cannot
+share a process). Headless machines render through EGL (Mesa's software renderer) or OSMesa.
 """
 from __future__ import annotations
 
@@ -26,8 +30,8 @@ import numpy as np
 if TYPE_CHECKING:
     import tensorflow as tf
 
-from workbench.checks import check_choice, check_optional_positive_int
-from workbench.envs.batch import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, EnvBatch, Indices
+from workbench.checks import check_choice, check_optional_positive_int, check_positive_int
+from workbench.envs.batch import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, SCREEN, EnvBatch, Indices
 from workbench.envs.mujoco_tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
 from workbench.ops import BACKENDS, _loader
 
@@ -71,8 +75,15 @@ class MujocoBatch(EnvBatch):
     observation_dtype = np.float32
 
     def __init__(self, task: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
-                 max_episode_steps: int | None = None, backend: str | None = None, **task_kwargs: Any) -> None:
+                 max_episode_steps: int | None = None, backend: str | None = None,
+                 render_size: tuple[int, int] = (240, 320), **task_kwargs: Any) -> None:
         super().__init__(batch_size, seed)
+        try:
+            height, width = (check_positive_int("render_size entries", int(v)) for v in render_size)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"render_size must be (height, width), positive, got {render_size!r}") from error
+        self.render_size = (height, width)
+        self._renderer = None
         self.task = resolve_mujoco_task(task)
         if max_episode_steps is not None and max_episode_frames is not None:
             raise ValueError("give max_episode_frames or its Gymnasium spelling max_episode_steps, not both")
@@ -95,8 +106,8 @@ class MujocoBatch(EnvBatch):
 
     @property
     def capabilities(self) -> frozenset:
-        """physics state and body position always; in-graph simulations on the ops backend."""
-        common = {PHYSICS_STATE, BODY_POSITION}
+        """screen, physics state and body position always; in-graph simulations on the ops backend."""
+        common = {SCREEN, PHYSICS_STATE, BODY_POSITION}
         return frozenset(common | {IN_GRAPH} if self._backend.name == "custom" else common)
 
     @property
@@ -137,6 +148,9 @@ class MujocoBatch(EnvBatch):
 
     def _close(self):
         self._backend.close()
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
 
     # MuJoCo extras.
     def status(self, indices: Indices = None) -> dict[str, np.ndarray]:
@@ -169,6 +183,19 @@ class MujocoBatch(EnvBatch):
                 raise ValueError(f"{name} must be finite")
             arrays.append(array)
         return self._backend.set_physics_state(indices, *arrays)
+
+    def screen(self, indices: Indices = None) -> np.ndarray:
+        """RGB frames uint8 [n, height, width, 3] (render_size) of the simulations' current states, rendered by
+        Gymnasium's renderer with the task's default camera (in a render process: workbench.envs.mujoco_render)."""
+        qpos, qvel = self.physics_state(indices)
+        if self._renderer is None:
+            from workbench.envs.mujoco_render import MujocoRenderer
+
+            kwargs = dict(self.settings, xml_file=self.task.xml_path(self.settings))
+            if "main_body" in kwargs:
+                kwargs["main_body"] = self.main_body
+            self._renderer = MujocoRenderer(self.task.id, kwargs, self.render_size)
+        return self._renderer.render(qpos, qvel)
 
     def body_position(self, indices: Indices = None) -> np.ndarray:
         """float64 [n, 2]: the world (x, y) of the main body (the torso; Gymnasium's main_body for Ant)."""
