@@ -41,6 +41,9 @@ class AtariEnvBatch : public ::tensorflow::ResourceBase {
   std::mutex mu;  // one call at a time per batch
 };
 
+// Emulators per batch at most (each holds an ALE instance of about a megabyte).
+constexpr int64_t kMaxBatchSize = 1 << 16;
+
 // Cost hint of one emulator step, reset or ROM load: far above any block size,
 // so every emulator is a task of its own, balanced dynamically.
 constexpr int64_t kEmulatorCost = 1000000;
@@ -90,6 +93,8 @@ class AtariEnvCreateOp : public OpKernel {
                 InvalidArgument("screen_size must be at most 1024, got ", config_.screen_size));
     OP_REQUIRES(ctx, config_.stack_size <= 64,
                 InvalidArgument("stack_size must be at most 64, got ", config_.stack_size));
+    OP_REQUIRES(ctx, batch_size_ <= kMaxBatchSize,
+                InvalidArgument("batch_size must be at most ", kMaxBatchSize, ", got ", batch_size_));
     OP_REQUIRES(ctx, config_.max_episode_frames <= INT32_MAX,
                 InvalidArgument("max_episode_frames must fit in int32, got ", config_.max_episode_frames));
   }

@@ -3,6 +3,7 @@
 // (one simulation per task). Every bad call becomes an InvalidArgument error
 // naming the argument, checked before any simulation is touched, so a failed
 // call changes nothing.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -41,18 +42,18 @@ class MujocoEnvBatch : public ::tensorflow::ResourceBase {
   std::mutex mu;  // one call at a time per batch
 };
 
-// Cost hint of one simulation step or reset: far above any block size, so
-// every simulation is a task of its own, balanced dynamically.
-constexpr int64_t kSimulationCost = 1000000;
-
-// Runs fn(i) for i in [0, n) on the intra-op pool, one item per task, and
-// turns a C++ exception into an error.
+// Runs fn(i) for i in [0, n) on the intra-op pool and turns a C++ exception
+// into an error. A simulation step takes microseconds to a fraction of a
+// millisecond, so items go in blocks of n / (4 x threads): few enough tasks
+// to keep the pool's per-task overhead small, enough to balance simulations
+// whose steps cost different amounts (contacts).
 template <typename Fn>
 absl::Status ForEach(OpKernelContext* ctx, int64_t n, Fn fn) {
   std::mutex error_mu;
   std::string error;
   auto* workers = ctx->device()->tensorflow_cpu_worker_threads()->workers;
-  workers->ParallelFor(n, tsl::thread::ThreadPool::SchedulingParams::Fixed(1), [&](int64_t begin, int64_t end) {
+  const int64_t block = std::max<int64_t>(1, n / (4 * std::max(1, workers->NumThreads())));
+  workers->ParallelFor(n, tsl::thread::ThreadPool::SchedulingParams::Fixed(block), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       try {
         fn(i);
@@ -71,6 +72,9 @@ absl::Status ForEach(OpKernelContext* ctx, int64_t n, Fn fn) {
 // five scalars, then five (low, high) ranges.
 constexpr int kNumParameters = 15;
 
+// Simulations per batch at most (an mjData takes tens of kilobytes to megabytes).
+constexpr int64_t kMaxBatchSize = 1 << 16;
+
 class MujocoEnvCreateOp : public OpKernel {
  public:
   explicit MujocoEnvCreateOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
@@ -88,6 +92,10 @@ class MujocoEnvCreateOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("include_qfrc_actuator_in_observation",
                                      &config_.include_qfrc_actuator_in_observation));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("main_body", &config_.main_body));
+    OP_REQUIRES(ctx, batch_size_ <= kMaxBatchSize,
+                InvalidArgument("batch_size must be at most ", kMaxBatchSize, ", got ", batch_size_));
+    OP_REQUIRES(ctx, config_.frame_skip <= 1000,
+                InvalidArgument("frame_skip must be at most 1000, got ", config_.frame_skip));
   }
 
   void Compute(OpKernelContext* ctx) override {

@@ -23,6 +23,10 @@ constexpr int64_t kUnknown = InferenceContext::kUnknownDim;
 // output i has shape [n] + output_tails[i].
 auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, int row_inputs) {
   return [output_tails, row_inputs](InferenceContext* c) -> absl::Status {
+    if (c->num_inputs() < 2 + row_inputs) {
+      return ::tensorflow::errors::Internal("shape function expects ", 2 + row_inputs, " inputs, the op has ",
+                                            c->num_inputs());
+    }
     ShapeHandle indices;
     TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
     DimensionHandle n = c->Dim(indices, 0);
@@ -96,7 +100,7 @@ REGISTER_OP("Workbench>MujocoEnvStep")
     .Output("terminated: bool")
     .Output("truncated: bool")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex}, 2))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex}, 1))
     .Doc(R"doc(
 One step (frame_skip physics steps) of each simulation of indices with actions
 [n, action size]; terminated by the task's health rule, truncated at
@@ -112,7 +116,7 @@ REGISTER_OP("Workbench>MujocoEnvStepAndObserve")
     .Output("truncated: bool")
     .Output("observations: float32")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kRow}, 2))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kRow}, 1))
     .Doc("MujocoEnvStep, then MujocoEnvObservation of the same simulations, in one pass.");
 
 REGISTER_OP("Workbench>MujocoEnvObservation")
