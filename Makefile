@@ -27,7 +27,7 @@ $(PY):
 # isolation, so the build reuses them. Rebuilds only when the build inputs change.
 $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py ops/build_mujoco.py $(OPS_SOURCES)
 	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" "$(MUJOCO_REQUIREMENT)" scikit-build-core
-	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray]"
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray,bench]"
 	touch $@
 
 # The main job: a Deep GA learning Frostbite on the CPU for about 3 minutes with the personal-computer
@@ -42,6 +42,7 @@ bench: install
 	$(PY) bench/emulation.py
 	$(PY) bench/end_to_end.py
 	$(PY) bench/ray_scaling.py
+	$(PY) bench/mujoco.py --quick
 	$(PY) bench/learning.py --quick
 
 lint: install

@@ -133,3 +133,21 @@ def test_learning_bench_refuses_bad_arguments(tmp_path):
         result = subprocess.run([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
                                 capture_output=True, text=True, timeout=300)
         assert result.returncode == 2 and message in result.stderr, (arguments, result.stderr[-500:])
+
+
+@pytest.mark.slow
+def test_mujoco_smoke_run_measures_every_contender():
+    bench = os.path.join(os.path.dirname(BENCH), "mujoco.py")
+    result = subprocess.run([sys.executable, bench, "--smoke", "--task", "InvertedPendulum-v5", "--simulations", "4"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "mujoco" and summary["mujoco"] == "4.0.1" and summary["envpool"]
+    entry = summary["tasks"]["InvertedPendulum-v5"]
+    for key in ("raw_fps", "op_fps", "op_python_fps", "envpool_sync_fps", "envpool_async_fps", "gymnasium_sync_fps",
+                "gymnasium_async_fps"):
+        assert entry[key] > 0, key
+    assert entry["op_vs_raw"] > 0 and entry["op_vs_envpool"] > 0 and entry["op_vs_gymnasium_vector"] > 0
+    refused = subprocess.run([sys.executable, bench, "--smoke", "--task", "halfchetah"], capture_output=True, text=True,
+                             timeout=300)
+    assert refused.returncode == 2 and "HalfCheetah-v5" in refused.stderr
