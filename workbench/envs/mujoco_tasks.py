@@ -138,7 +138,7 @@ TASKS = {task.id: task for task in (
         include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
         include_cfrc_ext_in_observation=True),
         _XY_INFO + ("reward_contact", "reward_survive"),
-        notes="Gymnasium's info also has tendon_length and tendon_velocity (empty for this model); not reported"),
+        notes="Gymnasium's info also has tendon_length and tendon_velocity (2 tendons); not reported"),
     MujocoTask("Swimmer-v5", ("swimmer",), dict(
         xml_file="swimmer.xml", frame_skip=4, forward_reward_weight=1.0, ctrl_cost_weight=1e-4,
         reset_noise_scale=0.1, exclude_current_positions_from_observation=True), _XY_INFO),
