@@ -360,3 +360,18 @@ def test_screens_render_headless_with_gymnasiums_camera():
     batch.close()
     with pytest.raises(ValueError, match="render_size"):
         MujocoBatch("hopper", 1, render_size=(0, 10))
+
+
+def test_run_specs_know_the_mujoco_family():
+    from workbench.evaluation import RunSpec
+
+    spec = RunSpec("hopper", "mlp", model_options=dict(hidden_sizes=(8,)))
+    assert spec.family == "mujoco" and RunSpec("pong", "small").family == "atari"
+    assert RunSpec("CartPole-v1", "mlp").family == "gymnasium"
+    batch = spec.make_batch(2)
+    model = spec.build_model(batch, 2)
+    assert model.action_size == 3 and model.num_actions is None
+    assert spec.collect_reference_batch(size=4, probability=0.5).shape == (4, 11)
+    with pytest.raises(ValueError, match="Atari network"):
+        RunSpec("hopper", "small").build_model(batch, 1)
+    batch.close()
