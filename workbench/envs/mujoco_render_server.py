@@ -9,13 +9,17 @@ arguments, width, height); the reply is ("ready", None) or ("error", message). T
 ("render", qpos [n, nq], qvel [n, nv]) is answered with ("frames", uint8 [n, height, width, 3]) or
 ("error", message); ("close",) ends the process.
 """
+from __future__ import annotations
+
 import os
 import pickle
 import struct
 import sys
+from typing import IO, Any
 
 
-def read_message(stream):
+def read_message(stream: IO[bytes]) -> Any:
+    """The next message of `stream`, or None at its end."""
     header = stream.read(8)
     if len(header) < 8:
         return None
@@ -23,13 +27,15 @@ def read_message(stream):
     return pickle.loads(stream.read(size))
 
 
-def write_message(stream, message):
+def write_message(stream: IO[bytes], message: Any) -> None:
+    """Writes `message` to `stream` and flushes it."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(struct.pack("<Q", len(data)) + data)
     stream.flush()
 
 
-def serve(inbox, outbox):
+def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
+    """Answers render requests from `inbox` on `outbox` until ("close",) or the end of `inbox`."""
     task_id, kwargs, width, height = read_message(inbox)
     try:
         import gymnasium
