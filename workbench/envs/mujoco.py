@@ -5,7 +5,7 @@
     rewards, done = batch.step(range(32), actions)       # actions float32 [32, 6]
     batch.status()["x_velocity"]                         # the task's info terms of the last step
 
-backend="custom" runs the simulations inside TensorFlow ops (one simulation per task on TF's
+backend="custom" runs the simulations inside TensorFlow ops (blocks of simulations stepped on TF's
 thread pool, no Python per step inside graphs); "reference" runs Gymnasium's own environments from
 Python (slow, exact twin of the ops); None (default) picks "custom" and falls back to "reference"
 with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
@@ -198,5 +198,6 @@ class MujocoBatch(EnvBatch):
         return self._renderer.render(qpos, qvel)
 
     def body_position(self, indices: Indices = None) -> np.ndarray:
-        """float64 [n, 2]: the world (x, y) of the main body (the torso; Gymnasium's main_body for Ant)."""
+        """float64 [n, 2]: the world (x, y) of the main body: body 1 (the torso; InvertedPendulum's cart), or Ant's
+        main_body setting."""
         return self._backend.physics_state(self.check_indices(indices, started=True))[2]
