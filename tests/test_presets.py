@@ -34,3 +34,13 @@ def test_the_command_line_starts_from_a_preset(tmp_path):
     args = build_parser().parse_args(["train", "--preset", "nope", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="preset"):
         run_config_from(args)
+
+
+def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_presets(tmp_path):
+    for preset in ("paper", "pc"):
+        assert RunConfig.from_preset(preset, "es", env="seaquest").virtual_batch_norm
+        assert not RunConfig.from_preset(preset, "ga", env="seaquest").virtual_batch_norm
+    assert not RunConfig.from_preset("tutorial", "es", env="CartPole-v1").virtual_batch_norm
+    args = build_parser().parse_args(["train", "--preset", "pc", "--game", "seaquest", "--algo", "es",
+                                      "--no-virtual-batch-norm", "--out", str(tmp_path)])
+    assert not run_config_from(args).virtual_batch_norm

@@ -58,8 +58,9 @@ def _add_train_options(parser):
                         help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)")
     parser.add_argument("--ray-address", dest="ray_address", help="join a running Ray cluster (e.g. head:6379, auto)")
     parser.add_argument("--ray-actors", dest="ray_actors", type=int, help="Ray actors (default: one per CPU)")
-    parser.add_argument("--virtual-batch-norm", dest="virtual_batch_norm", action="store_true", default=None,
-                        help="normalise hidden layers by a reference batch of random play (the paper's ES on Atari)")
+    parser.add_argument("--virtual-batch-norm", dest="virtual_batch_norm", action=argparse.BooleanOptionalAction,
+                        default=None, help="normalise hidden layers by a reference batch of random play (the paper's "
+                        "ES on Atari; on for ES with the paper and pc presets)")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
