@@ -297,3 +297,17 @@ def test_the_episode_cap_changes_live_and_survives_a_resume(tmp_path):
     assert resumed.evaluator.max_episode_frames == 20 and resumed.settings.trail == trainer.settings.trail
     assert resumed.run(generations=1)[0].max <= 20
     resumed.close()
+
+
+def test_frames_are_made_only_while_someone_receives_them(tmp_path):
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    listeners = trainer.evaluator._frame_listeners
+    assert listeners == []  # the run logger listens to generations only
+    frames = trainer.events.subscribe(kinds={"frame"})
+    assert listeners == [trainer._on_frame]
+    everything = trainer.events.subscribe()
+    frames.close()
+    assert listeners == [trainer._on_frame]
+    everything.close()
+    assert listeners == []
+    trainer.close()

@@ -153,7 +153,26 @@ class EventBus:
 
     def __init__(self) -> None:
         self._subscriptions = []
+        self._watchers = []
         self._lock = threading.Lock()
+
+    def wants(self, kind: str) -> bool:
+        """Whether any subscription or listener receives events of `kind` (publishers may skip making them)."""
+        with self._lock:
+            return any(s.kinds is None or kind in s.kinds for s in self._subscriptions)
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Calls callback() after every subscribe, listen and unsubscribe (outside the bus's lock)."""
+        if not callable(callback):
+            raise TypeError("callback must be callable")
+        with self._lock:
+            self._watchers.append(callback)
+
+    def _changed(self):
+        with self._lock:
+            watchers = list(self._watchers)
+        for callback in watchers:
+            callback()
 
     def subscribe(self, kinds: Iterable[str] | None = None, maxsize: int = 1000) -> Subscription:
         """A new Subscription to `kinds` (a set of KINDS; None = all)."""
@@ -162,6 +181,7 @@ class EventBus:
         subscription = Subscription(self, kinds, maxsize)
         with self._lock:
             self._subscriptions.append(subscription)
+        self._changed()
         return subscription
 
     def listen(self, callback: Callable[[Event], None], kinds: Iterable[str] | None = None) -> Listener:
@@ -171,12 +191,15 @@ class EventBus:
         listener = Listener(self, callback, _checked_kinds(kinds))
         with self._lock:
             self._subscriptions.append(listener)
+        self._changed()
         return listener
 
     def _unsubscribe(self, subscription):
         with self._lock:
-            if subscription in self._subscriptions:
-                self._subscriptions.remove(subscription)
+            if subscription not in self._subscriptions:
+                return
+            self._subscriptions.remove(subscription)
+        self._changed()
 
     def publish(self, kind: str, payload: Any = None, **fields: Any) -> Event:
         """Publishes an event of `kind`: its typed payload, or the payload's fields as keywords."""

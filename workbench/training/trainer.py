@@ -111,7 +111,10 @@ class Trainer:
                 self._write_json("config.json", config.to_json())
             self.logger = RunLogger(run_dir)
             self.logger.attach(self.events)
-        evaluator.add_frame_listener(self._on_frame)
+        # Gameplay frames are made (read from the emulators, rendered for MuJoCo) only while someone
+        # receives "frame" events: a dashboard, a notebook's subscription.
+        self._frames_on = False
+        self.events.watch(self._follow_frame_subscribers)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -394,6 +397,17 @@ class Trainer:
 
     def _on_frame(self, frame):
         self.events.publish("frame", generation=self.strategy.generation, **frame)
+
+    def _follow_frame_subscribers(self):
+        with self._lock:
+            wanted = self.events.wants("frame")
+            if wanted == self._frames_on:
+                return
+            self._frames_on = wanted
+            if wanted:
+                self.evaluator.add_frame_listener(self._on_frame)
+            else:
+                self.evaluator.remove_frame_listener(self._on_frame)
 
     def evaluate_elite(self, episodes: int = 30, protocol: str = "deep-ga", max_episode_frames: int | None = None,
                        seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Score:
