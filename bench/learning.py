@@ -180,6 +180,8 @@ def main():
         if value is not None and value <= 0:
             parser.error(f"--{option.replace('_', '-')} must be positive, got {value}")
     minutes = args.minutes if args.minutes is not None else settings["minutes"]
+    if compare and args.minutes is None:
+        minutes = None  # equal frames: no arm stops early on the clock
     frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
     episodes = args.test_episodes or settings["test_episodes"]
     label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")

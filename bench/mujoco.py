@@ -162,7 +162,10 @@ class EnvPool:
             for _ in range(steps * 2):  # two half-batches make one step of every simulation
                 observations, _, _, _, info = env.recv()
                 env.send(self.policy.numpy(observations), info["env_id"])
-            return steps * self.simulations / (time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            for _ in range(self.simulations // self.batch_size):  # every simulation idle before the next reset
+                env.recv()
+            return steps * self.simulations / seconds
         observations, _ = env.reset()
         start = time.perf_counter()
         for _ in range(steps):
