@@ -13,7 +13,8 @@ class MLPModel(PopulationModel):
     """Dense layers with ReLU between them; input float32 [batch, observation_size].
 
     Discrete actions: num_actions outputs, act() = argmax. Continuous actions: action_range=(low, high)
-    with one entry per action dimension; num_actions is then the action size and act() clips the outputs.
+    with one entry per action dimension; the num_actions argument is then the action size (the model's
+    action_size; its num_actions property is None) and act() clips the outputs to the range.
     """
 
     def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (64, 64), slots: int = 1,
