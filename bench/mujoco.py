@@ -64,14 +64,14 @@ class Policy:
         self.w1 = (rng.standard_normal((observation_size, HIDDEN)) / np.sqrt(observation_size)).astype(np.float32)
         self.w2 = (rng.standard_normal((HIDDEN, action_size)) / np.sqrt(HIDDEN)).astype(np.float32)
         self.low, self.high = np.float32(low), np.float32(high)
-        self.scale, self.centre = (self.high - self.low) / 2, (self.high + self.low) / 2
+        self.scale, self.center = (self.high - self.low) / 2, (self.high + self.low) / 2
 
     def numpy(self, observations):
         return (np.tanh(np.tanh(observations.astype(np.float32) @ self.w1) @ self.w2) * self.scale
-                + self.centre).astype(np.float32)
+                + self.center).astype(np.float32)
 
     def tensor(self, observations):
-        return tf.tanh(tf.tanh(observations @ self.w1) @ self.w2) * self.scale + self.centre
+        return tf.tanh(tf.tanh(observations @ self.w1) @ self.w2) * self.scale + self.center
 
 
 def raw_loop_binary():
