@@ -22,6 +22,7 @@ to read; absolute numbers on shared machines are noise. Prints a table, then one
   python bench/mujoco.py [--quick | --smoke] [--task HalfCheetah-v5] [--simulations 64] [--threads 2]
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -75,9 +76,11 @@ class Policy:
 
 
 def raw_loop_binary():
-    """bench/native/mujoco_raw_loop.cc compiled against the installed libmujoco (cached by MuJoCo version)."""
+    """bench/native/mujoco_raw_loop.cc compiled against the installed libmujoco (cached per MuJoCo version and
+    install location: the binary's rpath points at that libmujoco)."""
     version, include, directory, library = build_mujoco.find_mujoco()
-    binary = os.path.join(CACHE, f"mujoco_raw_loop-{version}")
+    location = hashlib.sha256(os.path.abspath(directory).encode()).hexdigest()[:12]
+    binary = os.path.join(CACHE, f"mujoco_raw_loop-{version}-{location}")
     source = os.path.join(HERE, "native", "mujoco_raw_loop.cc")
     if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(source):
         os.makedirs(CACHE, exist_ok=True)
