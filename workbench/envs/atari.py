@@ -14,7 +14,6 @@ with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 """
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,27 +21,23 @@ import numpy as np
 if TYPE_CHECKING:
     import tensorflow as tf
 
-from workbench.checks import check_choice
 from workbench.envs.atari_config import ALE_SPELLINGS, AtariConfig
+from workbench.envs.backends import make_backend
 from workbench.envs.batch import IN_GRAPH, RAM, SCREEN, EnvBatch, Indices
-from workbench.ops import BACKENDS, _loader
 
 
 def _make_backend(backend, config, batch_size):
-    from workbench.envs.atari_reference import ReferenceAtariBackend
-
-    check_choice("backend", backend, BACKENDS, allow_none=True)
-    if backend == "reference" or (backend is None and _loader.pure_tf_requested()):
-        return ReferenceAtariBackend(config, batch_size)
-    try:
+    def custom():
         from workbench.envs.atari_ops_backend import OpsAtariBackend
 
         return OpsAtariBackend(config, batch_size)
-    except _loader.OpsLibraryError as error:
-        if backend == "custom":
-            raise
-        warnings.warn(f"Atari emulation falls back to the slow ale-py reference backend: {error}", stacklevel=3)
+
+    def reference():
+        from workbench.envs.atari_reference import ReferenceAtariBackend
+
         return ReferenceAtariBackend(config, batch_size)
+
+    return make_backend(backend, custom, reference, "Atari emulation falls back to the slow ale-py reference backend")
 
 
 class AtariBatch(EnvBatch):

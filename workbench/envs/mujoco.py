@@ -22,7 +22,6 @@ share a process). Headless machines render through EGL (Mesa's software renderer
 """
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,10 +29,10 @@ import numpy as np
 if TYPE_CHECKING:
     import tensorflow as tf
 
-from workbench.checks import check_choice, check_optional_positive_int, check_positive_int
+from workbench.checks import check_optional_positive_int, check_positive_int
+from workbench.envs.backends import make_backend
 from workbench.envs.batch import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, SCREEN, EnvBatch, Indices
 from workbench.envs.mujoco_tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
-from workbench.ops import BACKENDS, _loader
 
 
 def _main_body_id(task, settings):
@@ -51,21 +50,19 @@ def _main_body_id(task, settings):
 
 
 def _make_backend(backend, task, settings, batch_size, max_episode_steps, main_body):
-    from workbench.envs.mujoco_reference import ReferenceMujocoBackend
-
-    check_choice("backend", backend, BACKENDS, allow_none=True)
     arguments = (task, settings, batch_size, max_episode_steps, main_body)
-    if backend == "reference" or (backend is None and _loader.pure_tf_requested()):
-        return ReferenceMujocoBackend(*arguments)
-    try:
+
+    def custom():
         from workbench.envs.mujoco_ops_backend import OpsMujocoBackend
 
         return OpsMujocoBackend(*arguments)
-    except _loader.OpsLibraryError as error:
-        if backend == "custom":
-            raise
-        warnings.warn(f"MuJoCo falls back to the slow Gymnasium reference backend: {error}", stacklevel=3)
+
+    def reference():
+        from workbench.envs.mujoco_reference import ReferenceMujocoBackend
+
         return ReferenceMujocoBackend(*arguments)
+
+    return make_backend(backend, custom, reference, "MuJoCo falls back to the slow Gymnasium reference backend")
 
 
 class MujocoBatch(EnvBatch):
