@@ -332,7 +332,8 @@ def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng)
             outcomes.append([(r.returns.tolist(), r.steps.tolist()) for r in results])
     assert outcomes[0] == outcomes[1]
     reference = MujocoBatch("Hopper-v5", 1, max_episode_steps=150, backend="reference")
-    model = MLPModel(11, 3, hidden_sizes=(16,), action_range=(reference.action_low, reference.action_high))
+    model = MLPModel(11, 3, hidden_sizes=(16,), action_range=(reference.action_low, reference.action_high),
+                     activation="tanh")  # "mlp" on continuous actions: tanh between layers
     decoder = GenomeDecoder(space)
     for r, request in enumerate(requests):
         model.set_slot(0, decoder.decode_full(request.genome))

@@ -2,13 +2,15 @@
 import pytest
 
 from workbench.cli import build_parser, run_config_from
+from workbench.envs.mujoco_tasks import TASKS
 from workbench.training import ALGORITHMS, RunConfig
-from workbench.training.presets import PRESETS
+from workbench.training.presets import ARS_PAPER, PRESETS
+from workbench.training.run_config import VECTOR_ONLY
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_every_preset_configures_every_algorithm(preset, algorithm):
+@pytest.mark.parametrize("algorithm", sorted(set(ALGORITHMS) - set(VECTOR_ONLY)))
+def test_every_preset_configures_every_atari_algorithm(preset, algorithm):
     config = RunConfig.from_preset(preset, algorithm, env="frostbite")
     settings = config.algorithm_config()
     assert config.max_episode_frames == PRESETS[preset]["layout"]["max_episode_frames"]
@@ -44,3 +46,35 @@ def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_preset
     args = build_parser().parse_args(["train", "--preset", "pc", "--game", "seaquest", "--algo", "es",
                                       "--no-virtual-batch-norm", "--out", str(tmp_path)])
     assert not run_config_from(args).virtual_batch_norm
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_every_preset_configures_every_algorithm_on_every_mujoco_task(preset, algorithm, task):
+    config = RunConfig.from_preset(preset, algorithm, env=task)
+    config.algorithm_config()
+    config.check()
+    assert config.model in ("linear", "mlp") and config.max_episode_frames == 1000
+    assert RunConfig.from_json(config.to_json()) == config
+    if algorithm == "ars" and preset == "paper":
+        assert config.hyperparameters == ARS_PAPER[task]
+        assert (config.observation_normalization is None) == (task == "Swimmer-v5")  # V1 there, V2-t elsewhere
+
+
+def test_the_command_line_trains_mujoco_from_a_preset(tmp_path):
+    args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "ars", "--preset", "paper",
+                                      "--noise", "0.02", "--out", str(tmp_path)])
+    config = run_config_from(args)
+    assert config.model == "linear" and config.hyperparameters["noise"] == 0.02
+    assert config.hyperparameters["survival_bonus"] == 1.0 and config.observation_normalization["fraction"] == 1.0
+    args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "ars", "--preset", "paper",
+                                      "--no-observation-normalization", "--out", str(tmp_path)])
+    assert run_config_from(args).observation_normalization is None
+    args = build_parser().parse_args(["train", "--env", "pong", "--algo", "pgpe", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="vector observations"):
+        run_config_from(args)
+    args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "pgpe", "--max-speed", "0",
+                                      "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="max_speed"):
+        run_config_from(args)

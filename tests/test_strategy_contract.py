@@ -24,7 +24,12 @@ SMALL = {  # a few members each, so that three generations take milliseconds
     "GeneticAlgorithm": dict(population_size=8, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=2),
     "EvolutionStrategy": dict(population_size=8, sigma=0.1, learning_rate=0.05),
     "NoveltySearchES": dict(population_size=6, sigma=0.1, learning_rate=0.05, meta_population_size=2),
+    "AugmentedRandomSearch": dict(directions=4, top_directions=2, step_size=0.05, noise=0.1, center_episodes=1),
+    "PGPE": dict(population_size=8, max_speed=0.1, center_episodes=1),
 }
+
+
+TUNABLE = {"ars": "noise", "pgpe": "max_speed"}  # the noise-scale setting of strategies without a sigma
 
 
 def make(algorithm, seed=0, dims=6):
@@ -86,7 +91,8 @@ def test_ask_tell_round_trip_and_typed_records(algorithm):
         assert record.hyperparameters == dataclasses.asdict(strategy.config)
         assert GenerationRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
     bases = strategy.bases()
-    assert isinstance(bases, dict) and all(w.shape == (strategy.space.num_parameters,) for w in bases.values())
+    n = strategy.space.num_parameters
+    assert isinstance(bases, dict) and all(w.shape in ((n,), (2, n)) for w in bases.values())
 
 
 def test_same_seed_same_history_other_seed_another(algorithm):
@@ -115,7 +121,8 @@ def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):
         run(resumed, 3)
         assert resumed.history == reference.history, f"stopped after round {stop_after} ({partial.phase})"
         assert resumed.elite == reference.elite
-    assert len(phases) >= (2 if algorithm != "es" else 1)  # every kind of round was a stopping point
+    one_phase = ("es", "ars", "pgpe")  # one round per generation
+    assert len(phases) >= (1 if algorithm in one_phase else 2)  # every kind of round was a stopping point
 
 
 def test_foreign_and_corrupt_states_are_refused(algorithm):
@@ -137,16 +144,17 @@ def test_foreign_and_corrupt_states_are_refused(algorithm):
 def test_live_set_is_validated_applied_at_the_next_generation_and_audited(algorithm):
     strategy = run(make(algorithm), 1)
     one_round(strategy) if strategy.phase != make(algorithm).phase else None  # mid-generation where there is one
-    before = strategy.config.sigma
-    strategy.set(sigma=before * 2)
-    assert strategy.config.sigma == before and strategy.hyperparameters.pending == {"sigma": before * 2}
-    with pytest.raises(ValueError, match="sigma"):
-        strategy.set(sigma=-1.0)
+    name = TUNABLE.get(algorithm, "sigma")
+    before = getattr(strategy.config, name)
+    strategy.set(**{name: before * 2})
+    assert getattr(strategy.config, name) == before and strategy.hyperparameters.pending == {name: before * 2}
+    with pytest.raises(ValueError, match=name):
+        strategy.set(**{name: -1.0})
     with pytest.raises(ValueError, match="unknown"):
         strategy.set(no_such_setting=1)
     generation = strategy.generation
     run(strategy, generation + 2)
-    assert strategy.config.sigma == before * 2 and not strategy.hyperparameters.pending
-    assert strategy.hyperparameters.trail == [{"generation": generation + 1, "sigma": before * 2}]
-    by_generation = {r.generation: r.hyperparameters["sigma"] for r in strategy.history}
+    assert getattr(strategy.config, name) == before * 2 and not strategy.hyperparameters.pending
+    assert strategy.hyperparameters.trail == [{"generation": generation + 1, name: before * 2}]
+    by_generation = {r.generation: r.hyperparameters[name] for r in strategy.history}
     assert by_generation[generation] == before and by_generation[generation + 1] == before * 2

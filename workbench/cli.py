@@ -6,9 +6,11 @@
   python -m workbench replay runs/NAME --generation 3 --out elite.gif
   python -m workbench bench --quick
 
-Every hyperparameter of the algorithms (GAConfig, ESConfig, NoveltyConfig) is an option
-(--sigma, --truncation, --learning-rate, ...); --config FILE.json gives a RunConfig as JSON
-(options given on the command line override it).
+Every hyperparameter of the algorithms (GAConfig, ESConfig, NoveltyConfig, ARSConfig, PGPEConfig) is
+an option (--sigma, --truncation, --learning-rate, --top-directions, --max-speed, ...); --config
+FILE.json gives a RunConfig as JSON (options given on the command line override it). MuJoCo tasks:
+
+  python -m workbench train --env HalfCheetah-v5 --algo ars --preset paper --minutes 10 --out runs/cheetah
 """
 from __future__ import annotations
 
@@ -25,25 +27,32 @@ from workbench.quiet import quiet_tensorflow
 
 quiet_tensorflow("--verbose" in sys.argv[1:])  # before the imports below reach TensorFlow
 
-from workbench.evolution import ESConfig, GAConfig, NoveltyConfig  # noqa: E402
+from workbench.evolution import ARSConfig, ESConfig, GAConfig, NoveltyConfig, PGPEConfig  # noqa: E402
 from workbench.training.run_config import ALGORITHMS, RunConfig  # noqa: E402
 
 if TYPE_CHECKING:
     from workbench.evolution import GenerationRecord
     from workbench.training import Trainer
 
+def _option_type(annotation: str) -> type:
+    """The command-line type of a config field annotated `annotation` ("float | None" -> float)."""
+    kinds = [part.strip() for part in str(annotation).split("|") if part.strip() != "None"]
+    return {"int": int, "float": float, "str": str}[kinds[0]]
+
+
 HYPERPARAMETERS = {}
-for _config in (GAConfig, ESConfig, NoveltyConfig):
+for _config in (GAConfig, ESConfig, NoveltyConfig, ARSConfig, PGPEConfig):
     for _field in dataclasses.fields(_config):
-        HYPERPARAMETERS.setdefault(_field.name, type(_field.default))
+        HYPERPARAMETERS.setdefault(_field.name, _option_type(_field.type))
 
 
 def _add_train_options(parser):
     parser.add_argument("--config", help="a RunConfig as JSON (options below override it)")
     parser.add_argument("--preset", help="start from a preset: paper, pc or tutorial (--config and options override it)")
-    parser.add_argument("--game", "--env", dest="env", help="Atari game (frostbite, ALE/Pong-v5) or Gymnasium id")
+    parser.add_argument("--game", "--env", dest="env",
+                        help="Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id")
     parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default ga)")
-    parser.add_argument("--model", help='network: "small", "large" (Atari) or "mlp"')
+    parser.add_argument("--model", help='network: "small", "large" (Atari), "mlp" or "linear"')
     parser.add_argument("--population", dest="population_size", type=int, help="alias of --population-size")
     for name, kind in sorted(HYPERPARAMETERS.items()):
         option = "--" + name.replace("_", "-")
@@ -53,7 +62,7 @@ def _add_train_options(parser):
         parser.add_argument(option, dest=name, type=kind, help=f"{kind.__name__} hyperparameter")
     for name in ("subpopulations", "slots", "max_episode_frames", "perturbed_rank", "seed", "noise_size", "noise_seed"):
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, help=f"run setting {name}")
-    parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram")')
+    parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram", "final_position", ...)')
     parser.add_argument("--ray", action="store_true", default=None,
                         help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)")
     parser.add_argument("--ray-address", dest="ray_address", help="join a running Ray cluster (e.g. head:6379, auto)")
@@ -61,6 +70,10 @@ def _add_train_options(parser):
     parser.add_argument("--virtual-batch-norm", dest="virtual_batch_norm", action=argparse.BooleanOptionalAction,
                         default=None, help="normalise hidden layers by a reference batch of random play (the paper's "
                         "ES on Atari; on for ES with the paper and pc presets)")
+    parser.add_argument("--observation-normalization", dest="observation_normalization",
+                        action=argparse.BooleanOptionalAction, default=None,
+                        help="normalise inputs by the running mean and std of the states seen (continuous control; "
+                        "the MuJoCo presets set it)")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -112,7 +125,8 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
             data = json.load(f)
     if args.preset:
         algorithm = args.algorithm or data.get("algorithm", "ga")
-        preset = RunConfig.from_preset(args.preset, algorithm).to_json()
+        env = args.env or data.get("env", RunConfig.env)
+        preset = RunConfig.from_preset(args.preset, algorithm, env=env).to_json()
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     config = RunConfig.from_json(data)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
@@ -120,6 +134,10 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)
+    if args.observation_normalization is not None:  # --no-observation-normalization turns a preset's off
+        keep = config.observation_normalization not in (None, False)
+        config.observation_normalization = (config.observation_normalization if keep else True) \
+            if args.observation_normalization else None
     hyperparameters = dict(config.hyperparameters)
     for name in HYPERPARAMETERS:
         value = getattr(args, name, None)
@@ -127,6 +145,7 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
             hyperparameters[name] = value
     config.hyperparameters = hyperparameters
     config.algorithm_config()  # a clear error now for an invalid value
+    config.check()
     return config
 
 

@@ -9,6 +9,7 @@ EvaluationResults (returns [episodes], and behaviours, steps, frames per episode
     evaluator.telemetry                     # Telemetry of the last evaluate(): frames, seconds per category
     evaluator.set_episode_cap(2_000)        # from the next evaluate() on; at most spec.max_episode_frames
     evaluator.add_frame_listener(fn)        # fn(dict(request, episode, step, score, frame)) from a running episode
+    evaluator.set_observation_statistics(s) # what observations are normalised by (spec.observation_normalization)
     evaluator.close()                       # or use it as a context manager
 
 Results depend only on the requests, their order and `seed` (episode e of
@@ -30,6 +31,7 @@ from workbench.evaluation.telemetry import Telemetry
 from workbench.evolution.genome import GenomeDecoder
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
+from workbench.models.observation_normalization import ObservationStatistics
 
 FrameListener = Callable[[dict], None]
 
@@ -78,6 +80,23 @@ class BaseEvaluator(abc.ABC):
     def _episode_cap_changed(self, live_cap: int | None) -> None:
         """Hook: the cap below the built-in one that episodes must now respect (None: the built-in one)."""
 
+    # -- observation normalisation -------------------------------------------------------
+    def set_observation_statistics(self, statistics: ObservationStatistics | None) -> None:
+        """Normalises observations by `statistics` from the next evaluate() on (None: the identity); self.spec
+        then carries them, so evaluators, replays and scores built from it normalise alike."""
+        if self.spec.normalization is None:
+            raise ValueError("set_observation_statistics() needs a spec with observation_normalization")
+        if statistics is not None:
+            check_type("statistics", statistics, ObservationStatistics)
+            size = int(np.prod(self.spec.observation_shape()))
+            if statistics.size != size:
+                raise ValueError(f"statistics must be for observations of size {size}, got {statistics.size}")
+        self.spec = self.spec.with_observation_statistics(statistics)
+        self._observation_statistics_changed(statistics)
+
+    def _observation_statistics_changed(self, statistics: ObservationStatistics | None) -> None:
+        """Hook: the statistics observations must now be normalised by."""
+
     # -- gameplay frames ------------------------------------------------------------------
     def add_frame_listener(self, listener: FrameListener) -> None:
         """Calls listener(dict(request, episode, step, score, frame)) with frames of running episodes (throttled).
@@ -119,7 +138,8 @@ class BaseEvaluator(abc.ABC):
                  cancel: threading.Event | None = None) -> list[EvaluationResult]:
         """[EvaluationResult] in request order; sets self.telemetry.
 
-        bases: {key: weights} of the dense bases genomes start from (strategy.bases()).
+        bases: {key: weights} of the dense bases genomes start from (strategy.bases(); weights [n], or
+          weights and per-parameter mutation scales [2, n]).
         cancel: once set, the evaluation stops soon and EvaluationCancelled is raised.
         """
 
@@ -129,10 +149,11 @@ class BaseEvaluator(abc.ABC):
         requests = list(requests)
         bases = {} if bases is None else bases
         check_type("bases", bases, Mapping, "a dict {key: weights} or None")
+        n = self.space.num_parameters
         for key, weights in bases.items():
-            if np.shape(weights) != (self.space.num_parameters,):
-                raise ValueError(f"bases[{key!r:.80}] must hold {self.space.num_parameters} weights, "
-                                 f"got shape {np.shape(weights)}")
+            if np.shape(weights) not in ((n,), (2, n)):
+                raise ValueError(f"bases[{key!r:.80}] must hold {n} weights (or weights and mutation scales "
+                                 f"[2, {n}]), got shape {np.shape(weights)}")
         for k, request in enumerate(requests):
             if not isinstance(request, EvaluationRequest):
                 raise TypeError(f"requests[{k}] must be an EvaluationRequest, got {type(request).__name__}")

@@ -5,6 +5,7 @@ A BC function is called as fn(env, index) when the episode in environment
 (the same length every time). Built in:
   "final_ram"          the 128 bytes of Atari RAM at the end (Conti et al. 2018)
   "final_observation"  the last observation, flattened (e.g. CartPole's state)
+  "final_position"     the main body's final (x, y) (MuJoCo locomotion: the torso; Conti et al. 2018's humanoid BC)
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.envs.batch import RAM, EnvBatch
+from workbench.envs.batch import BODY_POSITION, RAM, EnvBatch
 
 
 def final_ram(env: EnvBatch, index: int) -> np.ndarray:
@@ -26,7 +27,14 @@ def final_observation(env: EnvBatch, index: int) -> np.ndarray:
     return np.asarray(env.observation([index])[0], np.float64).ravel()
 
 
-BUILT_IN = {"final_ram": final_ram, "final_observation": final_observation}
+def final_position(env: EnvBatch, index: int) -> np.ndarray:
+    if not env.supports(BODY_POSITION):
+        raise ValueError(f'behaviour "final_position" needs a MuJoCo batch (the BODY_POSITION capability), got '
+                         f"{type(env).__name__}")
+    return np.asarray(env.body_position([index])[0], np.float64)
+
+
+BUILT_IN = {"final_ram": final_ram, "final_observation": final_observation, "final_position": final_position}
 
 
 def behaviour_function(spec: str | Callable | None) -> Callable[[EnvBatch, int], Any] | None:

@@ -107,6 +107,7 @@ class Evaluator(BaseEvaluator):
         except BaseException:
             self._close_envs()
             raise
+        object.__setattr__(spec, "_observation_shape", tuple(self.models[0].input_shape))  # spec.observation_shape()
         space = spec.space(self.models[0])
         if noise is not space.noise:  # a table given by hand, not the shared one of (size, seed)
             space = type(space)(noise, space.init_scales, space.layer_shapes)
@@ -122,6 +123,10 @@ class Evaluator(BaseEvaluator):
         self.timeline = None
         if frame_listener is not None:
             self.add_frame_listener(frame_listener)
+
+    def _observation_statistics_changed(self, statistics):
+        for model in self.models:
+            model.set_observation_statistics(statistics)
 
     def _episode_cap_changed(self, live_cap):
         for subpopulation in self.subpopulations:
@@ -168,9 +173,10 @@ class Evaluator(BaseEvaluator):
         if self.timeline is not None:
             self.timeline = sorted((k, category, begin - start, end - start)
                                    for k, lane in enumerate(lanes) for category, begin, end in lane)
+        sums = outcomes.observation_sums
         return [EvaluationResult(outcomes.returns[r],
                                  None if outcomes.behaviours[r] is None else np.stack(outcomes.behaviours[r]),
-                                 outcomes.steps[r], outcomes.frames[r])
+                                 outcomes.steps[r], outcomes.frames[r], None if sums is None else sums[r])
                 for r in range(len(requests))]
 
     def _run(self, requests, jobs, outcomes, seed, ids):

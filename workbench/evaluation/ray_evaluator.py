@@ -15,6 +15,8 @@ collects returns and counts the bytes that travel (`telemetry.bytes_shipped`).
 
 Episodes are seeded by their global (request, episode) index, so the results
 equal the local Evaluator's for the same genomes and seed, whatever the chunking.
+The observation statistics in force (observation normalisation) go with every
+chunk; each episode's observation sums come back with its returns.
 
 Faults: when an actor dies mid-generation its chunks in flight go back to the
 queue, a new actor replaces it, and the generation completes; each chunk's result
@@ -86,10 +88,12 @@ class _EvaluatorActor:
     def ready(self):
         return os.getpid()
 
-    def evaluate(self, payload, base_refs, max_episode_frames):
+    def evaluate(self, payload, base_refs, max_episode_frames, observation_statistics=None):
         import ray
 
         chunk = pickle.loads(payload)
+        if observation_statistics != self.evaluator.spec.observation_statistics:
+            self.evaluator.set_observation_statistics(observation_statistics)
         fetched = 0
         wanted = {key: ref for key, ref in base_refs.items() if key not in self.bases}
         if wanted:
@@ -102,7 +106,7 @@ class _EvaluatorActor:
         requests = [EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
                     for g, episodes, role, behaviour in chunk["requests"]]
         results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"])
-        out = dict(results=[(r.returns, r.behaviours, r.steps, r.frames) for r in results],
+        out = dict(results=[(r.returns, r.behaviours, r.steps, r.frames, r.observation_sums) for r in results],
                    telemetry=dataclasses.asdict(self.evaluator.telemetry), fetched=fetched)
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -226,7 +230,8 @@ class RayEvaluator(BaseEvaluator):
                 for index, actor in enumerate(self.actors):
                     if pending and sum(1 for a, _ in in_flight.values() if a == index) < level:
                         chunk = pending.popleft()
-                        ref = actor.evaluate.remote(chunks[chunk], self._base_refs, self.max_episode_frames)
+                        ref = actor.evaluate.remote(chunks[chunk], self._base_refs, self.max_episode_frames,
+                                                    self.spec.observation_statistics)
                         in_flight[ref] = (index, chunk)
                         shipped += len(chunks[chunk])
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
@@ -256,8 +261,8 @@ class RayEvaluator(BaseEvaluator):
                                          time.perf_counter() - start, shipped)
         results = []
         for c in range(len(chunks)):
-            for returns, behaviours, steps, frames in outputs[c]["results"]:
-                results.append(EvaluationResult(returns, behaviours, steps, frames))
+            for returns, behaviours, steps, frames, observation_sums in outputs[c]["results"]:
+                results.append(EvaluationResult(returns, behaviours, steps, frames, observation_sums))
         return results
 
     def _chunks(self, requests, seed):

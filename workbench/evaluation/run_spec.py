@@ -24,13 +24,18 @@ from workbench.envs.games import find_atari_game
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.space import ParameterSpace
 from workbench.models import LargeModel, MLPModel, PopulationModel, SmallModel
+from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
 
-MODELS = ("small", "large", "mlp")
+MODELS = ("small", "large", "mlp", "linear")
 ModelSpec = str | Callable[..., PopulationModel]
 
 
 def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapping | None = None) -> PopulationModel:
-    """A PopulationModel for env: "small", "large", "mlp" or a callable(observation_shape, num_actions, slots)."""
+    """A PopulationModel for env: "small", "large", "mlp", "linear" or a callable(observation_shape, num_actions, slots).
+
+    "mlp" has ReLU between its layers for discrete actions and tanh for continuous ones (OpenAI-ES's policy;
+    model_options' activation wins); "linear" is an MLP without hidden layers (ARS's policy).
+    """
     options = dict(model_options or {})
     if callable(model) and not isinstance(model, str):
         network = model(tuple(env.observation_shape), env.num_actions, slots, **options)
@@ -38,10 +43,15 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
         if len(env.observation_shape) != 3:
             raise ValueError(f'model "{model}" is an Atari network; for {type(env).__name__} use model="mlp"')
         network = (SmallModel if model == "small" else LargeModel)(num_actions=env.num_actions, slots=slots, **options)
-    elif model == "mlp":
+    elif model in ("mlp", "linear"):
         if len(env.observation_shape) != 1:
-            raise ValueError(f'model "mlp" needs vector observations, got shape {tuple(env.observation_shape)}')
+            raise ValueError(f'model "{model}" needs vector observations, got shape {tuple(env.observation_shape)}')
+        if model == "linear":
+            if "hidden_sizes" in options:
+                raise ValueError('model "linear" has no hidden layers: leave hidden_sizes out (or use model="mlp")')
+            options["hidden_sizes"] = ()
         if env.continuous_actions:
+            options.setdefault("activation", "tanh")
             network = MLPModel(env.observation_shape[0], env.action_size, slots=slots,
                                action_range=(env.action_low, env.action_high), **options)
         else:
@@ -70,7 +80,7 @@ class RunSpec:
     """The environment and model genomes are evaluated in, and the noise table they index.
 
     env: an Atari game ("pong", "ALE/Pong-v5") or a Gymnasium id ("CartPole-v1").
-    model: "small" / "large" (Atari), "mlp" (vector observations) or a callable
+    model: "small" / "large" (Atari), "mlp" / "linear" (vector observations) or a callable
       (observation_shape, num_actions, slots, **model_options) -> PopulationModel.
     env_options: keywords of the environment batch (AtariBatch: frame_skip, noop_max, ...).
     model_options: keywords of the model (hidden_sizes, weight_dtype, ...).
@@ -80,6 +90,10 @@ class RunSpec:
     reference_batch: observations [n] + observation shape for virtual batch normalisation of the
       models (collect_reference_batch(); workbench/models/virtual_batch_norm.py); None = off. It is not
       part of to_json(): a run keeps it in its checkpoints.
+    observation_normalization: None, or the options of normalising observations by running statistics
+      (a dict of ObservationNormalization's fields; workbench/models/observation_normalization.py).
+    observation_statistics: the ObservationStatistics the models normalise by (None: the identity); run
+      state like reference_batch, so not part of to_json() (checkpoints hold it; with_observation_statistics()).
     """
 
     env: str
@@ -90,6 +104,8 @@ class RunSpec:
     noise_size: int = DEFAULT_SIZE
     noise_seed: int = DEFAULT_SEED
     reference_batch: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
+    observation_normalization: Mapping | None = None
+    observation_statistics: ObservationStatistics | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_type("env", self.env, str, "a game or Gymnasium id string")
@@ -109,6 +125,25 @@ class RunSpec:
         if self.reference_batch is not None:
             object.__setattr__(self, "reference_batch", np.array(self.reference_batch))
             self.reference_batch.setflags(write=False)
+        normalization = ObservationNormalization.from_options(self.observation_normalization)
+        object.__setattr__(self, "observation_normalization", None if normalization is None else normalization.to_json())
+        if self.observation_statistics is not None:
+            check_type("observation_statistics", self.observation_statistics, ObservationStatistics)
+            if normalization is None:
+                raise ValueError("observation_statistics need observation_normalization")
+
+    @property
+    def normalization(self) -> ObservationNormalization | None:
+        """The observation normalisation options (None: off)."""
+        return ObservationNormalization.from_options(self.observation_normalization)
+
+    def with_observation_statistics(self, statistics: ObservationStatistics | None) -> RunSpec:
+        """The same spec normalising by other statistics (sharing this one's cached parameter space)."""
+        spec = dataclasses.replace(self, observation_statistics=statistics)
+        for cached in ("_space", "_observation_shape"):
+            if cached in self.__dict__:
+                object.__setattr__(spec, cached, self.__dict__[cached])
+        return spec
 
     @property
     def is_atari(self) -> bool:
@@ -139,7 +174,13 @@ class RunSpec:
         options = dict(self.model_options, **option_overrides)
         if self.reference_batch is not None:
             options["reference_batch"] = self.reference_batch
-        return build_model(self.model, batch, slots, options)
+        normalization = self.normalization
+        if normalization is not None:
+            options["observation_normalization"] = normalization
+        model = build_model(self.model, batch, slots, options)
+        if normalization is not None:
+            model.set_observation_statistics(self.observation_statistics)
+        return model
 
     def collect_reference_batch(self, size: int = 128, seed: int = 0, probability: float = 0.05) -> np.ndarray:
         """Observations of random play for virtual batch normalisation: each step's observation is kept with
@@ -164,6 +205,18 @@ class RunSpec:
             batch.close()
         return np.stack(kept)
 
+    def observation_shape(self) -> tuple[int, ...]:
+        """The shape of one observation of this spec's environment (read from a one-environment batch, once)."""
+        cached = self.__dict__.get("_observation_shape")
+        if cached is None:
+            batch = self.make_batch(1)
+            try:
+                cached = tuple(int(d) for d in batch.observation_shape)
+            finally:
+                batch.close()
+            object.__setattr__(self, "_observation_shape", cached)
+        return cached
+
     def space(self, model: PopulationModel | None = None) -> ParameterSpace:
         """The genomes' parameter space: the model's layers over this spec's noise table.
 
@@ -185,7 +238,7 @@ class RunSpec:
 
     def __getstate__(self) -> dict:
         """Pickled without the cached space (its noise table is rebuilt from the seed where it is needed)."""
-        return {key: value for key, value in self.__dict__.items() if key != "_space"}
+        return {key: value for key, value in self.__dict__.items() if key not in ("_space", "_observation_shape")}
 
     def with_max_episode_frames(self, frames: int | None) -> RunSpec:
         """The same spec with another built-in episode cap."""
@@ -195,7 +248,7 @@ class RunSpec:
         if not isinstance(self.model, str):
             raise ValueError("a RunSpec with a model callable cannot be written as JSON; register it by name")
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)
-                if field.name != "reference_batch"}
+                if field.name not in ("reference_batch", "observation_statistics")}
 
     @classmethod
     def from_json(cls, data: Mapping) -> RunSpec:

@@ -6,12 +6,19 @@ slot restarts at once with the next job and only running episodes are
 stepped and computed (no padding to the longest episode). A step is one
 inference call for all running episodes (each with its genome's weight slot
 and, in perturbed mode, its low-rank factors) and one environment call.
+
+With observation normalisation (the model's), the same graph call also adds each
+running episode's raw observation to its slot's float64 sums (the episode's
+observation statistics, read when it ends). A member whose weights or actions are
+not finite (a diverged policy) ends its episode at once with a NaN return (the
+worst fitness) and a warning.
 """
 from __future__ import annotations
 
 import collections
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -61,8 +68,16 @@ class Outcomes:
         self.steps = [np.zeros(r.episodes, np.int64) for r in requests]
         self.frames = [np.zeros(r.episodes, np.int64) for r in requests]
         self.behaviours = [[None] * r.episodes if r.behaviour else None for r in requests]
+        self.observation_sums = None  # [(count [E], sum [E, d], sum of squares [E, d])] with normalisation
         self.dimensions = None
+        self.diverged = 0  # episodes ended because their weights or actions were not finite
         self.lock = threading.Lock()
+
+    def collect_observations(self, size: int) -> None:
+        """Keeps per-episode observation sums of `size` values (observation normalisation)."""
+        if self.observation_sums is None:
+            self.observation_sums = [(np.zeros(len(r)), np.zeros((len(r), size)), np.zeros((len(r), size)))
+                                     for r in self.returns]
 
     def behaviour(self, r: int, e: int, vector: Any) -> None:
         with self.lock:
@@ -92,10 +107,18 @@ class SubPopulation:
                                                                              env.observation_dtype)
         observation_spec = tf.TensorSpec((None,) + model.input_shape, tf.as_dtype(env.observation_dtype))
         index_spec = tf.TensorSpec((None,), tf.int32)
+        self.normalization = model.observation_normalization
+        if self.normalization is not None:
+            size = model.input_shape[0]
+            self._sampled = tf.Variable(tf.zeros([self.size], tf.float64), trainable=False)
+            self._sums = tf.Variable(tf.zeros([self.size, size], tf.float64), trainable=False)
+            self._squares = tf.Variable(tf.zeros([self.size, size], tf.float64), trainable=False)
+        self._continuous = model.action_size is not None
         if self._handle is not None:
             self._act = tf.function(self._actions_in_graph).get_concrete_function(index_spec, index_spec)
         else:
-            self._act = tf.function(model.act).get_concrete_function(observation_spec, index_spec)
+            self._act = tf.function(self._actions_given).get_concrete_function(observation_spec, index_spec,
+                                                                               index_spec)
         if self.rank:
             self._init_factors()
             function = tf.function(self._perturbed_actions)
@@ -105,7 +128,19 @@ class SubPopulation:
                 self._act_perturbed = function.get_concrete_function(observation_spec, index_spec, index_spec)
 
     def _actions_in_graph(self, weight_slots, episode_slots):
-        return self.model.act(self.env.observe_in_graph(episode_slots), weight_slots)
+        return self._actions_given(self.env.observe_in_graph(episode_slots), weight_slots, episode_slots)
+
+    def _actions_given(self, observations, weight_slots, episode_slots, perturbations=None):
+        if self.normalization is not None:
+            self._accumulate(observations, episode_slots)
+        return self.model.act(observations, weight_slots, perturbations)
+
+    def _accumulate(self, observations, episode_slots):
+        """Adds the observations of sampled episodes to their slots' float64 sums (inside the graph)."""
+        x = tf.cast(tf.reshape(observations, [tf.shape(observations)[0], -1]), tf.float64)
+        x = x * tf.gather(self._sampled, episode_slots)[:, None]
+        self._sums.scatter_add(tf.IndexedSlices(x, episode_slots))
+        self._squares.scatter_add(tf.IndexedSlices(x * x, episode_slots))
 
     # -- perturbed mode -------------------------------------------------------------------
     def _init_factors(self):
@@ -122,7 +157,7 @@ class SubPopulation:
         scale = tf.gather(self._scale, episode_slots)
         perturbations = [LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots),
                                              tf.gather(bias, episode_slots)) for a, b, bias in self._factors]
-        return self.model.act(observations, weight_slots, perturbations)
+        return self._actions_given(observations, weight_slots, episode_slots, perturbations)
 
     def _write_factors(self, slots, mutations):
         """Loads the low-rank factors of the perturbed episodes starting in `slots` (None: unperturbed)."""
@@ -144,6 +179,8 @@ class SubPopulation:
         ids: the requests' indices for episode seeds (default 0, 1, ...; a chunk of a larger list passes its own).
         """
         self._ids = range(len(requests)) if ids is None else ids
+        if self.normalization is not None:
+            outcomes.collect_observations(self.model.input_shape[0])
         self.telemetry = Telemetry()
         self._watch = Stopwatch(self.telemetry, self.timeline)
         self._requests, self._outcomes, self._seed = requests, outcomes, seed
@@ -177,8 +214,15 @@ class SubPopulation:
             elif self._handle is not None:
                 actions = self._act(weight_slots, episode_slots)
             else:
-                actions = self._act(tf.constant(self._observations[active]), weight_slots)
+                actions = self._act(tf.constant(self._observations[active]), weight_slots, episode_slots)
             actions = actions.numpy()
+        if self._continuous:
+            finite = np.isfinite(actions).all(axis=1)
+            if not finite.all():
+                self._diverge(active[~finite], "its actions are not finite")
+                active, actions = active[finite], actions[finite]
+                if not active.size:
+                    return
         with watch("emulation"):
             if self._handle is not None:
                 rewards, done = self.env.step(active, actions)
@@ -226,8 +270,30 @@ class SubPopulation:
                 self._observations[slots] = self.env.reset(slots, seeds)
             done = self.env.done(slots)
         self._steps[slots] = 0
+        if self.normalization is not None:
+            index = tf.constant(np.asarray(slots, np.int32))
+            sampled = [1.0 if self.normalization.sampled(seed) else 0.0 for seed in seeds]
+            self._sampled.scatter_update(tf.IndexedSlices(tf.constant(sampled, tf.float64), index))
+            zeros = tf.zeros((len(slots), self._sums.shape[1]), tf.float64)
+            self._sums.scatter_update(tf.IndexedSlices(zeros, index))
+            self._squares.scatter_update(tf.IndexedSlices(zeros, index))
+        invalid = np.array([self.weights.invalid(self._weight_slot[slot]) for slot in slots], bool)
+        if invalid.any():
+            self._diverge(np.asarray(slots)[invalid & ~done], "its weights are not finite")
         if done.any():  # ended during its reset (a frame cap below the no-ops)
             self._finish(np.asarray(slots)[done])
+
+    def _diverge(self, slots, reason):
+        """Ends the episodes in `slots` with a NaN return (the worst fitness): their policy diverged."""
+        returns = self._outcomes.returns
+        for slot in slots:
+            r, e = self._job[slot]
+            returns[r][e] = np.nan
+        with self._outcomes.lock:
+            self._outcomes.diverged += len(slots)
+        warnings.warn(f"{len(slots)} episode(s) ended with the worst fitness: {reason} (a diverged policy)",
+                      RuntimeWarning, stacklevel=2)
+        self._finish(np.asarray(slots))
 
     def _episode_frames(self, slots):
         """Frames of the episodes in `slots` so far (Atari: no-ops included; Gymnasium: steps)."""
@@ -237,6 +303,16 @@ class SubPopulation:
     def _finish(self, slots):
         outcomes = self._outcomes
         frames = self._episode_frames(slots)
+        if outcomes.observation_sums is not None:
+            with self._watch("inference"):
+                index = tf.constant(np.asarray(slots, np.int32))
+                sampled = tf.gather(self._sampled, index).numpy()
+                sums, squares = tf.gather(self._sums, index).numpy(), tf.gather(self._squares, index).numpy()
+            for k, slot in enumerate(slots):
+                r, e = self._job[slot]
+                counts, total, total_squares = outcomes.observation_sums[r]
+                counts[e] = self._steps[slot] * sampled[k]
+                total[e], total_squares[e] = sums[k], squares[k]
         for slot, frame_count in zip(slots, frames):
             r, e = self._job[slot]
             outcomes.steps[r][e], outcomes.frames[r][e] = self._steps[slot], frame_count

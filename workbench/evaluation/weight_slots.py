@@ -6,7 +6,9 @@ last mutation has rank r runs as its parent's slot plus that mutation's
 low-rank factors (the inference op's perturbed mode), so the child is never
 materialised and siblings share their parent's weight reads. A slot nobody
 uses keeps its weights until another genome needs the space (least recently
-used first), so parents reused across refills load once.
+used first), so parents reused across refills load once. Weights that are not
+finite (a diverged policy) are not loaded: the slot is marked invalid (its
+episodes end at once with the worst fitness, SubPopulation).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class WeightSlots:
         self._where = {}  # key -> slot
         self._unused = collections.OrderedDict((slot, None) for slot in range(model.slots))  # LRU of users == 0
         self._loads = []  # (slot, key) to write at flush()
+        self._invalid = np.zeros(model.slots, bool)  # slots whose genome's weights are not finite
         self.loads = 0  # slots written since creation
 
     def perturbation_of(self, genome: Any) -> tuple[Any, tuple[int, float] | None]:
@@ -57,7 +60,14 @@ class WeightSlots:
     def flush(self) -> None:
         """Decodes and writes the weights of the slots acquired since the last flush."""
         if self._loads:
-            slots = [slot for slot, _ in self._loads]
-            self.model.set_slots(slots, np.stack([self.decoder.decode(key) for _, key in self._loads]))
+            slots = np.array([slot for slot, _ in self._loads])
+            weights = np.stack([self.decoder.decode(key) for _, key in self._loads])
+            finite = np.isfinite(weights).all(axis=1)
+            self._invalid[slots] = ~finite
+            self.model.set_slots(slots[finite], weights[finite])
             self.loads += len(slots)
             self._loads = []
+
+    def invalid(self, slot: int) -> bool:
+        """Whether `slot` holds a genome whose weights are not finite (it was not loaded)."""
+        return bool(self._invalid[slot])

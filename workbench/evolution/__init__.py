@@ -7,6 +7,8 @@
   GeneticAlgorithm   the Deep GA and random search (GAConfig)
   EvolutionStrategy  OpenAI-ES (ESConfig): mirrored sampling, centered ranks, Adam, L2
   NoveltySearchES    NS-ES and NSR-ES (NoveltyConfig): archive, k-nearest novelty, meta-population
+  AugmentedRandomSearch  ARS V1 / V2 / V1-t / V2-t (ARSConfig): top-b directions, reward-std scaling
+  PGPE               PGPE with ClipUp (PGPEConfig): learned per-parameter sigma, normalised momentum steps
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
 
@@ -14,16 +16,22 @@ Every strategy speaks the ask/tell protocol of strategy.py and holds no environm
 """
 from __future__ import annotations
 
+from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder, base_key
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
+from workbench.evolution.pgpe import PGPE, PGPEConfig
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy
 
 __all__ = [
+    "ARSConfig",
+    "AugmentedRandomSearch",
+    "PGPE",
+    "PGPEConfig",
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
     "ESConfig",

@@ -14,7 +14,10 @@ weights of the full chain (the same float32 operations in the same order).
 `init` may instead be the key of a dense base vector ("sha256:..." of its
 bytes), for strategies whose center is not a chain (OpenAI-ES after an Adam
 step): the decoder must hold that base (GenomeDecoder.add_base); an ES member
-is the center plus one mutation, and its mirror has the negated sigma.
+is the center plus one mutation, and its mirror has the negated sigma. A base
+may also carry per-parameter mutation scales: an array [2, n] of the weights
+and the scales (PGPE's center and standard deviations); full-rank mutations of
+a genome on such a base are theta + sigma * (scales * noise slice).
 
 Genomes serialise to JSON-able data (to_json / from_json) and to a compact
 binary form (to_bytes), whose size is what a genome costs to store or ship.
@@ -40,7 +43,7 @@ _BASE_PREFIX = "sha256:"
 
 
 def base_key(weights: np.ndarray) -> str:
-    """The key a dense base vector is known by: sha256 of its float32 bytes."""
+    """The key a dense base is known by: sha256 of its float32 bytes (weights [n], or weights and scales [2, n])."""
     weights = np.ascontiguousarray(weights, np.float32)
     return _BASE_PREFIX + hashlib.sha256(weights.tobytes()).hexdigest()
 
@@ -169,12 +172,16 @@ class GenomeDecoder:
 
     # -- dense bases ---------------------------------------------------------------------
     def add_base(self, key: str, weights: np.ndarray) -> None:
-        """Makes a dense base vector available to genomes whose init is `key` (= base_key(weights))."""
+        """Makes a dense base available to genomes whose init is `key` (= base_key(weights)): weights [n], or
+        weights and per-parameter mutation scales [2, n]."""
         weights = np.array(weights, np.float32)
-        if weights.shape != (self.num_parameters,):
-            raise ValueError(f"base weights must be [{self.num_parameters}], got shape {weights.shape}")
+        if weights.shape not in ((self.num_parameters,), (2, self.num_parameters)):
+            raise ValueError(f"a base must be weights [{self.num_parameters}] or weights and scales "
+                             f"[2, {self.num_parameters}], got shape {weights.shape}")
         if base_key(weights) != key:
             raise ValueError(f"base weights do not match their key {key!r:.80} (corrupt or different weights)")
+        if not np.isfinite(weights[1] if weights.ndim == 2 else 0.0).all():
+            raise ValueError("a base's mutation scales must be finite")
         weights.setflags(write=False)
         with self._lock:
             self._bases[key] = weights
@@ -205,6 +212,9 @@ class GenomeDecoder:
             with self._lock:
                 if genome.init not in self._bases and genome.init not in bases:
                     raise ValueError(f"genome init {genome.init!r:.80} is a base this decoder does not hold (add_base)")
+                scaled = genome.init in self._bases and self._bases[genome.init].ndim == 2
+            if scaled and any(rank for _, _, rank in genome.mutations):
+                raise ValueError("a base with per-parameter mutation scales takes full-rank mutations only (rank 0)")
         else:
             self.space.check_offset(genome.init, 0, "init")
         for k, (index, _, rank) in enumerate(genome.mutations):
@@ -230,7 +240,7 @@ class GenomeDecoder:
                     break
         if theta is None:
             theta = self._initial(genome)
-        theta = self._mutate(theta, genome.mutations[start:])
+        theta = self._mutate(theta, genome.mutations[start:], self._scales(genome))
         self.slices_applied += len(genome.mutations) - start
         theta.setflags(write=False)
         self._remember(genome, theta)
@@ -239,22 +249,32 @@ class GenomeDecoder:
     def decode_full(self, genome: Genome) -> np.ndarray:
         """The weights from the whole chain, without the cache (the definition; for checks)."""
         self.check(genome)
-        theta = self._mutate(self._initial(genome), genome.mutations)
-        return theta.copy() if theta is self._bases.get(genome.init) else theta
+        initial = self._initial(genome)
+        theta = self._mutate(initial, genome.mutations, self._scales(genome))
+        return theta.copy() if theta is initial and genome.has_base else theta
 
     def _initial(self, genome):
         if genome.has_base:
             with self._lock:
-                return self._bases[genome.init]
+                base = self._bases[genome.init]
+            return base[0] if base.ndim == 2 else base
         return self.space.initial(genome.init)
 
-    def _mutate(self, theta, mutations):
+    def _scales(self, genome):
+        """The per-parameter mutation scales of the genome's base (None: plain mutations)."""
+        if not genome.has_base:
+            return None
+        with self._lock:
+            base = self._bases[genome.init]
+        return base[1] if base.ndim == 2 else None
+
+    def _mutate(self, theta, mutations, scales=None):
         for index, sigma, rank in mutations:
-            theta = self.space.perturb(theta, index, sigma, rank)
+            theta = self.space.perturb(theta, index, sigma, rank, scales)
         return theta
 
     def _remember(self, genome, theta):
-        if theta is self._bases.get(genome.init):
+        if genome.has_base and not genome.mutations:
             return  # a base itself: already held
         with self._lock:
             self._cache[genome] = theta

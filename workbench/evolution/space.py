@@ -114,10 +114,17 @@ class ParameterSpace:
         """The initial weights of offset `init` (a new float32 vector)."""
         return self.init_scales * self.noise.slice(init, self.num_parameters)
 
-    def perturb(self, theta: np.ndarray, index: int, sigma: float, rank: int = 0) -> np.ndarray:
-        """theta plus one mutation (a new float32 vector; see the module docstring)."""
+    def perturb(self, theta: np.ndarray, index: int, sigma: float, rank: int = 0,
+                scales: np.ndarray | None = None) -> np.ndarray:
+        """theta plus one mutation (a new float32 vector; see the module docstring); scales: per-parameter
+        factors of a full-rank mutation's noise (theta + sigma * (scales * noise)), None = 1."""
         if rank == 0:
-            return theta + np.float32(sigma) * self.noise.slice(index, self.num_parameters)
+            noise = self.noise.slice(index, self.num_parameters)
+            if scales is not None:
+                noise = scales * noise
+            return theta + np.float32(sigma) * noise
+        if scales is not None:
+            raise ValueError("per-parameter mutation scales apply to full-rank mutations only (rank 0)")
         return theta + self.low_rank_scale(sigma, rank) * self._low_rank_delta(index, rank)
 
     def direction(self, index: int, rank: int = 0) -> np.ndarray:

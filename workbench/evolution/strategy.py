@@ -57,12 +57,15 @@ class EvaluationRequest:
 @dataclasses.dataclass(frozen=True)
 class EvaluationResult:
     """One request's outcome: returns [episodes]; behaviours [episodes, d] when asked for;
-    steps and frames [episodes] when the evaluator reports them."""
+    steps and frames [episodes] when the evaluator reports them; observation_sums, when the evaluator
+    normalises observations: (count [episodes], sum [episodes, d], sum of squares [episodes, d]) of the
+    states each episode's policy saw (zero for episodes not sampled)."""
 
     returns: object
     behaviours: object = None
     steps: object = None
     frames: object = None
+    observation_sums: object = None
 
 
 def fitness_value(value: float) -> float:
@@ -100,7 +103,7 @@ def check_results(results: Sequence[Any], requests: Sequence[EvaluationRequest])
                     f"results[{k}] behaviours must be [{request.episodes} episodes, d >= 1], got shape {behaviours.shape}")
             if not np.isfinite(behaviours).all():
                 raise ValueError(f"results[{k}] behaviours must be finite")
-        checked.append(EvaluationResult(returns, behaviours, result.steps, result.frames))
+        checked.append(EvaluationResult(returns, behaviours, result.steps, result.frames, result.observation_sums))
     return checked
 
 
@@ -248,7 +251,8 @@ class Strategy(abc.ABC):
         strategies with a center, like ES, have one from the start)."""
 
     def bases(self) -> dict:
-        """{key: weights} of the dense bases the current requests and the elite start from (none by default)."""
+        """{key: weights} of the dense bases the current requests and the elite start from (none by default):
+        weights [n], or weights and per-parameter mutation scales [2, n] (genome.py)."""
         return {}
 
     # -- ending a generation --------------------------------------------------------------

@@ -10,11 +10,13 @@ from workbench.models.population_model import PopulationModel
 
 
 class MLPModel(PopulationModel):
-    """Dense layers with ReLU between them; input float32 [batch, observation_size].
+    """Dense layers with ReLU (or tanh: activation="tanh") between them; input float32 [batch, observation_size].
 
     Discrete actions: num_actions outputs, act() = argmax. Continuous actions: action_range=(low, high)
     with one entry per action dimension; the num_actions argument is then the action size (the model's
-    action_size; its num_actions property is None) and act() clips the outputs to the range.
+    action_size; its num_actions property is None) and act() clips the outputs to the range (or
+    squashes them onto it: action_scaling="tanh"). hidden_sizes=() is a linear policy (ARS).
+    Keywords of PopulationModel (activation, observation_normalization, ...) pass through.
     """
 
     def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (64, 64), slots: int = 1,

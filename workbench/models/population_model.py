@@ -13,11 +13,14 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from workbench.checks import check_positive_int
+from workbench.checks import check_choice, check_positive_int
+from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
 from workbench.models.virtual_batch_norm import fold, reference_input
 from workbench.ops import LowRankPerturbation, assign_slots
 
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
+ACTIVATIONS = ("relu", "tanh")  # between hidden layers
+ACTION_SCALINGS = ("clip", "tanh")  # continuous actions: the outputs clipped to the range, or tanh-squashed onto it
 
 
 class PopulationModel(tf.Module):
@@ -35,13 +38,22 @@ class PopulationModel(tf.Module):
         layer (virtual_batch_norm.py): folded into each member's weights when its slot is loaded; None = off.
       action_range: None for discrete actions (act() = argmax of the outputs), or (low, high) float
         vectors with one entry per output for continuous actions (act() = the outputs clipped to them).
+      activation: "relu" (default; the population ops fuse it) or "tanh" between layers.
+      action_scaling: continuous actions only: "clip" (default: the outputs clipped to action_range) or
+        "tanh" (low + (tanh(y) + 1) / 2 * (high - low)).
+      observation_normalization: an ObservationNormalization (observation_normalization.py) or None: the
+        input is normalised by statistics shared by every slot (set_observation_statistics; identity first).
     """
 
     def __init__(self, layers: Sequence[Any], input_shape: Sequence[int], slots: int, weight_dtype: str = "float32",
                  hidden_init_std: float = 1.0, output_init_std: float = 0.1, backend: str | None = None,
-                 name: str | None = None, reference_batch: Any = None, action_range: Any = None) -> None:
+                 name: str | None = None, reference_batch: Any = None, action_range: Any = None,
+                 activation: str = "relu", action_scaling: str = "clip",
+                 observation_normalization: ObservationNormalization | None = None) -> None:
         super().__init__(name=name)
         check_positive_int("slots", slots)
+        self.activation = check_choice("activation", activation, ACTIVATIONS)
+        self.action_scaling = check_choice("action_scaling", action_scaling, ACTION_SCALINGS)
         if weight_dtype not in WEIGHT_DTYPES:
             raise ValueError(f"weight_dtype must be one of {sorted(WEIGHT_DTYPES)}, got {weight_dtype!r}")
         self.layers = tuple(layers)
@@ -70,7 +82,20 @@ class PopulationModel(tf.Module):
         for depth, units in self.kernel_shapes:
             self._sizes += [depth * units, units]
         self.reference = None if reference_batch is None else reference_input(reference_batch, self.input_shape)
+        if self.reference is not None and self.activation != "relu":
+            raise ValueError("virtual batch normalisation (reference_batch) needs activation='relu'")
         self.action_range = None if action_range is None else self._check_action_range(action_range)
+        if action_scaling != "clip" and self.action_range is None:
+            raise ValueError("action_scaling applies to continuous actions: give an action_range")
+        self.observation_normalization = None
+        if observation_normalization is not None:
+            if len(self.input_shape) != 1:
+                raise ValueError(f"observation_normalization needs vector observations, got shape {self.input_shape}")
+            self.observation_normalization = ObservationNormalization.from_options(observation_normalization)
+            size = self.input_shape[0]
+            with self.name_scope:
+                self.observation_mean = tf.Variable(tf.zeros([size]), trainable=False, name="observation_mean")
+                self.observation_scale = tf.Variable(tf.ones([size]), trainable=False, name="observation_scale")
 
     # ----- parameters ---------------------------------------------------------------------
     @property
@@ -156,6 +181,26 @@ class PopulationModel(tf.Module):
             pieces += [tf.cast(kernel[slot], tf.float32).numpy().ravel(), tf.cast(bias[slot], tf.float32).numpy()]
         return np.concatenate(pieces)
 
+    # ----- observation normalisation ------------------------------------------------------
+    def set_observation_statistics(self, statistics: ObservationStatistics | None) -> None:
+        """Normalises inputs by these statistics from now on (None: the identity); needs observation_normalization."""
+        if self.observation_normalization is None:
+            raise ValueError("set_observation_statistics() needs a model built with observation_normalization")
+        size = self.input_shape[0]
+        if statistics is None:
+            statistics = ObservationStatistics.empty(size)
+        if not isinstance(statistics, ObservationStatistics) or statistics.size != size:
+            raise ValueError(f"observation statistics must be an ObservationStatistics of size {size}, got {statistics!r}")
+        mean, std = statistics.mean_and_std(self.observation_normalization.variance_floor)
+        self.observation_mean.assign(mean)
+        self.observation_scale.assign((1.0 / std).astype(np.float32))
+
+    def normalize_observations(self, x: tf.Tensor) -> tf.Tensor:
+        """clip((x - mean) / std, -clip, clip) with the statistics in force (x float32 [batch, d])."""
+        options = self.observation_normalization
+        x = (x - self.observation_mean) * self.observation_scale
+        return x if options.clip is None else tf.clip_by_value(x, -options.clip, options.clip)
+
     # ----- forward ------------------------------------------------------------------------
     def __call__(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:
         """Logits [batch, num_actions] of each observation under its slot's weights.
@@ -169,18 +214,25 @@ class PopulationModel(tf.Module):
             perturbations = list(perturbations)
             if len(perturbations) != len(self.layers):
                 raise ValueError(f"perturbations must have one entry per layer ({len(self.layers)}), got {len(perturbations)}")
+        if self.observation_normalization is not None:
+            x = self.normalize_observations(x)
         last = len(self.layers) - 1
         for i, (layer, kernel, bias) in enumerate(zip(self.layers, self.kernels, self.biases)):
             perturbation = perturbations[i] if perturbations is not None else None
-            x = layer.apply(x, kernel, bias, slots, relu=i < last, perturbation=perturbation, backend=self.backend)
+            relu = i < last and self.activation == "relu"
+            x = layer.apply(x, kernel, bias, slots, relu=relu, perturbation=perturbation, backend=self.backend)
+            if i < last and self.activation == "tanh":
+                x = tf.tanh(x)
         return x
 
     def act(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:
         """Greedy actions: argmax of the outputs, int32 [batch]; or, with an action_range, the outputs clipped
-        to it, float32 [batch, action_size]."""
+        to it (or tanh-squashed onto it), float32 [batch, action_size]."""
         outputs = self(observations, slots, perturbations)
         if self.action_range is not None:
             low, high = self.action_range
+            if self.action_scaling == "tanh":
+                return low + (tf.tanh(outputs) + 1.0) * 0.5 * (high - low)
             return tf.clip_by_value(outputs, low, high)
         return tf.argmax(outputs, axis=-1, output_type=tf.int32)
 

@@ -17,7 +17,8 @@ from workbench.evaluation.run_spec import RunSpec
 from workbench.evolution import Genome, GenomeDecoder
 from workbench.evolution.records import GenerationRecord
 from workbench.evolution.space import ParameterSpace
-from workbench.training.checkpoint import load_checkpoint
+from workbench.models.observation_normalization import ObservationStatistics
+from workbench.training.checkpoint import CheckpointError, load_checkpoint
 from workbench.training.run_config import ALGORITHMS, RunConfig
 
 
@@ -53,6 +54,15 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
     spec = config.spec()
     if state.get("reference_batch") is not None:  # virtual batch normalisation: the run's own reference batch
         spec = dataclasses.replace(spec, reference_batch=state["reference_batch"])
+    if spec.normalization is not None:  # observation normalisation: the run's statistics at its checkpoint
+        observations = state.get("observations")
+        if observations is None:
+            raise CheckpointError(f"the checkpoint of {run_dir} lacks the run's observation statistics")
+        try:
+            statistics = ObservationStatistics.from_state(observations["statistics"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise CheckpointError(f"the checkpoint of {run_dir} has corrupt observation statistics: {error}") from error
+        spec = spec.with_observation_statistics(statistics)
     space = spec.space()
     strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
     bases = strategy.bases()

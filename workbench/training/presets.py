@@ -19,12 +19,23 @@
   tutorial  the small settings of the notebooks (CartPole-sized problems, minutes on a laptop).
 
 Random search ("random") takes the GA's settings with truncation 0.
+
+On MuJoCo tasks (env a MuJoCo task) the presets are per task (continuous_presets(); sources and the
+measured results in docs/continuous_control.md):
+  paper     ARS: the paper's V2-t settings per task (linear policy, every state normalised, survival bonus
+            removed); PGPE: ClipUp's (linear policy, normalised states, Humanoid v_max 0.015, population 200);
+            ES / NS-ES / NSR-ES: OpenAI-ES's MuJoCo settings (64-64 tanh MLP, 256-256 on Humanoid; sigma 0.02,
+            Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
+            the GA: population 1,000 of the same MLP.
+  pc        the same methods sized for a 2-core computer (ES family population 200, GA 200).
+  tutorial  small settings for the notebooks.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from workbench.checks import check_choice
+from workbench.envs import find_mujoco_task
 
 _GA_PAPER = dict(population_size=1000, truncation=20, sigma=0.002, elite_candidates=10, elite_episodes=30)
 # random search is the GA with truncation 0 (set by its ALGORITHMS entry), so its presets leave truncation out
@@ -59,11 +70,80 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def preset_fields(name: str, algorithm: str) -> dict[str, Any]:
-    """The RunConfig fields of preset `name` for `algorithm`: hyperparameters and the evaluator's layout (the
-    evolution strategies of the paper and pc presets also normalise by a reference batch, as the paper's ES
-    did: without it ES did not learn Seaquest here)."""
+# -- MuJoCo: per task ---------------------------------------------------------------------------------
+# ARS V2-t (Mania et al. 2018, table of hyperparameters): directions N, kept b, step alpha, noise nu, and the
+# survival bonus removed in training. Swimmer's best was V1 (no normalisation). InvertedPendulum is not in
+# the paper (ours).
+ARS_PAPER = {
+    "Swimmer-v5": dict(directions=1, top_directions=1, step_size=0.02, noise=0.01, survival_bonus=0.0),
+    "Hopper-v5": dict(directions=8, top_directions=4, step_size=0.01, noise=0.025, survival_bonus=1.0),
+    "HalfCheetah-v5": dict(directions=32, top_directions=4, step_size=0.02, noise=0.03, survival_bonus=0.0),
+    "Walker2d-v5": dict(directions=40, top_directions=30, step_size=0.025, noise=0.01, survival_bonus=1.0),
+    "Ant-v5": dict(directions=60, top_directions=20, step_size=0.015, noise=0.025, survival_bonus=1.0),
+    "Humanoid-v5": dict(directions=230, top_directions=230, step_size=0.02, noise=0.0075, survival_bonus=5.0),
+    "InvertedPendulum-v5": dict(directions=4, top_directions=4, step_size=0.02, noise=0.03, survival_bonus=0.0),
+}
+ARS_V1_TASKS = ("Swimmer-v5",)
+ARS_NORMALIZATION = dict(fraction=1.0, clip=None, variance_floor=1e-2)  # every state; ARS does not clip
+ES_NORMALIZATION = dict(fraction=0.01, clip=5.0, variance_floor=1e-2)  # OpenAI-ES: 1 % of the episodes
+PGPE_NORMALIZATION = dict(fraction=1.0, clip=5.0, variance_floor=1e-2)
+_ES_MUJOCO = dict(sigma=0.02, learning_rate=0.01, l2_coefficient=0.005)
+_CONTINUOUS = {  # (hyperparameters, model) per preset and algorithm, before the per-task entries
+    "paper": dict(es=dict(_ES_MUJOCO, population_size=10_000), ga=dict(population_size=1000, truncation=20,
+                                                                       sigma=0.02, elite_candidates=10,
+                                                                       elite_episodes=5),
+                  pgpe=dict(population_size=200, max_speed=0.15)),
+    "pc": dict(es=dict(_ES_MUJOCO, population_size=200), ga=dict(population_size=200, truncation=20, sigma=0.02,
+                                                                  elite_candidates=5, elite_episodes=3),
+               pgpe=dict(population_size=100, max_speed=0.15)),
+    "tutorial": dict(es=dict(_ES_MUJOCO, population_size=40), ga=dict(population_size=40, truncation=8, sigma=0.05,
+                                                                       elite_candidates=3, elite_episodes=2),
+                     pgpe=dict(population_size=20, max_speed=0.15)),
+}
+_PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # ClipUp's Humanoid
+
+
+def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
+    """The RunConfig fields of preset `name` for `algorithm` on the MuJoCo task `task` (a Gymnasium id)."""
+    table = _CONTINUOUS[name]
+    fields = dict(subpopulations=2, slots=16, max_episode_frames=1000)
+    if algorithm == "ars":
+        hyperparameters = dict(ARS_PAPER[task])
+        if name == "tutorial":
+            hyperparameters.update(directions=min(hyperparameters["directions"], 8),
+                                   top_directions=min(hyperparameters["top_directions"], 4))
+        normalization = None if task in ARS_V1_TASKS else dict(ARS_NORMALIZATION)
+        return dict(fields, model="linear", hyperparameters=hyperparameters, observation_normalization=normalization)
+    if algorithm == "pgpe":
+        hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}))
+        return dict(fields, model="linear", hyperparameters=hyperparameters,
+                    observation_normalization=dict(PGPE_NORMALIZATION))
+    hidden = [256, 256] if task == "Humanoid-v5" else [64, 64]
+    if algorithm in ("es", "ns-es", "nsr-es"):
+        hyperparameters = dict(table["es"])
+        if algorithm != "es":
+            hyperparameters["meta_population_size"] = 3 if name != "paper" else 5
+        return dict(fields, model="mlp", model_options=dict(hidden_sizes=hidden), hyperparameters=hyperparameters,
+                    observation_normalization=dict(ES_NORMALIZATION))
+    hyperparameters = dict(table["ga"])
+    if algorithm == "random":
+        hyperparameters = _random(hyperparameters)
+    return dict(fields, model="mlp", model_options=dict(hidden_sizes=hidden), hyperparameters=hyperparameters,
+                observation_normalization=dict(ES_NORMALIZATION))
+
+
+def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str, Any]:
+    """The RunConfig fields of preset `name` for `algorithm` on `env`: hyperparameters and the evaluator's layout
+    (and, on MuJoCo tasks, the model and the observation normalisation). The evolution strategies of the Atari
+    paper and pc presets also normalise by a reference batch, as the paper's ES did: without it ES did not
+    learn Seaquest here."""
     check_choice("preset", name, sorted(PRESETS))
+    task = find_mujoco_task(env) if env is not None else None
+    if task is not None:
+        from workbench.training.run_config import ALGORITHMS
+
+        check_choice("algorithm", algorithm, sorted(ALGORITHMS))
+        return continuous_presets(name, algorithm, task.id)
     preset = PRESETS[name]
     check_choice("algorithm", algorithm, sorted(preset["hyperparameters"]))
     fields = dict(preset["layout"], hyperparameters=dict(preset["hyperparameters"][algorithm]))

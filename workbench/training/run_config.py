@@ -11,7 +11,20 @@ import numpy as np
 
 from workbench.checks import check_bool, check_choice
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
-from workbench.evolution import ESConfig, EvolutionStrategy, GAConfig, GeneticAlgorithm, NoveltyConfig, NoveltySearchES, Strategy
+from workbench.evolution import (
+    PGPE,
+    ARSConfig,
+    AugmentedRandomSearch,
+    ESConfig,
+    EvolutionStrategy,
+    GAConfig,
+    GeneticAlgorithm,
+    NoveltyConfig,
+    NoveltySearchES,
+    PGPEConfig,
+    Strategy,
+)
+from workbench.models.observation_normalization import ObservationNormalization
 from workbench.training.checkpoint import CheckpointError
 
 REFERENCE_BATCH_SIZE = 128  # observations of the virtual batch normalisation's reference batch (Salimans et al. 2017)
@@ -21,14 +34,23 @@ ALGORITHMS = {
     "es": (EvolutionStrategy, ESConfig, {}),
     "ns-es": (NoveltySearchES, NoveltyConfig, {"reward_weight": 0.0}),
     "nsr-es": (NoveltySearchES, NoveltyConfig, {"reward_weight": 0.5}),
+    "ars": (AugmentedRandomSearch, ARSConfig, {}),
+    "pgpe": (PGPE, PGPEConfig, {}),
 }
+VECTOR_ONLY = ("ars", "pgpe")  # algorithms for vector observations (policies "linear" / "mlp"), not Atari screens
+NOVELTY = ("ns-es", "nsr-es")
 
 
 @dataclasses.dataclass
 class RunConfig:
-    """A run: env (Atari game or Gymnasium id), model, algorithm ("ga", "random", "es", "ns-es", "nsr-es") with
-    `hyperparameters` (fields of its config dataclass; the paper's defaults otherwise), the evaluator's layout,
-    the noise table and the seed."""
+    """A run: env (Atari game, MuJoCo task or Gymnasium id), model, algorithm ("ga", "random", "es", "ns-es",
+    "nsr-es", "ars", "pgpe") with `hyperparameters` (fields of its config dataclass; the papers' defaults
+    otherwise), the evaluator's layout, the noise table and the seed.
+
+    observation_normalization: None, True or a dict of ObservationNormalization's fields (fraction, clip,
+    variance_floor): inputs normalised by the running statistics of the states seen (ARS V2, OpenAI-ES on
+    MuJoCo). behaviour: the novelty-search BC (default "final_ram" on Atari, "final_position" on MuJoCo).
+    """
 
     env: str = "frostbite"
     model: str = "small"
@@ -48,6 +70,7 @@ class RunConfig:
     ray_address: str = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
     ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
     virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
+    observation_normalization: Any = None  # normalise inputs by running statistics (continuous control)
 
     def algorithm_config(self) -> GAConfig | ESConfig | NoveltyConfig:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -62,10 +85,22 @@ class RunConfig:
         return config_class(**dict(preset, **self.hyperparameters)).validated()
 
     def spec(self) -> RunSpec:
-        """The RunSpec of this run: environment, model, episode cap, noise table."""
+        """The RunSpec of this run: environment, model, episode cap, noise table, observation normalisation."""
+        normalization = ObservationNormalization.from_options(self.observation_normalization)
         return RunSpec(self.env, self.model, env_options=self.env_options, model_options=self.model_options,
                        max_episode_frames=self.max_episode_frames, noise_size=self.noise_size,
-                       noise_seed=self.noise_seed)
+                       noise_seed=self.noise_seed,
+                       observation_normalization=None if normalization is None else normalization.to_json())
+
+    def check(self) -> None:
+        """ValueError naming the field when the algorithm, model and environment do not go together."""
+        spec = self.spec()
+        if self.algorithm in VECTOR_ONLY and spec.is_atari:
+            raise ValueError(f'algorithm "{self.algorithm}" is for vector observations (MuJoCo and Gymnasium tasks, '
+                             f'models "linear" and "mlp"); for Atari use ga, random, es, ns-es or nsr-es')
+        if spec.normalization is not None and spec.is_atari:
+            raise ValueError("observation_normalization is for vector observations; Atari runs normalise hidden "
+                             "layers with virtual_batch_norm")
 
     def reference_batch(self) -> np.ndarray | None:
         """The run's reference batch for virtual batch normalisation (128 observations of random play drawn from
@@ -76,13 +111,14 @@ class RunConfig:
     def build(self, reference_batch: np.ndarray | None = None) -> tuple[Strategy, BaseEvaluator]:
         """(strategy, evaluator) of this configuration; reference_batch: a checkpoint's, instead of collecting one."""
         config = self.algorithm_config()  # validate before building anything heavy
+        self.check()
         spec = self.spec()
         if self.virtual_batch_norm:
             reference = self.reference_batch() if reference_batch is None else reference_batch
             spec = dataclasses.replace(spec, reference_batch=reference)
         behaviour = self.behaviour
-        if behaviour is None and self.algorithm in ("ns-es", "nsr-es"):
-            behaviour = "final_ram"
+        if behaviour is None and self.algorithm in NOVELTY:
+            behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
         check_bool("ray", self.ray)
         layout = dict(subpopulations=self.subpopulations, slots=self.slots, behaviour=behaviour,
                       perturbed_rank=self.perturbed_rank)
@@ -108,7 +144,7 @@ class RunConfig:
         override them (hyperparameters merge)."""
         from workbench.training.presets import preset_fields
 
-        base = preset_fields(name, algorithm)
+        base = preset_fields(name, algorithm, fields.get("env", cls.env))
         hyperparameters = dict(base.pop("hyperparameters"), **fields.pop("hyperparameters", {}))
         return cls(algorithm=algorithm, hyperparameters=hyperparameters, **dict(base, **fields))
 

@@ -11,7 +11,11 @@ scalars under run_dir/tensorboard) and published on trainer.events with its
 metrics and the time split; gameplay frames, hyperparameter changes,
 checkpoints, errors and state changes are published too. Checkpoints are
 written every `checkpoint_every` generations and on stop(); Trainer.resume_from(run_dir)
-continues exactly where the newest one left off. An exception in the background
+continues exactly where the newest one left off. With observation normalisation
+(the spec's), the states every episode saw are merged into the run's observation
+statistics when a generation ends (in request order, so the statistics do not
+depend on the evaluator's layout) and the evaluator normalises by them from the
+next generation on; they are checkpointed with the run. An exception in the background
 thread is recorded, published, and raised again by the next call (or by
 raise_if_failed()). pause() takes effect between evaluation rounds; stop()
 cancels the round in progress (its episodes are discarded).
@@ -26,12 +30,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from workbench.checks import check_int, check_real
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.telemetry import time_split
 from workbench.evolution.records import GenerationRecord
 from workbench.evolution.strategy import HyperparameterLog, Strategy
+from workbench.models.observation_normalization import ObservationStatistics
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
@@ -101,6 +108,7 @@ class Trainer:
         self._unpaused.set()
         self._error = None
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
+        self._observation_episodes = []  # (count, sum, sum of squares) per episode of this generation so far
         self.logger = None
         if run_dir is not None:
             if not _resuming and list_checkpoints(run_dir):
@@ -331,9 +339,11 @@ class Trainer:
             with self._lock:
                 self.strategy.tell(results)
                 self._round += 1
+                self._collect_observations(results)
             parts.append(self.evaluator.telemetry)
             self.frames += self.evaluator.telemetry.frames
         self._round = 0
+        self._merge_observations()
         record = self._record(parts, time.monotonic() - start)
         self.history.append(record)
         self.events.publish("generation", record)
@@ -351,6 +361,56 @@ class Trainer:
             frames_per_second=frames / seconds if seconds > 0 else 0.0, time_split=time_split(parts),
             hyperparameters=dict(strategy_record.hyperparameters, max_episode_frames=self.evaluator.max_episode_frames))
 
+    # -- observation statistics -----------------------------------------------------------
+    @property
+    def observation_statistics(self) -> ObservationStatistics | None:
+        """The statistics observations are normalised by (None without observation normalisation)."""
+        spec = self.evaluator.spec
+        if spec.normalization is None:
+            return None
+        return spec.observation_statistics or ObservationStatistics.empty(int(np.prod(spec.observation_shape())))
+
+    def _collect_observations(self, results):
+        for result in results:
+            if result.observation_sums is not None:
+                counts, sums, squares = result.observation_sums
+                self._observation_episodes += [(counts[e], sums[e], squares[e]) for e in range(len(counts))]
+
+    def _merge_observations(self):
+        """The generation's states join the run's statistics; the evaluator normalises by them from now on."""
+        statistics = self.observation_statistics
+        if statistics is None:
+            return
+        with self._lock:
+            self.evaluator.set_observation_statistics(statistics.merged(self._observation_episodes))
+            self._observation_episodes = []
+
+    def _observation_state(self):
+        statistics = self.observation_statistics
+        if statistics is None:
+            return None
+        episodes = self._observation_episodes
+        size = statistics.size
+        return {"statistics": statistics.state(),
+                "pending_counts": np.array([n for n, _, _ in episodes], np.float64),
+                "pending_sums": np.array([s for _, s, _ in episodes], np.float64).reshape(-1, size),
+                "pending_squares": np.array([q for _, _, q in episodes], np.float64).reshape(-1, size)}
+
+    def _load_observation_state(self, state):
+        if self.evaluator.spec.normalization is None:
+            if state is not None:
+                raise ValueError("the checkpoint holds observation statistics but the run does not normalise")
+            return
+        if state is None:
+            raise ValueError("the checkpoint lacks the run's observation statistics (observation_normalization)")
+        size = int(np.prod(self.evaluator.spec.observation_shape()))
+        self.evaluator.set_observation_statistics(ObservationStatistics.from_state(state["statistics"], size))
+        counts, sums, squares = (np.asarray(state[k], np.float64) for k in
+                                 ("pending_counts", "pending_sums", "pending_squares"))
+        if counts.ndim != 1 or sums.shape != (len(counts), size) or squares.shape != sums.shape:
+            raise ValueError("corrupt pending observation statistics in the checkpoint")
+        self._observation_episodes = [(counts[e], sums[e], squares[e]) for e in range(len(counts))]
+
     # -- checkpoints ----------------------------------------------------------------------
     def state_dict(self) -> dict:
         with self._lock:
@@ -358,7 +418,8 @@ class Trainer:
                     "frames": self.frames, "round": self._round, "seed": self.seed,
                     "settings": dict(self.settings.state(), max_episode_frames=self.evaluator.max_episode_frames),
                     "algorithm": None if self.config is None else self.config.algorithm,
-                    "reference_batch": self.evaluator.spec.reference_batch}
+                    "reference_batch": self.evaluator.spec.reference_batch,
+                    "observations": self._observation_state()}
 
     def _load(self, state):
         strategy_class = type(self.strategy)
@@ -371,6 +432,7 @@ class Trainer:
         cap = settings.get("max_episode_frames", settings.get("episode_cap", self.evaluator.spec.max_episode_frames))
         self.evaluator.set_episode_cap(cap)
         self.settings.load(settings)
+        self._load_observation_state(state.get("observations"))
         if self.logger is not None:  # the log holds exactly the checkpoint's generations
             self.logger.restart(self.history)
 

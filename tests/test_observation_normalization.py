@@ -1,0 +1,202 @@
+"""Observation normalisation: the statistics' arithmetic, the in-graph normalisation against numpy, the states an
+evaluation collects (in-graph MuJoCo and numpy Gymnasium paths) against a plain loop, independence of the layout,
+sampled fractions, exact resume through the trainer, and diverged policies."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from workbench.envs import make_batch
+from workbench.envs.rng import episode_seed
+from workbench.evaluation import Evaluator, RunSpec
+from workbench.evolution import EvaluationRequest, Genome, GenomeDecoder, NoiseTable, base_key
+from workbench.models import MLPModel
+from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
+from workbench.training import RunConfig, Trainer
+
+TABLE = NoiseTable.shared(2**20, seed=8)
+
+
+def episodes_of(states):
+    return [(len(s), np.sum(s, axis=0), np.sum(np.square(s), axis=0)) for s in states]
+
+
+def test_statistics_merge_to_the_mean_and_variance_of_every_state(rng):
+    states = [rng.normal(3.0, 2.0, size=(n, 4)) for n in (5, 17, 1)]
+    statistics = ObservationStatistics.empty(4).merged(episodes_of(states[:2])).merged(episodes_of(states[2:]))
+    everything = np.concatenate(states)
+    mean, std = statistics.mean_and_std(1e-2)
+    np.testing.assert_allclose(mean, everything.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(std, everything.std(0), rtol=1e-5)
+    assert statistics.count == 23
+    constant = ObservationStatistics.empty(2).merged(episodes_of([np.ones((3, 2))]))
+    np.testing.assert_allclose(constant.mean_and_std(1e-2)[1], 0.1)  # the variance floor
+    identity = ObservationStatistics.empty(3).mean_and_std()
+    assert identity[0].tolist() == [0, 0, 0] and identity[1].tolist() == [1, 1, 1]
+    assert ObservationStatistics.from_state(statistics.state(), 4) == statistics
+    with pytest.raises(ValueError, match="size 4"):
+        ObservationStatistics.from_state(statistics.state(), 5)
+    with pytest.raises(ValueError, match="corrupt"):
+        ObservationStatistics.from_state({"count": 1}, 4)
+    with pytest.raises(ValueError, match="negative"):
+        ObservationStatistics(1, [0.0], [-1.0])
+
+
+@pytest.mark.parametrize("options, name", [(dict(fraction=0.0), "fraction"), (dict(fraction=1.5), "fraction"),
+                                           (dict(clip=0.0), "clip"), (dict(variance_floor=0.0), "variance_floor"),
+                                           (dict(frac=1.0), "unknown"), ("yes", "observation_normalization")])
+def test_bad_options_are_named(options, name):
+    with pytest.raises(ValueError, match=name):
+        ObservationNormalization.from_options(options)
+    with pytest.raises(ValueError, match=name):
+        RunConfig(env="HalfCheetah-v5", model="linear", algorithm="ars", observation_normalization=options).build()
+
+
+def test_the_model_normalises_and_clips_inside_the_graph(rng):
+    model = MLPModel(3, 2, hidden_sizes=(), slots=1, action_range=([-9, -9], [9, 9]),
+                     observation_normalization=ObservationNormalization(clip=2.0))
+    model.set_slot(0, np.array([1, 0, 0, 1, 0, 0, 0, 0], np.float32))  # identity on the first two inputs
+    states = rng.normal(5, 3, size=(50, 3))
+    statistics = ObservationStatistics.empty(3).merged(episodes_of([states]))
+    model.set_observation_statistics(statistics)
+    x = rng.normal(5, 6, size=(10, 3)).astype(np.float32)
+    mean, std = statistics.mean_and_std()
+    expected = np.clip((x - mean) / std, -2, 2)[:, :2]
+    np.testing.assert_allclose(model.act(x, np.zeros(10, np.int32)).numpy(), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="size 3"):
+        model.set_observation_statistics(ObservationStatistics.empty(4))
+    with pytest.raises(ValueError, match="observation_normalization"):
+        MLPModel(3, 2, hidden_sizes=()).set_observation_statistics(None)
+
+
+def requests_for(space, count, episodes=2):
+    rng = np.random.default_rng(1)
+    center = (0.3 * rng.standard_normal(space.num_parameters)).astype(np.float32)
+    key = base_key(center)
+    requests = [EvaluationRequest(Genome(key, ((space.sample_offset(rng), 0.1),)), episodes, "perturbation")
+                for _ in range(count)]
+    return requests, {key: center}
+
+
+@pytest.mark.parametrize("env", ["HalfCheetah-v5", "CartPole-v1"])
+def test_collected_states_equal_a_plain_loop_and_do_not_depend_on_the_layout(env):
+    spec = RunSpec(env, "linear", max_episode_frames=60, noise_size=TABLE.size, noise_seed=TABLE.seed,
+                   observation_normalization=True)
+    outcomes = []
+    for subpopulations, slots in ((1, 2), (2, 5)):
+        with Evaluator.from_spec(spec, subpopulations=subpopulations, slots=slots) as evaluator:
+            if not outcomes:
+                requests, bases = requests_for(evaluator.space, 3)
+                size = evaluator.models[0].input_shape[0]
+                statistics = ObservationStatistics.empty(size).merged([(10, np.arange(size) * 1.0, np.full(size, 50.0))])
+            evaluator.set_observation_statistics(statistics)
+            results = evaluator.evaluate(requests, seed=4, bases=bases)
+            outcomes.append(results)
+    for a, b in zip(*outcomes):
+        for x, y in zip(a.observation_sums, b.observation_sums):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(a.returns, b.returns)
+    # a plain loop: the same policy on a one-environment batch, observations normalised in numpy
+    batch = make_batch(env, 1, max_episode_frames=60)
+    model = spec.with_observation_statistics(statistics).build_model(batch, 1)
+    decoder = GenomeDecoder(model_space := spec.space(model))
+    for key, weights in bases.items():
+        decoder.add_base(key, weights)
+    for r, request in enumerate(requests):
+        model.set_slot(0, decoder.decode(request.genome))
+        for e in range(request.episodes):
+            observation = batch.reset([0], [episode_seed(4, r, e)])
+            seen, total, done = [], 0.0, False
+            while not done:
+                seen.append(np.asarray(observation[0], np.float64))
+                action = model.act(tf.constant(observation, tf.float32), np.zeros(1, np.int32)).numpy()
+                reward, (done,) = batch.step([0], action)
+                observation = batch.observation([0])
+                total += float(reward[0])
+            counts, sums, squares = outcomes[0][r].observation_sums
+            assert counts[e] == len(seen) == outcomes[0][r].steps[e]
+            np.testing.assert_allclose(sums[e], np.sum(seen, axis=0), rtol=1e-12, atol=1e-9)
+            np.testing.assert_allclose(squares[e], np.sum(np.square(seen), axis=0), rtol=1e-12, atol=1e-9)
+            assert outcomes[0][r].returns[e] == pytest.approx(total, rel=1e-6)
+    assert model_space.num_parameters == decoder.num_parameters
+
+
+def test_a_sampled_fraction_keeps_the_states_of_the_episodes_its_seeds_choose():
+    options = ObservationNormalization(fraction=0.3)
+    spec = RunSpec("CartPole-v1", "linear", max_episode_frames=30, noise_size=TABLE.size, noise_seed=TABLE.seed,
+                   observation_normalization=options.to_json())
+    with Evaluator.from_spec(spec, subpopulations=1, slots=4) as evaluator:
+        requests, bases = requests_for(evaluator.space, 20, episodes=1)
+        results = evaluator.evaluate(requests, seed=9, bases=bases)
+    kept = [bool(r.observation_sums[0][0]) for r in results]
+    assert kept == [options.sampled(episode_seed(9, r, 0)) for r in range(20)]
+    assert 0 < sum(kept) < 20
+
+
+def normalised_config(**changes):
+    config = dict(env="CartPole-v1", model="linear", algorithm="ars", subpopulations=2, slots=4, max_episode_frames=80,
+                  noise_size=2**20, observation_normalization=True,
+                  hyperparameters=dict(directions=4, top_directions=2, step_size=0.05, noise=0.05, center_episodes=1))
+    config.update(changes)
+    return RunConfig(**config)
+
+
+def test_the_trainer_merges_each_generation_and_resumes_the_statistics_exactly(tmp_path):
+    straight = Trainer.from_config(normalised_config())
+    straight.run(generations=3)
+    interrupted = Trainer.from_config(normalised_config(), run_dir=str(tmp_path))
+    interrupted.run(generations=2)
+    interrupted.close()
+    resumed = Trainer.resume_from(str(tmp_path))
+    assert resumed.observation_statistics == interrupted.observation_statistics
+    resumed.run(generations=1)
+    assert resumed.observation_statistics == straight.observation_statistics
+    assert [r.max for r in resumed.history] == [r.max for r in straight.history]
+    total_steps = straight.observation_statistics.count
+    assert total_steps == sum(r.frames for r in straight.history)  # every state of every episode (fraction 1)
+    assert resumed.evaluator.spec.observation_statistics == straight.evaluator.spec.observation_statistics
+
+
+def test_normalisation_is_refused_where_it_does_not_apply():
+    with pytest.raises(ValueError, match="vector observations"):
+        RunConfig(env="pong", algorithm="es", observation_normalization=True).check()
+    with pytest.raises(ValueError, match="vector observations"):
+        RunConfig(env="pong", algorithm="ars").check()
+
+
+def test_a_diverged_policy_gets_the_worst_fitness_and_the_run_goes_on():
+    spec = RunSpec("HalfCheetah-v5", "linear", max_episode_frames=20, noise_size=TABLE.size, noise_seed=TABLE.seed)
+    with Evaluator.from_spec(spec, subpopulations=1, slots=3) as evaluator:
+        n = evaluator.space.num_parameters
+        good, bad = np.zeros(n, np.float32), np.full(n, np.nan, np.float32)
+        bases = {base_key(w): w for w in (good, bad)}
+        requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
+        with pytest.warns(RuntimeWarning, match="weights are not finite"):
+            results = evaluator.evaluate(requests, seed=1, bases=bases)
+        assert np.isfinite(results[0].returns).all() and np.isnan(results[1].returns).all()
+        again = evaluator.evaluate(requests[:1], seed=1, bases=bases)  # the evaluator still works
+        np.testing.assert_array_equal(again[0].returns, results[0].returns)
+
+
+class NaNActions(MLPModel):
+    """A policy whose actions are NaN once its first weight is negative (a stand-in for overflowing weights)."""
+
+    def act(self, observations, slots, perturbations=None):
+        actions = super().act(observations, slots, perturbations)
+        first = tf.gather(self.kernels[0][:, 0, 0], slots)[:, None]
+        return tf.where(first < 0, actions * np.nan, actions)
+
+
+def test_nan_actions_end_the_episode_with_the_worst_fitness():
+    def model(shape, actions, slots, **options):
+        return NaNActions(shape[0], 6, hidden_sizes=(), slots=slots, action_range=([-1] * 6, [1] * 6), **options)
+
+    with Evaluator("HalfCheetah-v5", model, subpopulations=1, slots=4, max_episode_frames=15, noise=TABLE) as evaluator:
+        n = evaluator.space.num_parameters
+        fine, diverging = np.full(n, 0.01, np.float32), np.full(n, -0.01, np.float32)
+        bases = {base_key(w): w for w in (fine, diverging)}
+        requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
+        with pytest.warns(RuntimeWarning, match="actions are not finite"):
+            results = evaluator.evaluate(requests, seed=1, bases=bases)
+        assert np.isfinite(results[0].returns).all() and results[0].steps.tolist() == [15, 15]
+        assert np.isnan(results[1].returns).all()

@@ -1,0 +1,175 @@
+"""Augmented Random Search (Mania et al. 2018), ask/tell, on a ParameterSpace.
+
+The policy M is a dense float32 vector (for ARS a linear policy, model "linear"); it
+reaches evaluators as a base, and direction k is evaluated at M + nu delta_k and
+M - nu delta_k (Genome(key, ((i_k, +nu),)) and its mirror: one noise offset per
+direction). A generation is one round; with r+_k, r-_k the directions' returns
+(minus survival_bonus per step, see below):
+
+    kept   = the top_directions directions by max(r+_k, r-_k)       (all of them: V1 / V2)
+    sigma_R = standard deviation of the 2 b returns kept
+    M     += step_size / (b sigma_R) * sum_kept (r+_k - r-_k) delta_k
+
+V2 (and V2-t) normalise states by the running mean and standard deviation of every
+state seen in training, frozen within a generation: that is the run's observation
+normalisation (RunSpec observation_normalization with fraction 1), not part of this
+class; V1 runs without it. The "-t" variants keep b < N directions.
+
+survival_bonus: a per-step constant subtracted from every training return (the paper
+removed the alive bonus of Hopper, Walker2d and Ant (1) and Humanoid (5) during
+training); records and the reported fitness stay unshifted. It needs the steps of
+each episode (EvaluationResult.steps).
+
+M starts at zero, as in the paper. A direction with a non-finite return (a diverged
+member) counts as the generation's lowest finite return; a generation without two
+distinct returns leaves M unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from workbench.checks import check_int, check_real
+from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.space import ParameterSpace
+from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy
+
+
+@dataclasses.dataclass(frozen=True)
+class ARSConfig:
+    """ARS hyperparameters; the defaults are the paper's HalfCheetah V2-t settings (docs/continuous_control.md).
+
+    directions: N, directions per generation (2 N members).
+    top_directions: b <= N directions kept for the update (None = all: V1 / V2).
+    step_size: alpha (0.02). noise: nu, the perturbation scale (0.03).
+    survival_bonus: per-step shift subtracted from training returns (0 = none).
+    episodes_per_member: episodes of each member (1). center_episodes: episodes of M each
+      generation, for reporting (0 = none); they do not enter the update.
+    """
+
+    directions: int = 32
+    top_directions: int | None = 4
+    step_size: float = 0.02
+    noise: float = 0.03
+    survival_bonus: float = 0.0
+    episodes_per_member: int = 1
+    center_episodes: int = 0
+
+    def validated(self) -> ARSConfig:
+        check_int("directions", self.directions, 1)
+        if self.top_directions is not None:
+            check_int("top_directions", self.top_directions, 1, self.directions)
+        check_real("step_size", self.step_size, 0, low_open=True)
+        check_real("noise", self.noise, 0, low_open=True)
+        check_real("survival_bonus", self.survival_bonus, 0)
+        check_int("episodes_per_member", self.episodes_per_member, 1)
+        check_int("center_episodes", self.center_episodes, 0)
+        return self
+
+    @property
+    def kept(self) -> int:
+        return self.directions if self.top_directions is None else self.top_directions
+
+
+def shifted_returns(results: Sequence[EvaluationResult], survival_bonus: float) -> np.ndarray:
+    """Each request's mean return minus survival_bonus per step (NaN stays NaN)."""
+    means = []
+    for k, result in enumerate(results):
+        returns = np.asarray(result.returns, np.float64)
+        if survival_bonus:
+            if result.steps is None:
+                raise ValueError(f"results[{k}] lacks steps per episode: survival_bonus needs them")
+            returns = returns - survival_bonus * np.asarray(result.steps, np.float64)
+        means.append(np.mean(returns))
+    return np.asarray(means, np.float64)
+
+
+def ars_step(space: ParameterSpace, indices: Sequence[int], plus: np.ndarray, minus: np.ndarray,
+             config: ARSConfig) -> tuple[np.ndarray, float]:
+    """(the update of M as float32 [n], sigma_R) from the directions' returns (float64 [N] each)."""
+    plus, minus = plus.copy(), minus.copy()
+    finite = np.concatenate([plus, minus])
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        return np.zeros(space.num_parameters, np.float32), 0.0
+    floor = finite.min()
+    plus[~np.isfinite(plus)] = floor
+    minus[~np.isfinite(minus)] = floor
+    order = np.argsort(-np.maximum(plus, minus), kind="stable")[: config.kept]
+    kept = np.concatenate([plus[order], minus[order]])
+    sigma_r = float(np.std(kept))
+    if sigma_r == 0.0:
+        return np.zeros(space.num_parameters, np.float32), 0.0
+    weights = (plus[order] - minus[order]) * (config.step_size / (config.kept * sigma_r))
+    return space.combine([indices[k] for k in order], weights), sigma_r
+
+
+class AugmentedRandomSearch(Strategy):
+    """ARS V1 / V2 / V1-t / V2-t on a ParameterSpace (see the module docstring); `seed` drives the directions."""
+
+    kind = "AugmentedRandomSearch"
+    config_class = ARSConfig
+    EXTRAS = ("reward_std", "update_norm")
+
+    def __init__(self, config: ARSConfig, space: ParameterSpace, seed: int = 0) -> None:
+        super().__init__(config, space, seed)
+        self.indices = None
+        self.center = np.zeros(space.num_parameters, np.float32)
+        self.center_fitness = None
+        self._key = base_key(self.center)
+
+    def _ask(self):
+        config = self.config
+        if self.indices is None:
+            self.indices = [self.space.sample_offset(self.rng) for _ in range(config.directions)]
+        requests = []
+        for index in self.indices:
+            for sign in (1, -1):
+                requests.append(EvaluationRequest(Genome(self._key, ((index, sign * config.noise),)),
+                                                  config.episodes_per_member, "perturbation"))
+        if config.center_episodes:
+            requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
+        return requests
+
+    def _tell(self, requests, results, means):
+        directions = len(self.indices)
+        members = results[: 2 * directions]
+        shifted = shifted_returns(members, self.config.survival_bonus).reshape(directions, 2)
+        update, sigma_r = ars_step(self.space, self.indices, shifted[:, 0], shifted[:, 1], self.config)
+        if self.config.center_episodes:
+            self.center_fitness = float(means[-1])
+        self._record_generation(means[: 2 * directions], self.center_fitness, Genome(self._key),
+                                sum(r.episodes for r in requests), reward_std=sigma_r,
+                                update_norm=float(np.linalg.norm(update)))
+        self.center = (self.center + update).astype(np.float32)
+        self._key = base_key(self.center)
+        self.indices = None
+        self._start_next_generation()
+
+    @property
+    def phase(self) -> str:
+        return "perturbation"
+
+    @property
+    def elite(self) -> Genome:
+        """M, as a genome on its base (see bases())."""
+        return Genome(self._key)
+
+    def bases(self) -> dict[str, np.ndarray]:
+        return {self._key: self.center}
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return dict(self._common_state(), indices=None if self.indices is None else list(self.indices),
+                    center=self.center.copy(), center_fitness=self.center_fitness)
+
+    def _load(self, state):
+        n = self.space.num_parameters
+        center = np.array(state["center"], np.float32)
+        if center.shape != (n,) or not np.isfinite(center).all():
+            raise ValueError(f"corrupt {self.kind} state: the policy must be [{n}] finite values")
+        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
+        self.center, self._key = center, base_key(center)
+        self.center_fitness = state["center_fitness"]
