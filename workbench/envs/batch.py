@@ -145,6 +145,12 @@ class EnvBatch:
         """Frames of the current episodes so far, int [n] (Atari: no-ops included; otherwise steps)."""
         raise NotImplementedError
 
+    def step_info(self, indices: Indices = None) -> dict[str, np.ndarray]:
+        """The last step's info terms as {name: float64 [n]} (Gymnasium's names: MuJoCo's reward components and
+        x_velocity); {} for batches without any."""
+        self.check_indices(indices)
+        return {}
+
     def _reset(self, indices, seeds):
         """Starts the episodes; may return their done flags (an episode can end during its reset)."""
         raise NotImplementedError

@@ -159,6 +159,11 @@ class MujocoBatch(EnvBatch):
         common = ("episode_return", "episode_steps", "done", "terminated", "truncated", "unstable")
         return {name: status[name] for name in common + self.task.info}
 
+    def step_info(self, indices: Indices = None) -> dict[str, np.ndarray]:
+        """The task's info terms of the last step (reward components, x_velocity, ...) as {name: float64 [n]}."""
+        status = self.status(indices)
+        return {name: np.asarray(status[name], np.float64) for name in self.task.info}
+
     def episode_frames(self, indices: Indices = None) -> np.ndarray:
         """Steps of the current episodes so far (one frame per step)."""
         return self.status(indices)["episode_steps"].astype(np.int64)

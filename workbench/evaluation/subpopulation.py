@@ -247,8 +247,10 @@ class SubPopulation:
         self._last_frame = time.monotonic()
         slot = int(active[0])
         r, e = self._job[slot]
+        info = {name: float(values[0]) for name, values in self.env.step_info([slot]).items()}
         self.frame_listener(dict(request=r, episode=e, step=int(self._steps[slot]),
-                                 score=float(self._outcomes.returns[r][e]), frame=self.env.screen([slot])[0]))
+                                 score=float(self._outcomes.returns[r][e]), frame=self.env.screen([slot])[0],
+                                 info=info))
 
     def _start(self, slots, started):
         mutations = []

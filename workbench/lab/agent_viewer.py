@@ -6,8 +6,10 @@
     viewer.save("elite.gif")                                       # or .mp4
     compare_generations("runs/demo", 0, 12)                        # two elites, one shared scrubber
 
-The network's input (the 84x84 frames of the stack, oldest first) is shown
-beside the RGB screen the player would see.
+The network's input (the 84x84 frames of the stack, oldest first; a vector as a
+bar code) is shown beside the RGB screen the player would see. Continuous-control
+episodes (MuJoCo) also show the x velocity and reward components over time and the
+actions as a map (dimension x step).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.lab.pictures import observation_strip, png
-from workbench.lab.plots import EpisodePlot, action_histogram
+from workbench.lab.plots import EpisodePlot, action_histogram, action_map
 from workbench.training.replay import Episode, replay, replay_run, save_video
 
 if TYPE_CHECKING:
@@ -53,8 +55,16 @@ class AgentViewer:
         self.observation_image.add_class("wb-agent-observation")
         self.score_image = widgets.Image(format="png")
         self.caption = widgets.HTML()
-        histogram = widgets.Image(value=action_histogram(episode.actions, episode.action_meanings,
-                                                         title="actions chosen"), format="png")
+        self.continuous = episode.actions.ndim == 2
+        if self.continuous:
+            histogram = widgets.Image(value=action_map(episode.actions, title="actions over time"), format="png")
+        else:
+            histogram = widgets.Image(value=action_histogram(episode.actions, episode.action_meanings,
+                                                             title="actions chosen"), format="png")
+        rates = {name: values for name, values in episode.info.items()  # positions grow without bound: caption only
+                 if not name.endswith("_position") and name != "distance_from_origin"}
+        self.info_plot = EpisodePlot(series=rates, title="x velocity and reward terms") if rates else None
+        self.info_image = widgets.Image(format="png")
         self.export_path = widgets.Text(value="agent.gif", description="save as", layout=widgets.Layout(width="300px"))
         self.export_button = widgets.Button(description="export", icon="download")
         self.export_status = widgets.HTML()
@@ -67,7 +77,7 @@ class AgentViewer:
         self.widget = widgets.VBox([
             summary, widgets.HBox([self.play, self.slider]), self.caption,
             widgets.HBox(screens + [network_input]),
-            widgets.HBox([self.score_image, histogram]),
+            widgets.HBox([self.score_image, histogram] + ([self.info_image] if self.info_plot else [])),
             widgets.HBox([self.export_path, self.export_button, self.export_status]),
         ])
         self.widget.add_class("wb-agent-viewer")
@@ -103,18 +113,25 @@ class AgentViewer:
         step = int(min(max(step, 0), self.steps))
         episode = self.episode
         with self.frame_image.hold_sync():
-            if episode.frames is not None:
-                self.frame_image.value = png(episode.frames[step], self.scale)
+            if episode.frames is not None:  # Atari's 160-pixel screens enlarged, MuJoCo's renders as they are
+                self.frame_image.value = png(episode.frames[step], self.scale if episode.frames.shape[2] <= 200 else 1)
         self.observation_image.value = png(observation_strip(episode.observations[step]), self.scale)
         self.score_plot.show_step(step)
         self.score_image.value = self.score_plot.render()
+        if self.info_plot is not None:
+            self.info_plot.show_step(step)
+            self.info_image.value = self.info_plot.render()
         if step == 0:
             action = "start"
+        elif self.continuous:
+            action = "action [" + ", ".join(f"{a:+.2f}" for a in episode.actions[step - 1]) + "]"
         else:
             chosen = int(episode.actions[step - 1])
             meanings = episode.action_meanings
             action = f"action {meanings[chosen] if meanings else chosen}"
-        self.caption.value = f"step {step} / {self.steps}: {escape(action)}, score {self.scores[step]:g}"
+        terms = "".join(f", {name.replace('_', ' ')} {values[step - 1]:.3g}" for name, values in episode.info.items()
+                        if step > 0)
+        self.caption.value = f"step {step} / {self.steps}: {escape(action)}, score {self.scores[step]:g}{escape(terms)}"
         self.step = step
 
     def save(self, path: str, fps: float = 15) -> str:

@@ -39,14 +39,24 @@ KNOBS = (
     Knob("learning_rate", "learning rate", "log", 1e-5, 1.0, 0.05),
     Knob("l2_coefficient", "L2 coefficient", "float", 0.0, 0.1, 1e-4),
     Knob("reward_weight", "reward weight (NSR-ES)", "float", 0.0, 1.0, 0.05),
+    Knob("directions", "directions N (ARS)", "int", 1, 1000),
+    Knob("top_directions", "kept directions b (ARS)", "int", 1, 1000),
+    Knob("step_size", "step size α (ARS)", "log", 1e-4, 1.0, 0.05),
+    Knob("noise", "noise ν (ARS)", "log", 1e-4, 1.0, 0.05),
+    Knob("survival_bonus", "survival bonus removed per step", "float", 0.0, 10.0, 0.5),
+    Knob("max_speed", "max speed v_max (ClipUp)", "log", 1e-4, 1.0, 0.05),
+    Knob("center_learning_rate", "center step α (ClipUp)", "log", 1e-4, 1.0, 0.05),
+    Knob("momentum", "momentum (ClipUp)", "float", 0.0, 0.99, 0.01),
+    Knob("stdev_learning_rate", "σ learning rate (PGPE)", "float", 0.0, 1.0, 0.01),
     Knob("max_episode_frames", "episode cap (frames)", "int", 100, 108_000, 100),
 )
 
 
 def knobs_for(hyperparameters: Mapping[str, Any], max_episode_frames: int | None = None) -> list[Knob]:
-    """The knobs of the names in `hyperparameters` (trainer.hyperparameters()), and the episode cap bounded by
-    the run's cap `max_episode_frames` (no cap knob when the run has none)."""
-    chosen = [k for k in KNOBS if k.name in hyperparameters and k.name != "max_episode_frames"]
+    """The knobs of the names in `hyperparameters` (trainer.hyperparameters()) that hold a value (a None default,
+    such as PGPE's center_learning_rate = max_speed / 2, has no slider), and the episode cap bounded by the
+    run's cap `max_episode_frames` (no cap knob when the run has none)."""
+    chosen = [k for k in KNOBS if hyperparameters.get(k.name) is not None and k.name != "max_episode_frames"]
     if max_episode_frames is not None:
         cap = next(k for k in KNOBS if k.name == "max_episode_frames")
         chosen.append(dataclasses.replace(cap, low=min(cap.low, max_episode_frames), high=max_episode_frames))

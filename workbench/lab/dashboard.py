@@ -278,10 +278,16 @@ class TrainingDashboard:
         data = self.monitor.latest_frame
         if data is None:
             return
+        scale = self.frame_scale if data.frame.shape[1] <= 200 else 1  # Atari's 160 px enlarged, MuJoCo's as rendered
         with self.frame_image.hold_sync():
-            self.frame_image.value = png(data.frame, self.frame_scale)
-        self.frame_caption.value = (f"generation {data.generation}, member {data.request}, "
-                                    f"episode {data.episode}: step {data.step}, score {data.score:g}")
+            self.frame_image.layout.width = f"{data.frame.shape[1] * scale}px"
+            self.frame_image.value = png(data.frame, scale)
+        caption = (f"generation {data.generation}, member {data.request}, "
+                   f"episode {data.episode}: step {data.step}, score {data.score:g}")
+        if data.info:  # MuJoCo: the step's reward components and forward velocity
+            caption += "<br>" + ", ".join(f"{escape(name.replace('_', ' '))} {value:.3g}"
+                                          for name, value in data.info.items())
+        self.frame_caption.value = caption
 
     def _render_log(self):
         colours = {"error": "#b00020", "info": "#444"}

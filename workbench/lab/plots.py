@@ -104,26 +104,53 @@ class _Group:
 
 
 class EpisodePlot:
-    """An episode's running score, with a cursor at the frame shown."""
+    """Series over an episode's steps with a cursor at the frame shown: the running score by default, or
+    named per-step series (MuJoCo's x_velocity and reward components)."""
 
-    def __init__(self, rewards: np.ndarray, width: float = 4.0, height: float = 2.0, title: str | None = None) -> None:
+    def __init__(self, rewards: np.ndarray | None = None, width: float = 4.0, height: float = 2.0,
+                 title: str | None = None, series: dict | None = None) -> None:
         self.figure = new_figure(width, height)
         self.axes = self.figure.add_subplot()
-        score = np.concatenate([[0.0], np.cumsum(np.asarray(rewards, np.float64))])
-        self.axes.plot(np.arange(score.size), score, color="tab:blue", lw=1.4)
+        if series is None:
+            score = np.concatenate([[0.0], np.cumsum(np.asarray(rewards, np.float64))])
+            self.axes.plot(np.arange(score.size), score, color="tab:blue", lw=1.4)
+            self.axes.set_ylabel("score")
+            steps = score.size
+        else:
+            steps = 1
+            for name, values in series.items():  # value k belongs to step k + 1 (after the k-th action)
+                values = np.asarray(values, np.float64)
+                self.axes.plot(np.arange(1, values.size + 1), values, lw=1.1, label=name.replace("_", " "))
+                steps = max(steps, values.size + 1)
+            if series:
+                self.axes.legend(fontsize=6, loc="upper left", ncol=2)
         self.cursor = self.axes.axvline(0, color="tab:red", lw=1)
         self.axes.set_xlabel("step")
-        self.axes.set_ylabel("score")
         self.axes.grid(alpha=0.3)
         if title:
             self.axes.set_title(title, fontsize=9)
-        self.axes.set_xlim(0, max(score.size - 1, 1))
+        self.axes.set_xlim(0, max(steps - 1, 1))
 
     def show_step(self, step: int) -> None:
         self.cursor.set_xdata([step, step])
 
     def render(self) -> bytes:
         return figure_png(self.figure)
+
+
+def action_map(actions: np.ndarray, width: float = 4.0, height: float = 2.0, title: str | None = None) -> bytes:
+    """PNG of continuous actions [T, d] over the steps: one row per action dimension, colour = value."""
+    actions = np.asarray(actions, np.float64).reshape(len(actions), -1)
+    figure = new_figure(width, height)
+    axes = figure.add_subplot()
+    if actions.size:
+        image = axes.imshow(actions.T, aspect="auto", cmap="coolwarm", interpolation="nearest")
+        figure.colorbar(image, ax=axes, fraction=0.05)
+    axes.set_xlabel("step")
+    axes.set_ylabel("action dimension")
+    if title:
+        axes.set_title(title, fontsize=9)
+    return figure_png(figure)
 
 
 def action_histogram(actions: np.ndarray, meanings: Sequence[str] | None = None, width: float = 4.0,

@@ -35,7 +35,8 @@ from workbench.evolution.records import GenerationRecord
 
 @dataclasses.dataclass(frozen=True)
 class FrameShown:
-    """A gameplay frame of a running episode: RGB uint8 [H, W, 3], its member (request), episode, step, score."""
+    """A gameplay frame of a running episode: RGB uint8 [H, W, 3], its member (request), episode, step, score, and
+    the last step's info terms (MuJoCo: reward components and x_velocity; {} for Atari)."""
 
     generation: int
     request: int
@@ -43,6 +44,7 @@ class FrameShown:
     step: int
     score: float
     frame: np.ndarray
+    info: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,7 +24,8 @@ from workbench.evolution import Genome, GenomeDecoder
 class Episode:
     """frames uint8 [T+1, H, W, 3] (RGB, the start then after each step), actions [T] (int32, or float32
     [T, action size] for continuous actions), rewards [T],
-    observations [T+1, ...] (what the network saw), score = sum of rewards."""
+    observations [T+1, ...] (what the network saw before normalisation), score = sum of rewards,
+    info: {name: float64 [T]} of each step's info terms (MuJoCo: x_velocity, reward components; {} otherwise)."""
 
     frames: np.ndarray
     actions: np.ndarray
@@ -32,6 +33,7 @@ class Episode:
     observations: np.ndarray
     score: float
     action_meanings: list = None
+    info: dict = dataclasses.field(default_factory=dict)
 
 
 def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *, seed: int = 0,
@@ -51,7 +53,7 @@ def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *
         network.set_slot(0, weights)
         observation = batch.reset([0], [episode_seed(seed, 0, 0)])
         screen = _screen_reader(batch)
-        frames, observations, actions, rewards = [screen()], [observation[0]], [], []
+        frames, observations, actions, rewards, info = [screen()], [observation[0]], [], [], []
         done = bool(batch.done([0])[0])
         while not done and len(actions) < max_steps:
             action = network.act(observation, np.zeros(1, np.int32)).numpy()[0]
@@ -61,12 +63,15 @@ def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *
             observations.append(observation[0])
             actions.append(action)
             rewards.append(float(reward[0]))
+            info.append(batch.step_info([0]))
         meanings = batch.action_meanings
     finally:
         batch.close()
     actions = np.array(actions, np.float32 if batch.continuous_actions else np.int32)
+    names = info[0].keys() if info else ()
     return Episode(None if frames[0] is None else np.stack(frames), actions, np.array(rewards, np.float32),
-                   np.stack(observations), float(np.sum(rewards)), None if meanings is None else list(meanings))
+                   np.stack(observations), float(np.sum(rewards)), None if meanings is None else list(meanings),
+                   {name: np.array([float(step[name][0]) for step in info]) for name in names})
 
 
 def _screen_reader(batch):
@@ -92,8 +97,10 @@ def replay_run(run_dir: str, generation: int | None = None, seed: int = 0) -> Ep
     return replay(elite.genome, elite.spec, elite.decoder(), seed=seed)
 
 
-def save_video(episode: Episode, path: str, fps: float = 15, scale: int = 2) -> str:
-    """Writes the episode as a GIF or MP4 (by extension), the running score drawn in the corner."""
+def save_video(episode: Episode, path: str, fps: float = 15, scale: int | None = None) -> str:
+    """Writes the episode as a GIF or MP4 (by extension), the running score drawn in the corner.
+
+    scale: pixel enlargement (default: 2 for Atari's 160-pixel screens, 1 for larger renders such as MuJoCo's)."""
     import imageio.v3 as iio
     from PIL import Image, ImageDraw
 
@@ -104,6 +111,8 @@ def save_video(episode: Episode, path: str, fps: float = 15, scale: int = 2) -> 
     if extension not in (".gif", ".mp4"):
         raise ValueError(f"path must end in .gif or .mp4, got {path!r}")
     scores = np.concatenate([[0.0], np.cumsum(episode.rewards)])
+    if scale is None:
+        scale = 2 if episode.frames.shape[2] <= 200 else 1
     frames = []
     for frame, score in zip(episode.frames, scores):
         image = Image.fromarray(frame).resize((frame.shape[1] * scale, frame.shape[0] * scale), Image.NEAREST)
