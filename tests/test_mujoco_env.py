@@ -30,7 +30,7 @@ def random_actions(batch, rng, n, margin=1.2):
 def gymnasium_twin(batch, index):
     """A Gymnasium env of the batch's task and settings, put into simulation `index`'s current physics state."""
     kwargs = dict(batch.settings, xml_file=batch.task.xml_path(batch.settings))
-    env = gymnasium.make(batch.task.id, max_episode_steps=batch.max_episode_steps, **kwargs)
+    env = gymnasium.make(batch.task.gymnasium_id, max_episode_steps=batch.max_episode_steps, **kwargs)
     env.reset(seed=0)
     qpos, qvel = batch.physics_state([index])
     env.unwrapped.set_state(qpos[0], qvel[0])
@@ -220,12 +220,14 @@ def test_capabilities_names_and_make_batch():
 
 def test_task_defaults_are_gymnasiums():
     for task in TASKS.values():
-        env = gymnasium.make(task.id)
+        env = gymnasium.make(task.gymnasium_id)
         signature = inspect.signature(type(env.unwrapped).__init__)
         expected = {name: p.default for name, p in signature.parameters.items()
                     if p.default is not inspect.Parameter.empty and name != "default_camera_config"}
+        if task.rules is not None:  # a variant: its rules' task on another model
+            expected["xml_file"] = task.defaults["xml_file"]
         assert task.defaults == expected, task.id
-        assert gymnasium.spec(task.id).max_episode_steps == 1000
+        assert gymnasium.spec(task.gymnasium_id).max_episode_steps == 1000
         assert set(task.info) <= set(INFO_TERMS)
         env.close()
 
@@ -376,3 +378,24 @@ def test_run_specs_know_the_mujoco_family():
     with pytest.raises(ValueError, match="Atari network"):
         RunSpec("hopper", "small").build_model(batch, 1)
     batch.close()
+
+
+def test_the_humanoid_trap_walls_stop_a_humanoid_pushed_forward():
+    """HumanoidTrap-v5: Humanoid-v5's observations and rules on a model with a U-shaped wall ahead; a torso
+    thrown forward at 6 m/s stops at the back wall, while on Humanoid-v5 it flies past it."""
+    from workbench.envs import humanoid_trap
+
+    final = {}
+    for task_id in ("Humanoid-v5", "HumanoidTrap-v5"):
+        batch = MujocoBatch(task_id, 1, terminate_when_unhealthy=False)
+        assert batch.observation_shape == (348,)
+        batch.reset([0], [3])
+        qpos, qvel = batch.physics_state([0])
+        qvel[0, 0] = 6.0  # the free joint's x velocity
+        batch.set_physics_state([0], qpos, qvel)
+        for _ in range(150):
+            batch.step([0], np.zeros((1, batch.action_size), np.float32))
+        final[task_id] = batch.body_position([0])[0]
+        batch.close()
+    assert final["Humanoid-v5"][0] > humanoid_trap.BACK_X + 0.5
+    assert final["HumanoidTrap-v5"][0] < humanoid_trap.BACK_X

@@ -196,7 +196,7 @@ class MujocoBatch(EnvBatch):
             kwargs = dict(self.settings, xml_file=self.task.xml_path(self.settings))
             if "main_body" in kwargs:
                 kwargs["main_body"] = self.main_body
-            self._renderer = MujocoRenderer(self.task.id, kwargs, self.render_size)
+            self._renderer = MujocoRenderer(self.task.gymnasium_id, kwargs, self.render_size)
         return self._renderer.render(qpos, qvel)
 
     def body_position(self, indices: Indices = None) -> np.ndarray:

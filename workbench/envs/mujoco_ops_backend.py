@@ -22,7 +22,7 @@ class OpsMujocoBackend:
                  main_body: int) -> None:
         flags = {name: settings[name] for name in FLAGS if name in settings}
         self.handle, sizes, ctrl_range = mujoco_env.create(
-            task.id, task.xml_path(settings), batch_size, task.parameters(settings), frame_skip=settings["frame_skip"],
+            task.gymnasium_id, task.xml_path(settings), batch_size, task.parameters(settings), frame_skip=settings["frame_skip"],
             max_episode_steps=max_episode_steps, main_body=main_body, **flags)
         self.observation_size, self.action_size, self.nq, self.nv = (int(v) for v in sizes.numpy())
         self.ctrl_range = ctrl_range.numpy()

@@ -48,7 +48,7 @@ class ReferenceMujocoBackend:
         self.task, self.settings, self.main_body = task, settings, main_body
         kwargs = dict(settings, main_body=main_body) if "main_body" in settings else dict(settings)
         kwargs["xml_file"] = task.xml_path(settings)
-        self.envs = [gymnasium.make(task.id, max_episode_steps=max_episode_steps, **kwargs) for _ in range(batch_size)]
+        self.envs = [gymnasium.make(task.gymnasium_id, max_episode_steps=max_episode_steps, **kwargs) for _ in range(batch_size)]
         model = self.envs[0].unwrapped.model
         self.nq, self.nv, self.action_size = int(model.nq), int(model.nv), int(model.nu)
         self.observation_size = int(self.envs[0].observation_space.shape[0])

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks import check_bool, check_int, check_positive_int, check_real
+from workbench.envs import humanoid_trap
 from workbench.envs.games import close_matches
 
 INFO_TERMS = ("x_position", "y_position", "x_velocity", "y_velocity", "z_distance_from_origin", "distance_from_origin",
@@ -40,6 +41,12 @@ class MujocoTask:
     info: tuple  # the info terms of Gymnasium's step() that the op reports (a subset of INFO_TERMS)
     normal_velocity_noise: bool = False  # qvel noise scale * N(0, 1) (else uniform in +-scale)
     notes: str = ""
+    rules: str | None = None  # the Gymnasium task whose rules a variant follows (None: its own id)
+
+    @property
+    def gymnasium_id(self) -> str:
+        """The Gymnasium id that runs this task (a variant such as HumanoidTrap-v5 runs Humanoid-v5 on its model)."""
+        return self.rules or self.id
 
     def settings(self, **kwargs: Any) -> dict:
         """Every keyword argument of the task, `kwargs` checked (ValueError/TypeError naming the argument) over
@@ -74,6 +81,8 @@ class MujocoTask:
     def xml_path(self, settings: dict) -> str:
         """The model file of `settings` (xml_file), resolved as Gymnasium resolves it (a bare name: its assets)."""
         path = settings["xml_file"]
+        if path == humanoid_trap.FILE_NAME:
+            return humanoid_trap.humanoid_trap_path()
         if not (path.startswith(".") or path.startswith("/") or path.startswith("~")):
             import gymnasium.envs.mujoco
 
@@ -108,6 +117,13 @@ _PLANAR_INFO = ("x_position", "z_distance_from_origin", "x_velocity", "reward_fo
 _XY_INFO = ("x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity", "reward_forward",
             "reward_ctrl")
 INF = float("inf")
+_HUMANOID = dict(
+    xml_file="humanoid.xml", frame_skip=5, forward_reward_weight=1.25, ctrl_cost_weight=0.1,
+    contact_cost_weight=5e-7, contact_cost_range=(-INF, 10.0), healthy_reward=5.0,
+    terminate_when_unhealthy=True, healthy_z_range=(1.0, 2.0), reset_noise_scale=1e-2,
+    exclude_current_positions_from_observation=True, include_cinert_in_observation=True,
+    include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
+    include_cfrc_ext_in_observation=True)
 
 TASKS = {task.id: task for task in (
     MujocoTask("HalfCheetah-v5", ("halfcheetah", "cheetah"), dict(
@@ -130,15 +146,11 @@ TASKS = {task.id: task for task in (
         contact_force_range=(-1.0, 1.0), reset_noise_scale=0.1, exclude_current_positions_from_observation=True,
         include_cfrc_ext_in_observation=True),
         _XY_INFO + ("reward_contact", "reward_survive"), normal_velocity_noise=True),
-    MujocoTask("Humanoid-v5", ("humanoid",), dict(
-        xml_file="humanoid.xml", frame_skip=5, forward_reward_weight=1.25, ctrl_cost_weight=0.1,
-        contact_cost_weight=5e-7, contact_cost_range=(-INF, 10.0), healthy_reward=5.0,
-        terminate_when_unhealthy=True, healthy_z_range=(1.0, 2.0), reset_noise_scale=1e-2,
-        exclude_current_positions_from_observation=True, include_cinert_in_observation=True,
-        include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
-        include_cfrc_ext_in_observation=True),
-        _XY_INFO + ("reward_contact", "reward_survive"),
+    MujocoTask("Humanoid-v5", ("humanoid",), _HUMANOID, _XY_INFO + ("reward_contact", "reward_survive"),
         notes="Gymnasium's info also has tendon_length and tendon_velocity (2 tendons); not reported"),
+    MujocoTask("HumanoidTrap-v5", ("humanoidtrap", "trap"), dict(_HUMANOID, xml_file=humanoid_trap.FILE_NAME),
+        _XY_INFO + ("reward_contact", "reward_survive"), rules="Humanoid-v5",
+        notes="Humanoid-v5 with a U-shaped wall ahead of the start (humanoid_trap.py; Conti et al. 2018)"),
     MujocoTask("Swimmer-v5", ("swimmer",), dict(
         xml_file="swimmer.xml", frame_skip=4, forward_reward_weight=1.0, ctrl_cost_weight=1e-4,
         reset_noise_scale=0.1, exclude_current_positions_from_observation=True), _XY_INFO),

@@ -104,7 +104,8 @@ _PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # Cli
 
 
 def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
-    """The RunConfig fields of preset `name` for `algorithm` on the MuJoCo task `task` (a Gymnasium id)."""
+    """The RunConfig fields of preset `name` for `algorithm` on the MuJoCo task `task` (a Gymnasium id; the
+    humanoid trap takes Humanoid-v5's)."""
     table = _CONTINUOUS[name]
     fields = dict(subpopulations=2, slots=16, max_episode_frames=1000)
     if algorithm == "ars":
@@ -143,7 +144,7 @@ def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str
         from workbench.training.run_config import ALGORITHMS
 
         check_choice("algorithm", algorithm, sorted(ALGORITHMS))
-        return continuous_presets(name, algorithm, task.id)
+        return continuous_presets(name, algorithm, task.gymnasium_id)  # variants take their rules' task settings
     preset = PRESETS[name]
     check_choice("algorithm", algorithm, sorted(preset["hyperparameters"]))
     fields = dict(preset["layout"], hyperparameters=dict(preset["hyperparameters"][algorithm]))
