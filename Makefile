@@ -42,7 +42,7 @@ bench: install
 	$(PY) bench/emulation.py
 	$(PY) bench/end_to_end.py
 	$(PY) bench/ray_scaling.py
-	$(PY) bench/mujoco.py --quick
+	$(PY) bench/mujoco_steps.py --quick
 	$(PY) bench/learning.py --quick
 
 lint: install

@@ -130,7 +130,7 @@ setup(
         "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],
         # Scale-out on a Ray cluster (workbench.evaluation.ray_evaluator); every node needs the same install.
         "ray": ["ray>=2.40,<3"],
-        # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (bench/mujoco.py); 1.2.5 is the
+        # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (bench/mujoco_steps.py); 1.2.5 is the
         # newest EnvPool with Python 3.11 wheels.
         "bench": ["envpool>=1.2.5"],
     },

@@ -1,4 +1,4 @@
-"""Benchmark: what the workbench learns on an Atari game, at what cost, against the papers' scores.
+"""Benchmark: what the workbench learns on an Atari game or a MuJoCo task, at what cost, against the papers' scores.
 
 Runs one algorithm with a preset for a budget (minutes and/or frames), records the learning curve
 (elite and population statistics against frames and against wall-clock time), then scores the final
@@ -12,8 +12,16 @@ and the test results under --out, prints a table, and ends with one JSON line.
   python bench/learning.py --study sigma=0.002,0.005,0.01 --minutes 20     # equal budgets, curves side by side
   python bench/learning.py --game seaquest --compare es+vbn,es,random --frames 20000000   # equal frames
 
+MuJoCo tasks (--game HalfCheetah-v5): the default algorithm is ARS with the paper preset, the budget the
+task's target minutes (docs/continuous_control.md), and the final policy is scored on 100 fresh episodes
+(true reward, the task's 1,000-step cap) against ARS's threshold; the JSON line also says when the
+policy's training score first reached the threshold (minutes and steps).
+
+  python bench/learning.py --game HalfCheetah-v5 [--algo ars|pgpe|es] [--preset paper] [--minutes 10]
+  python bench/learning.py --game HumanoidTrap-v5 --compare es,ns-es,nsr-es --frames 20000000   # final x, y
+
 Modes: --smoke (seconds: checks the script), --quick (a few minutes, for make bench), full (default:
-a two-hour budget on the machine at hand). A study runs one training per value of one hyperparameter
+a two-hour budget on the machine at hand; on MuJoCo the task's target). A study runs one training per value of one hyperparameter
 with the same budget; a comparison runs one training per algorithm ("+vbn": with virtual batch
 normalisation) with the same frames. Both score each final elite at the training cap.
 """
@@ -26,40 +34,58 @@ import shutil
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.quiet import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow("--verbose" in sys.argv[1:])
 
-from workbench.envs import resolve_atari_game  # noqa: E402
+from workbench.envs import find_mujoco_task, resolve_atari_game  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
 from workbench.training.run_config import ALGORITHMS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
-PROTOCOL_PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "protocol.md")
+DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
+PROTOCOL_PAGE = os.path.join(DOCS, "protocol.md")
+CONTROL_PAGE = os.path.join(DOCS, "continuous_control.md")
 MODES = {  # budget, test episodes, and what the smoke mode shrinks
     "smoke": dict(minutes=None, frames=1, test_episodes=2, overrides=dict(
-        hyperparameters=dict(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1),
+        hyperparameters=dict(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1, directions=2,
+                             top_directions=1, meta_population_size=2),
         slots=2, max_episode_frames=400, noise_size=2**22)),
     "quick": dict(minutes=3.0, frames=None, test_episodes=5, overrides={}),
     "full": dict(minutes=120.0, frames=None, test_episodes=30, overrides={}),
 }
 
 
-def paper_scores(game):
-    """{column: score} of the Deep GA paper's table in docs/protocol.md for `game` ({} when it is not there)."""
-    with open(PROTOCOL_PAGE) as f:
+MUJOCO_TEST_EPISODES = {"smoke": 2, "quick": 10, "full": 100}  # ARS reported means over 100 episodes
+
+
+def markdown_row(page, header, key):
+    """{column: number} of the row `key` of the table whose header starts with `header` in docs/`page`."""
+    with open(page) as f:
         lines = f.read().splitlines()
-    start = next(k for k, line in enumerate(lines) if line.startswith("| game | DQN"))
+    start = next(k for k, line in enumerate(lines) if line.startswith(header))
     columns = [c.strip() for c in lines[start].strip("|").split("|")][1:]
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if cells[0] == game:
+        if cells[0] == key:
             return {column: float(value) for column, value in zip(columns, cells[1:])}
     return {}
+
+
+def paper_scores(game):
+    """{column: score} of the Deep GA paper's table in docs/protocol.md for `game` ({} when it is not there)."""
+    return markdown_row(PROTOCOL_PAGE, "| game | DQN", game)
+
+
+def mujoco_anchors(task):
+    """{"ARS threshold": ..., "target minutes": ...} of docs/continuous_control.md ({} for other tasks)."""
+    return markdown_row(CONTROL_PAGE, "| task | ARS threshold", task)
 
 
 def parse_study(text):
@@ -149,13 +175,14 @@ def main():
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     mode.add_argument("--quick", action="store_true", help="a few minutes of training (make bench)")
     mode.add_argument("--smoke", action="store_true", help="one tiny generation: checks the script runs")
-    parser.add_argument("--game", default="frostbite")
-    parser.add_argument("--algo", dest="algorithm", default="ga", choices=["ga", "random", "es", "ns-es", "nsr-es"])
-    parser.add_argument("--preset", default="pc", help=f"one of {sorted(PRESETS)} (default pc)")
+    parser.add_argument("--game", "--env", dest="game", default="frostbite", help="an Atari game or a MuJoCo task")
+    parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS),
+                        help="search algorithm (default: ga on Atari, ars on MuJoCo)")
+    parser.add_argument("--preset", help=f"one of {sorted(PRESETS)} (default: pc on Atari, paper on MuJoCo)")
     parser.add_argument("--minutes", type=float, help="training budget in minutes (default: the mode's)")
     parser.add_argument("--frames", type=int, help="training budget in frames (with --minutes: whichever ends first)")
     parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full: 30)")
-    parser.add_argument("--model", default="small", help="population model (default small)")
+    parser.add_argument("--model", help="population model (default: small on Atari, the preset's on MuJoCo)")
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
     parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
     parser.add_argument("--seed", type=int, default=0)
@@ -164,7 +191,14 @@ def main():
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     settings = MODES[name]
     try:
-        game = resolve_atari_game(args.game)
+        task = find_mujoco_task(args.game)
+        game = task.id if task is not None else resolve_atari_game(args.game)
+        args.algorithm = args.algorithm or ("ars" if task is not None else "ga")
+        args.preset = args.preset or ("paper" if task is not None else "pc")
+        if task is None and args.model is None:
+            args.model = "small"
+        if task is None and args.algorithm in ("ars", "pgpe"):
+            raise ValueError(f"--algo {args.algorithm} is for MuJoCo tasks (vector observations), not {game}")
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
         study = parse_study(args.study) if args.study else None
@@ -179,25 +213,34 @@ def main():
         value = getattr(args, option)
         if value is not None and value <= 0:
             parser.error(f"--{option.replace('_', '-')} must be positive, got {value}")
-    minutes = args.minutes if args.minutes is not None else settings["minutes"]
+    anchors = mujoco_anchors(game) if task is not None else {}
+    default_minutes = settings["minutes"]
+    if task is not None and name == "full":
+        default_minutes = anchors.get("target minutes", 30.0)
+    minutes = args.minutes if args.minutes is not None else default_minutes
     if compare and args.minutes is None:
         minutes = None  # equal frames: no arm stops early on the clock
     frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
-    episodes = args.test_episodes or settings["test_episodes"]
+    episodes = args.test_episodes or (MUJOCO_TEST_EPISODES[name] if task is not None else settings["test_episodes"])
     label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"learning-{game}-{label}")
     os.makedirs(out, exist_ok=True)
     def preset_config(algorithm, **fields):
         """The preset's RunConfig for `algorithm` with the mode's overrides (hyperparameters it does not take dropped)."""
         overrides = dict(settings["overrides"], **fields)
-        known = preset_fields(args.preset, algorithm)["hyperparameters"]
-        overrides["hyperparameters"] = {key: value for key, value in overrides.get("hyperparameters", {}).items()
-                                        if key in known}
-        return RunConfig.from_preset(args.preset, algorithm, env=game, model=args.model, seed=args.seed, **overrides)
+        known = preset_fields(args.preset, algorithm, game)["hyperparameters"]
+        wanted = dict(overrides.get("hyperparameters", {}))
+        if task is not None and algorithm in ("ars", "pgpe"):
+            wanted.setdefault("center_episodes", 1)  # the policy's own training score, for the curve
+        overrides["hyperparameters"] = {key: value for key, value in wanted.items()
+                                        if key in known or key == "center_episodes"}
+        if args.model is not None:
+            overrides["model"] = args.model
+        return RunConfig.from_preset(args.preset, algorithm, env=game, seed=args.seed, **overrides)
 
     base = preset_config(args.algorithm)
     base.algorithm_config()  # a clear error now for an invalid preset/override combination
-    paper = paper_scores(game)
+    paper = paper_scores(game) if task is None else anchors
     if study:
         field, values = study
         arms = {f"{field}={value}": RunConfig.from_json(dict(base.to_json(), hyperparameters=dict(
@@ -215,6 +258,9 @@ def main():
     if not history:
         raise SystemExit("no generation finished within the budget; give more --minutes or --frames")
     curve = write_curve({args.algorithm: history}, out)
+    if task is not None:
+        report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, minutes, anchors, out, curve)
+        return
     at_training_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=base.max_episode_frames,
                                    json_path=os.path.join(out, "test_training_cap.json"), overwrite=True)
     ale_cap = ALE_MAX_EPISODE_FRAMES if name != "smoke" else 2 * base.max_episode_frames
@@ -240,6 +286,44 @@ def main():
     print(json.dumps(report))
 
 
+def first_reaching(history, threshold):
+    """(minutes, steps) when the training score of the policy (the record's elite) first reached `threshold`."""
+    minutes = 0.0
+    for record in history:
+        minutes += record.seconds / 60
+        if record.elite is not None and record.elite >= threshold:
+            return round(minutes, 2), record.frames_total
+    return None, None
+
+
+def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, minutes, anchors, out, curve):
+    """Scores the final policy on fresh episodes (true reward, the task's cap) and prints the JSON line."""
+    score = evaluate_run(run_dir, episodes=episodes, json_path=os.path.join(out, "test.json"), overwrite=True)
+    steps = history[-1].frames_total
+    threshold = anchors.get("ARS threshold")
+    reached_minutes, reached_steps = first_reaching(history, threshold) if threshold else (None, None)
+    target = anchors.get("target minutes")
+    print(f"{game}, {args.algorithm}, preset {args.preset}: {len(history)} generations, {steps:,} steps in "
+          f"{seconds / 60:.1f} min ({steps / seconds:,.0f} steps/s); test {score.summary()}", file=sys.stderr)
+    if threshold:
+        print(f"  ARS threshold {threshold:g}: test / threshold {score.mean / threshold:.3f}; training score first "
+              f"reached it after {reached_minutes} min" if reached_minutes is not None else
+              f"  ARS threshold {threshold:g}: test / threshold {score.mean / threshold:.3f}; not reached in training",
+              file=sys.stderr)
+    positions = np.asarray(score.final_positions)
+    print(json.dumps({
+        "benchmark": "learning", "mode": name, "game": game, "algorithm": args.algorithm, "preset": args.preset,
+        "model": base.model, "generations": len(history), "frames": steps, "seconds": round(seconds, 1),
+        "cores": os.cpu_count(), "steps_per_second": round(steps / seconds, 1), "budget_minutes": minutes,
+        "final_policy_training": history[-1].elite, "test": test_summary(score),
+        "test_final_x": round(float(positions[:, 0].mean()), 2),
+        "ars_threshold": threshold, "ratio_to_threshold": round(score.mean / threshold, 3) if threshold else None,
+        "threshold_reached_in_training_minutes": reached_minutes, "threshold_reached_in_training_steps": reached_steps,
+        "target_minutes": target,
+        "target_met": bool(threshold and target and score.mean >= threshold and seconds <= target * 60 * 1.02),
+        "curve": curve}))
+
+
 def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
     """One run per arm ({label: RunConfig}) with equal budgets; curves side by side; each final elite tested at the
     training cap; ends with one JSON line (`describe` says what the arms vary)."""
@@ -255,7 +339,11 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
         score = evaluate_run(run_dir, episodes=episodes, max_episode_frames=base.max_episode_frames,
                              json_path=os.path.join(out, f"{label}-test.json"), overwrite=True)
         results[label] = dict(test=test_summary(score), frames=history[-1].frames_total, seconds=round(seconds, 1),
-                              final_elite_training=history[-1].elite)
+                              final_elite_training=history[-1].elite, model=config.model)
+        if score.final_positions:  # MuJoCo: where the tested policy left the body (the humanoid trap's measure)
+            positions = np.asarray(score.final_positions)
+            results[label].update(final_x=round(float(positions[:, 0].mean()), 2),
+                                  final_y=round(float(positions[:, 1].mean()), 2))
         print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
               file=sys.stderr)
     curve = write_curve(curves, out)

@@ -136,8 +136,28 @@ def test_learning_bench_refuses_bad_arguments(tmp_path):
 
 
 @pytest.mark.slow
+def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
+    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
+    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--out", str(tmp_path)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["game"] == "Hopper-v5" and summary["algorithm"] == "ars" and summary["model"] == "linear"
+    assert summary["ars_threshold"] == 3120 and summary["target_minutes"] == 30  # read from docs/continuous_control.md
+    assert summary["test"]["episodes"] == 2 and summary["steps_per_second"] > 0 and not summary["target_met"]
+    config = json.load(open(tmp_path / "run" / "config.json"))
+    assert config["hyperparameters"]["survival_bonus"] == 1.0 and config["observation_normalization"]["fraction"] == 1
+    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "HumanoidTrap-v5", "--compare", "es,ns-es",
+                             "--out", str(tmp_path / "trap")], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert {arm["model"] for arm in summary["results"].values()} == {"mlp"}
+    assert all("final_x" in arm and "final_y" in arm for arm in summary["results"].values())
+
+
+@pytest.mark.slow
 def test_mujoco_smoke_run_measures_every_contender():
-    bench = os.path.join(os.path.dirname(BENCH), "mujoco.py")
+    bench = os.path.join(os.path.dirname(BENCH), "mujoco_steps.py")
     result = subprocess.run([sys.executable, bench, "--smoke", "--task", "InvertedPendulum-v5", "--simulations", "4"],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

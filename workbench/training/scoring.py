@@ -57,6 +57,7 @@ class Score:
     run_dir: str | None = None
     generation: int | None = None
     algorithm: str | None = None
+    final_positions: list | None = None  # MuJoCo: the main body's final (x, y) per episode
 
     @property
     def mean(self) -> float:
@@ -131,20 +132,25 @@ def score_genome(genome: Genome, spec: RunSpec, *, bases: Mapping[str, np.ndarra
     lanes = max(1, min(subpopulations, episodes))
     per_lane = max(1, min(slots, math.ceil(episodes / lanes)))
     returns, steps, frames = [], [], []
+    positions = [] if tested.family == "mujoco" else None  # where each test episode left the body
+    behaviour = "final_position" if positions is not None else None
     batch = lanes * per_lane * 2  # episodes per evaluate() call: a progress step, slots kept full
-    with Evaluator.from_spec(tested, subpopulations=lanes, slots=per_lane) as evaluator:
+    with Evaluator.from_spec(tested, subpopulations=lanes, slots=per_lane, behaviour=behaviour) as evaluator:
         for start in range(0, episodes, batch):
             count = min(batch, episodes - start)
-            requests = [EvaluationRequest(genome, 1, "test") for _ in range(count)]
+            requests = [EvaluationRequest(genome, 1, "test", behaviour=behaviour is not None) for _ in range(count)]
             results = evaluator.evaluate(requests, seed=evaluation_seed, bases=bases,
                                          request_ids=range(start, start + count))
             for result in results:
                 returns.append(float(result.returns[0]))
                 steps.append(int(result.steps[0]))
                 frames.append(int(result.frames[0]))
+                if positions is not None:
+                    positions.append([float(v) for v in result.behaviours[0]])
             if progress is not None:
                 progress(len(returns), episodes)
-    return Score(tested.env, protocol_name, episodes, seed, tested.max_episode_frames, returns, steps, frames)
+    return Score(tested.env, protocol_name, episodes, seed, tested.max_episode_frames, returns, steps, frames,
+                 final_positions=positions)
 
 
 def evaluate_run(run_dir: str, generation: int | None = None, *, episodes: int = 30, protocol: str = "deep-ga",

@@ -19,7 +19,7 @@ inside a round. Measured in the same run, in interleaved timing rounds (best rou
 Ratios op_vs_raw, op_vs_envpool (against EnvPool's better mode) and op_vs_gymnasium_vector are what
 to read; absolute numbers on shared machines are noise. Prints a table, then one JSON line.
 
-  python bench/mujoco.py [--quick | --smoke] [--task HalfCheetah-v5] [--simulations 64] [--threads 2]
+  python bench/mujoco_steps.py [--quick | --smoke] [--task HalfCheetah-v5] [--simulations 64] [--threads 2]
 """
 import argparse
 import hashlib
@@ -30,8 +30,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# This script's directory heads sys.path, and this file's name would shadow the mujoco package.
-sys.path = [path for path in sys.path if os.path.abspath(path or os.curdir) != HERE]
 sys.path.insert(0, os.path.dirname(HERE))
 from workbench.quiet import quiet_tensorflow  # noqa: E402
 
