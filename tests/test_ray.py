@@ -10,9 +10,19 @@ import psutil
 import pytest
 from conftest import module_available, requires_component
 
-from workbench.evaluation import Evaluator
+from workbench.evaluation import Evaluator, RunSpec
 from workbench.evaluation.ray_evaluator import RayEvaluator
-from workbench.evolution import ESConfig, EvaluationRequest, EvolutionStrategy, Genome, NoiseTable
+from workbench.evolution import (
+    PGPE,
+    ARSConfig,
+    AugmentedRandomSearch,
+    ESConfig,
+    EvaluationRequest,
+    EvolutionStrategy,
+    Genome,
+    NoiseTable,
+    PGPEConfig,
+)
 from workbench.training import RunConfig, Trainer
 
 pytestmark = pytest.mark.ray
@@ -201,3 +211,37 @@ def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
             RayEvaluator("pong", "small", actors=1, **NOISE)
     finally:
         resumed.close()
+
+
+def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
+    """ARS V2 and PGPE on Hopper with every state normalised: the merged statistics (and so every return) are
+    bit-identical whether one actor, two actors or the local evaluator ran the episodes; PGPE's scaled
+    bases travel to the actors as well."""
+    import ray
+
+    spec = RunSpec("Hopper-v5", "linear", max_episode_frames=60, observation_normalization=True, **NOISE)
+    layout = dict(subpopulations=1, slots=3)
+    algorithms = {"ars": lambda space: AugmentedRandomSearch(ARSConfig(directions=4, top_directions=2,
+                                                                       center_episodes=1), space),
+                  "pgpe": lambda space: PGPE(PGPEConfig(population_size=6, center_episodes=1), space)}
+    outcomes = {}
+    for label, actors in (("local", None), ("1 actor", 1), ("2 actors", 2)):
+        evaluator = (Evaluator.from_spec(spec, **layout) if actors is None else
+                     RayEvaluator.from_spec(spec, actors=actors, num_cpus=2, **layout))  # one cluster per layout
+        try:
+            for algorithm, make in algorithms.items():
+                evaluator.set_observation_statistics(None)  # each run starts from the identity
+                trainer = Trainer(make(evaluator.space), evaluator)
+                trainer.run(generations=2)
+                outcomes[label, algorithm] = (trainer.observation_statistics, [r.max for r in trainer.history],
+                                              [r.elite for r in trainer.history])
+        finally:
+            evaluator.close()
+        assert not ray.is_initialized()
+    for algorithm in algorithms:
+        reference = outcomes["local", algorithm]
+        assert reference[0].count > 0
+        for label in ("1 actor", "2 actors"):
+            statistics, maxima, elites = outcomes[label, algorithm]
+            assert statistics == reference[0], (label, algorithm)
+            assert maxima == reference[1] and elites == reference[2], (label, algorithm)
