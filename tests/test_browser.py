@@ -1,7 +1,8 @@
-"""The quickstart in a real browser: JupyterLab on localhost (token auth), Debian's Chromium driven by
-Playwright. Runs all cells, checks that the dashboard rendered, that its fitness plot and frame viewer
-changed while training ran, and that dragging a slider changed the trainer's hyperparameter; saves a
-screenshot (runs/test-screenshots/quickstart.png, or $WORKBENCH_SCREENSHOT_DIR).
+"""The tutorials in a real browser: JupyterLab on localhost (token auth), Debian's Chromium driven by
+Playwright. The quickstart: runs all cells, checks that the dashboard rendered, that its fitness plot and
+frame viewer changed while training ran, and that dragging a slider changed the trainer's hyperparameter.
+The continuous-control tutorial: the dashboard shows rendered MuJoCo frames of a running episode with the
+step's forward velocity. Screenshots go to runs/test-screenshots/ (or $WORKBENCH_SCREENSHOT_DIR).
 
 Chromium comes from Debian (`apt-get install chromium`; `make test` and .ci/run install it).
 """
@@ -40,10 +41,11 @@ def free_port():
 
 @pytest.fixture
 def jupyterlab(tmp_path):
-    """JupyterLab serving a copy of the quickstart, bound to 127.0.0.1 with a token."""
+    """JupyterLab serving copies of the tutorials, bound to 127.0.0.1 with a token."""
     root = tmp_path / "notebooks"
     root.mkdir()
-    shutil.copy(os.path.join(REPO, "notebooks", "00_quickstart.ipynb"), root)
+    for name in ("00_quickstart.ipynb", "07_continuous_control.ipynb"):
+        shutil.copy(os.path.join(REPO, "notebooks", name), root)
     port, token = free_port(), secrets.token_hex(16)
     settings = tmp_path / "lab-settings"
     for name, values in (("notebook-extension/tracker", {"windowingMode": "none"}),  # keep every cell in the DOM
@@ -126,6 +128,11 @@ RUN_CELL_JS = """async (source) => {
 }"""
 
 
+KERNEL_IDLE_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
+           && w.sessionContext.session.kernel.status === 'idle'; }"""
+
+
 def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
     from playwright.sync_api import sync_playwright
 
@@ -182,3 +189,33 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
     pending = ast.literal_eval(text[len("PENDING "):].strip())
     assert set(pending) == {"sigma"}, pending
     assert pending["sigma"] > 0.005, f"dragging right should raise sigma from 0.005, got {pending['sigma']}"
+
+
+def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterlab):
+    from playwright.sync_api import sync_playwright
+
+    url, token = jupyterlab
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        try:
+            page.goto(f"{url}/lab/tree/07_continuous_control.ipynb?token={token}")
+            page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+            page.evaluate(RECORD_CHANGES_JS)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_selector(".wb-dashboard img.wb-frame-viewer", timeout=180_000)
+            caption = wait_until(lambda: "x velocity" in page.locator(".wb-dashboard").first.inner_text(), 180,
+                                 "a MuJoCo frame with its forward velocity under the gameplay view")
+            width = page.evaluate("() => document.querySelector('.wb-dashboard img.wb-frame-viewer').naturalWidth")
+            page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-dashboard.png"))
+            page.wait_for_selector(".wb-status >> text=/^(finished|stopped)/", timeout=300_000)
+            changes = page.evaluate("window.__imageChanges")
+        except BaseException:
+            page.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    frames = {c["src"] for c in changes if c["kind"] == "wb-frame-viewer" and c["status"].startswith("running")}
+    assert caption and width == 320, f"a MuJoCo render is 320 pixels wide, the frame viewer showed {width}"
+    assert len(frames) >= 2, f"the frame viewer changed {len(frames)} times while ARS trained"
