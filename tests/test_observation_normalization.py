@@ -1,6 +1,6 @@
 """Observation normalisation: the statistics' arithmetic, the in-graph normalisation against numpy, the states an
 evaluation collects (in-graph MuJoCo and numpy Gymnasium paths) against a plain loop, independence of the layout,
-sampled fractions, exact resume through the trainer, and diverged policies."""
+sampled fractions, and exact resume through the trainer."""
 
 import numpy as np
 import pytest
@@ -162,41 +162,3 @@ def test_normalisation_is_refused_where_it_does_not_apply():
         RunConfig(env="pong", algorithm="es", observation_normalization=True).check()
     with pytest.raises(ValueError, match="vector observations"):
         RunConfig(env="pong", algorithm="ars").check()
-
-
-def test_a_diverged_policy_gets_the_worst_fitness_and_the_run_goes_on():
-    spec = RunSpec("HalfCheetah-v5", "linear", max_episode_frames=20, noise_size=TABLE.size, noise_seed=TABLE.seed)
-    with Evaluator.from_spec(spec, subpopulations=1, slots=3) as evaluator:
-        n = evaluator.space.num_parameters
-        good, bad = np.zeros(n, np.float32), np.full(n, np.nan, np.float32)
-        bases = {base_key(w): w for w in (good, bad)}
-        requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
-        with pytest.warns(RuntimeWarning, match="weights are not finite"):
-            results = evaluator.evaluate(requests, seed=1, bases=bases)
-        assert np.isfinite(results[0].returns).all() and np.isnan(results[1].returns).all()
-        again = evaluator.evaluate(requests[:1], seed=1, bases=bases)  # the evaluator still works
-        np.testing.assert_array_equal(again[0].returns, results[0].returns)
-
-
-class NaNActions(MLPModel):
-    """A policy whose actions are NaN once its first weight is negative (a stand-in for overflowing weights)."""
-
-    def act(self, observations, slots, perturbations=None):
-        actions = super().act(observations, slots, perturbations)
-        first = tf.gather(self.kernels[0][:, 0, 0], slots)[:, None]
-        return tf.where(first < 0, actions * np.nan, actions)
-
-
-def test_nan_actions_end_the_episode_with_the_worst_fitness():
-    def model(shape, actions, slots, **options):
-        return NaNActions(shape[0], 6, hidden_sizes=(), slots=slots, action_range=([-1] * 6, [1] * 6), **options)
-
-    with Evaluator("HalfCheetah-v5", model, subpopulations=1, slots=4, max_episode_frames=15, noise=TABLE) as evaluator:
-        n = evaluator.space.num_parameters
-        fine, diverging = np.full(n, 0.01, np.float32), np.full(n, -0.01, np.float32)
-        bases = {base_key(w): w for w in (fine, diverging)}
-        requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
-        with pytest.warns(RuntimeWarning, match="actions are not finite"):
-            results = evaluator.evaluate(requests, seed=1, bases=bases)
-        assert np.isfinite(results[0].returns).all() and results[0].steps.tolist() == [15, 15]
-        assert np.isnan(results[1].returns).all()

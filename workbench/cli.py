@@ -74,6 +74,8 @@ def _add_train_options(parser):
                         action=argparse.BooleanOptionalAction, default=None,
                         help="normalise inputs by the running mean and std of the states seen (continuous control; "
                         "the MuJoCo presets set it)")
+    parser.add_argument("--action-noise", dest="action_noise", type=float,
+                        help="std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01; default 0)")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -130,7 +132,8 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     config = RunConfig.from_json(data)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
-                 "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors", "virtual_batch_norm"):
+                 "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors", "virtual_batch_norm",
+                 "action_noise"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)

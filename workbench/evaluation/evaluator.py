@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from workbench.checks import check_int, check_positive_int
+from workbench.checks import check_int, check_positive_int, check_real
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.run_spec import RunSpec
@@ -59,6 +59,8 @@ class Evaluator(BaseEvaluator):
         the first sub-population at most every frame_interval seconds; None = none yet.
       model_backend: backend of the model's ops; None = "reference" (pure TF, which TensorFlow places
         on a GPU) when TensorFlow sees a GPU, else the environment's choice (the custom CPU kernels).
+      action_noise: standard deviation of Gaussian noise added to continuous actions (training-time
+        exploration, seeded per episode; 0 = deterministic policies). Scores and replays never add it.
     Or build it from a RunSpec: Evaluator.from_spec(spec, subpopulations=2, slots=16).
     """
 
@@ -66,19 +68,20 @@ class Evaluator(BaseEvaluator):
                  max_episode_frames: int | None = None, behaviour: str | Callable | None = None,
                  perturbed_rank: int = 0, noise: NoiseTable | None = None, env_options: Mapping | None = None,
                  model_options: Mapping | None = None, cache_bytes: int = 2**30, model_backend: str | None = None,
-                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1) -> None:
+                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
+                 action_noise: float = 0.0) -> None:
         noise = noise if noise is not None else NoiseTable.shared()
         spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
                        max_episode_frames=max_episode_frames, noise_size=noise.size, noise_seed=noise.seed)
         self._build(spec, noise, subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
-                    frame_listener, frame_interval)
+                    frame_listener, frame_interval, action_noise)
 
     @classmethod
     def from_spec(cls, spec: RunSpec, **layout: Any) -> Evaluator:
         """The evaluator of a RunSpec; `layout`: the keywords of Evaluator other than the spec's own."""
         evaluator = cls.__new__(cls)
         options = dict(subpopulations=2, slots=16, behaviour=None, perturbed_rank=0, cache_bytes=2**30,
-                       model_backend=None, frame_listener=None, frame_interval=0.1)
+                       model_backend=None, frame_listener=None, frame_interval=0.1, action_noise=0.0)
         unknown = set(layout) - set(options)
         if unknown:
             raise TypeError(f"Evaluator.from_spec got unknown keywords {sorted(unknown)}; known: {sorted(options)}")
@@ -87,8 +90,9 @@ class Evaluator(BaseEvaluator):
         return evaluator
 
     def _build(self, spec, noise, subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
-               frame_listener, frame_interval):
+               frame_listener, frame_interval, action_noise=0.0):
         check_positive_int("subpopulations", subpopulations)
+        check_real("action_noise", action_noise, 0)
         check_positive_int("slots", slots)
         check_int("perturbed_rank", perturbed_rank, 0)
         behaviour = behaviour_function(behaviour)
@@ -117,8 +121,11 @@ class Evaluator(BaseEvaluator):
                 raise ValueError("perturbed_rank cannot be combined with virtual batch normalisation (a reference "
                                  "batch): each child's statistics need its materialised weights")
         super().__init__(spec, space, GenomeDecoder(space, cache_bytes), behaviour)
-        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank, None, frame_interval)
-                               for e, m in zip(self.envs, self.models)]
+        if action_noise and not self.envs[0].continuous_actions:
+            self._close_envs()
+            raise ValueError("action_noise applies to continuous actions; this environment's actions are discrete")
+        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank, None, frame_interval,
+                                             action_noise) for e, m in zip(self.envs, self.models)]
         self.telemetry = Telemetry(subpopulations=subpopulations)
         self.timeline = None
         if frame_listener is not None:

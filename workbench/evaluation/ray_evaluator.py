@@ -117,7 +117,8 @@ class RayEvaluator(BaseEvaluator):
     Args:
       env, model, max_episode_frames, env_options, model_options, noise_size, noise_seed: the RunSpec
         (or build it from one: RayEvaluator.from_spec(spec, actors=2)); every actor rebuilds it.
-      subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend: each actor's local Evaluator.
+      subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend, action_noise: each actor's
+        local Evaluator.
       actors: number of actors (each a full pipelined evaluator); default: the cluster's CPUs / cpus_per_actor.
       cpus_per_actor: CPUs Ray reserves per actor (also its TensorFlow thread count).
       address: an existing cluster to join ("auto", "host:port", "ray://..."); None = start a local one.
@@ -131,7 +132,7 @@ class RayEvaluator(BaseEvaluator):
     Gameplay frames stay on the actors: frame listeners are accepted and never called.
     """
 
-    LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend")
+    LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend", "action_noise")
 
     def __init__(self, env: str, model: str | Callable = "small", *, max_episode_frames: int | None = None,
                  env_options: Mapping | None = None, model_options: Mapping | None = None,

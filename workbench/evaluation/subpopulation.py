@@ -11,7 +11,9 @@ With observation normalisation (the model's), the same graph call also adds each
 running episode's raw observation to its slot's float64 sums (the episode's
 observation statistics, read when it ends). A member whose weights or actions are
 not finite (a diverged policy) ends its episode at once with a NaN return (the
-worst fitness) and a warning.
+worst fitness) and a warning. action_noise > 0 adds N(0, action_noise^2) to every
+continuous action (clipped to the control range again), drawn from a generator seeded
+by the episode's seed: training-time exploration (OpenAI-ES), the same on any layout.
 """
 from __future__ import annotations
 
@@ -90,8 +92,11 @@ class SubPopulation:
     """One environment batch and one model: runs (request, episode) jobs in its episode slots (see the module)."""
 
     def __init__(self, env: Any, model: Any, decoder: Any, behaviour: Callable | None = None, perturbed_rank: int = 0,
-                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1) -> None:
+                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
+                 action_noise: float = 0.0) -> None:
         self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
+        self.action_noise = float(action_noise)
+        self._noise = [None] * env.batch_size  # per episode slot: the episode's action-noise generator
         self.frame_listener, self.frame_interval = frame_listener, frame_interval
         self._last_frame = 0.0
         self.max_episode_frames = None  # a live cap below the environment's own (Evaluator.set_episode_cap)
@@ -216,6 +221,10 @@ class SubPopulation:
             else:
                 actions = self._act(tf.constant(self._observations[active]), weight_slots, episode_slots)
             actions = actions.numpy()
+        if self._continuous and self.action_noise:
+            low, high = self.env.action_low, self.env.action_high
+            noise = np.stack([self._noise[slot].standard_normal(actions.shape[1]) for slot in active])
+            actions = np.clip(actions + self.action_noise * noise, low, high).astype(np.float32)
         if self._continuous:
             finite = np.isfinite(actions).all(axis=1)
             if not finite.all():
@@ -272,6 +281,9 @@ class SubPopulation:
                 self._observations[slots] = self.env.reset(slots, seeds)
             done = self.env.done(slots)
         self._steps[slots] = 0
+        if self.action_noise:
+            for slot, seed in zip(slots, seeds):
+                self._noise[slot] = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
         if self.normalization is not None:
             index = tf.constant(np.asarray(slots, np.int32))
             sampled = [1.0 if self.normalization.sampled(seed) else 0.0 for seed in seeds]

@@ -71,6 +71,7 @@ class RunConfig:
     ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
     virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
     observation_normalization: Any = None  # normalise inputs by running statistics (continuous control)
+    action_noise: float = 0.0  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
 
     def algorithm_config(self) -> GAConfig | ESConfig | NoveltyConfig:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -121,7 +122,7 @@ class RunConfig:
             behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
         check_bool("ray", self.ray)
         layout = dict(subpopulations=self.subpopulations, slots=self.slots, behaviour=behaviour,
-                      perturbed_rank=self.perturbed_rank)
+                      perturbed_rank=self.perturbed_rank, action_noise=self.action_noise)
         if self.ray or self.ray_address is not None:
             from workbench.evaluation.ray_evaluator import RayEvaluator
 

@@ -1,0 +1,96 @@
+"""Continuous-control evaluation: diverged policies (NaN weights or actions) get the worst fitness and the run goes on;
+training-time action noise is seeded per episode, independent of the layout, refused for discrete actions, and never
+used by scores."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from workbench.evaluation import Evaluator, RunSpec
+from workbench.evolution import EvaluationRequest, Genome, NoiseTable, base_key
+from workbench.models import MLPModel
+from workbench.training import RunConfig, Trainer
+
+TABLE = NoiseTable.shared(2**20, seed=8)
+
+
+def test_a_diverged_policy_gets_the_worst_fitness_and_the_run_goes_on():
+    spec = RunSpec("HalfCheetah-v5", "linear", max_episode_frames=20, noise_size=TABLE.size, noise_seed=TABLE.seed)
+    with Evaluator.from_spec(spec, subpopulations=1, slots=3) as evaluator:
+        n = evaluator.space.num_parameters
+        good, bad = np.zeros(n, np.float32), np.full(n, np.nan, np.float32)
+        bases = {base_key(w): w for w in (good, bad)}
+        requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
+        with pytest.warns(RuntimeWarning, match="weights are not finite"):
+            results = evaluator.evaluate(requests, seed=1, bases=bases)
+        assert np.isfinite(results[0].returns).all() and np.isnan(results[1].returns).all()
+        again = evaluator.evaluate(requests[:1], seed=1, bases=bases)  # the evaluator still works
+        np.testing.assert_array_equal(again[0].returns, results[0].returns)
+
+
+class NaNActions(MLPModel):
+    """A policy whose actions are NaN once its first weight is negative (a stand-in for overflowing weights)."""
+
+    def act(self, observations, slots, perturbations=None):
+        actions = super().act(observations, slots, perturbations)
+        first = tf.gather(self.kernels[0][:, 0, 0], slots)[:, None]
+        return tf.where(first < 0, actions * np.nan, actions)
+
+
+def test_nan_actions_end_the_episode_with_the_worst_fitness():
+    def model(shape, actions, slots, **options):
+        return NaNActions(shape[0], 6, hidden_sizes=(), slots=slots, action_range=([-1] * 6, [1] * 6), **options)
+
+    with Evaluator("HalfCheetah-v5", model, subpopulations=1, slots=4, max_episode_frames=15, noise=TABLE) as evaluator:
+        n = evaluator.space.num_parameters
+        fine, diverging = np.full(n, 0.01, np.float32), np.full(n, -0.01, np.float32)
+        bases = {base_key(w): w for w in (fine, diverging)}
+        requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
+        with pytest.warns(RuntimeWarning, match="actions are not finite"):
+            results = evaluator.evaluate(requests, seed=1, bases=bases)
+        assert np.isfinite(results[0].returns).all() and results[0].steps.tolist() == [15, 15]
+        assert np.isnan(results[1].returns).all()
+
+
+def policy_requests(space):
+    rng = np.random.default_rng(3)
+    center = (0.2 * rng.standard_normal(space.num_parameters)).astype(np.float32)
+    key = base_key(center)
+    return [EvaluationRequest(Genome(key), 2, "perturbation")], {key: center}
+
+
+def test_action_noise_is_seeded_per_episode_and_independent_of_the_layout():
+    spec = RunSpec("HalfCheetah-v5", "linear", max_episode_frames=40, noise_size=TABLE.size, noise_seed=TABLE.seed)
+    returns = {}
+    for noise, subpopulations, slots in ((0.0, 1, 2), (0.1, 1, 2), (0.1, 2, 3)):
+        with Evaluator.from_spec(spec, subpopulations=subpopulations, slots=slots, action_noise=noise) as evaluator:
+            requests, bases = policy_requests(evaluator.space)
+            returns[noise, subpopulations] = evaluator.evaluate(requests, seed=2, bases=bases)[0].returns.tolist()
+    assert returns[0.1, 1] == returns[0.1, 2]  # the same noise whatever the layout
+    assert returns[0.1, 1] != returns[0.0, 1]  # and it changes what happens
+    with pytest.raises(ValueError, match="action_noise"):
+        Evaluator("CartPole-v1", "mlp", action_noise=0.1, noise=TABLE)
+    with pytest.raises(ValueError, match="action_noise"):
+        Evaluator.from_spec(spec, action_noise=-1.0)
+
+
+def test_a_trainer_explores_with_action_noise_and_scores_without_it(tmp_path):
+    from workbench.training.scoring import scoring_seed
+
+    config = RunConfig(env="HalfCheetah-v5", model="linear", algorithm="ars", max_episode_frames=30, slots=4,
+                       subpopulations=1, noise_size=TABLE.size, noise_seed=TABLE.seed, action_noise=0.05,
+                       hyperparameters=dict(directions=2, top_directions=1, center_episodes=1))
+    trainer = Trainer.from_config(config, run_dir=str(tmp_path))
+    trainer.run(generations=1)
+    assert trainer.evaluator.subpopulations[0].action_noise == 0.05
+    snapshot = trainer.snapshot()
+    score = trainer.evaluate_elite(episodes=1)
+    test = [EvaluationRequest(snapshot.elite, 1, "test")]
+    seed = scoring_seed(config.seed, 0)
+    outcomes = {}
+    for noise in (0.0, 0.05):
+        test_spec = trainer.evaluator.spec.with_max_episode_frames(None)  # tests run to the task's own limit
+        with Evaluator.from_spec(test_spec, subpopulations=1, slots=1, action_noise=noise) as evaluator:
+            outcomes[noise] = evaluator.evaluate(test, seed=seed, bases=snapshot.bases, request_ids=[0])[0].returns[0]
+    trainer.close()
+    assert score.returns[0] == outcomes[0.0] != outcomes[0.05]  # scores play the policy without the noise
+    assert RunConfig.from_json(config.to_json()).action_noise == 0.05
