@@ -84,3 +84,21 @@ def test_compare_two_generations_of_a_real_atari_run(tmp_path):
     assert newest.steps == len(newest.episode.actions)
     with pytest.raises(ValueError, match="generation"):
         AgentViewer.from_run(run_dir, generation=7)
+
+
+def test_a_continuous_control_episode_shows_its_velocity_reward_terms_and_actions():
+    rng = np.random.default_rng(1)
+    steps = 5
+    info = {"x_position": np.arange(steps) * 0.1, "x_velocity": rng.normal(size=steps),
+            "reward_forward": rng.normal(size=steps), "reward_ctrl": -rng.random(steps)}
+    episode = Episode(rng.integers(0, 255, (steps + 1, 240, 320, 3), dtype=np.uint8),
+                      rng.uniform(-1, 1, (steps, 6)).astype(np.float32), rng.normal(size=steps).astype(np.float32),
+                      rng.normal(size=(steps + 1, 17)).astype(np.float32), 1.0, None, info)
+    viewer = AgentViewer(episode)
+    assert viewer.continuous and viewer.frame_image.value == png(episode.frames[0], 1)  # renders shown unscaled
+    viewer.slider.value = 3
+    caption = viewer.caption.value
+    assert "action [" in caption and "x velocity" in caption and "x position" in caption
+    assert list(viewer.info_plot.cursor.get_xdata()) == [3, 3]
+    plotted = {line.get_label() for line in viewer.info_plot.axes.get_lines()}
+    assert {"x velocity", "reward forward", "reward ctrl"} <= plotted and "x position" not in plotted

@@ -51,3 +51,23 @@ def test_errors_name_the_argument(tmp_path):
     assert result.returncode == 2 and "error" in result.stderr
     result = workbench("train", "--help")
     assert result.returncode == 0 and "--truncation" in result.stdout and "--minutes" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_mujoco_run_trains_evaluates_and_replays(tmp_path):
+    run = str(tmp_path / "cheetah")
+    result = workbench("train", "--env", "HalfCheetah-v5", "--algo", "ars", "--preset", "tutorial", "--generations",
+                       "2", "--max-episode-frames", "40", "--noise-size", str(2**22), "--center-episodes", "1",
+                       "--out", run)
+    assert result.returncode == 0, result.stderr[-3000:]
+    config = json.load(open(os.path.join(run, "config.json")))
+    assert config["model"] == "linear" and config["observation_normalization"]["fraction"] == 1.0
+    assert os.path.getsize(os.path.join(run, "elite.gif")) > 1000  # rendered MuJoCo frames
+    scores = str(tmp_path / "test.json")
+    result = workbench("evaluate", run, "--episodes", "3", "--max-episode-frames", "40", "--json", scores)
+    assert result.returncode == 0, result.stderr[-3000:]
+    score = json.load(open(scores))
+    assert score["episodes"] == 3 and len(score["final_positions"]) == 3 and score["algorithm"] == "ars"
+    video = str(tmp_path / "cheetah.mp4")
+    result = workbench("replay", run, "--out", video)
+    assert result.returncode == 0 and os.path.getsize(video) > 1000, result.stderr[-3000:]

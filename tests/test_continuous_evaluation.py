@@ -94,3 +94,45 @@ def test_a_trainer_explores_with_action_noise_and_scores_without_it(tmp_path):
     trainer.close()
     assert score.returns[0] == outcomes[0.0] != outcomes[0.05]  # scores play the policy without the noise
     assert RunConfig.from_json(config.to_json()).action_noise == 0.05
+
+
+ALL_SMALL = {  # one tiny generation of every algorithm
+    "ga": dict(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1),
+    "random": dict(population_size=4, elite_candidates=1, elite_episodes=1),
+    "es": dict(population_size=4), "ns-es": dict(population_size=4, meta_population_size=2),
+    "nsr-es": dict(population_size=4, meta_population_size=2), "ars": dict(directions=2, top_directions=1),
+    "pgpe": dict(population_size=4),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", sorted(ALL_SMALL))
+def test_every_algorithm_runs_on_mujoco_with_its_preset(algorithm):
+    config = RunConfig.from_preset("tutorial", algorithm, env="Hopper-v5", max_episode_frames=30, slots=4,
+                                   subpopulations=1, noise_size=TABLE.size, noise_seed=TABLE.seed,
+                                   model_options=dict(hidden_sizes=[8]) if algorithm not in ("ars", "pgpe") else {},
+                                   hyperparameters=ALL_SMALL[algorithm])
+    trainer = Trainer.from_config(config)
+    try:
+        records = trainer.run(generations=2)
+        assert len(records) == 2 and all(np.isfinite(r.max) for r in records)
+        assert trainer.observation_statistics is not None  # the presets normalise observations
+        if algorithm in ("ars", "pgpe"):  # every state (the ES family samples 1 % of the episodes)
+            assert trainer.observation_statistics.count == sum(r.frames for r in records)
+    finally:
+        trainer.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["HalfCheetah-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "Swimmer-v5",
+                                  "InvertedPendulum-v5", "HumanoidTrap-v5"])
+def test_ars_runs_on_every_mujoco_task(task):
+    config = RunConfig.from_preset("paper", "ars", env=task, max_episode_frames=20, slots=4, subpopulations=1,
+                                   noise_size=TABLE.size, noise_seed=TABLE.seed,
+                                   hyperparameters=dict(directions=2, top_directions=1))
+    trainer = Trainer.from_config(config)
+    try:
+        record = trainer.step()
+        assert np.isfinite(record.max) and record.evaluations == 4
+    finally:
+        trainer.close()

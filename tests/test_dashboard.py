@@ -183,3 +183,24 @@ def test_atari_frames_stream_from_a_real_run(tmp_path):
     finally:
         dashboard.close()
         trainer.close()
+
+
+def test_mujoco_frames_stream_with_the_steps_velocity_and_reward_terms():
+    config = RunConfig(env="Hopper-v5", model="linear", algorithm="ars", subpopulations=1, slots=4,
+                       max_episode_frames=200, noise_size=2**22, observation_normalization=True,
+                       hyperparameters=dict(directions=4, top_directions=2, center_episodes=1))
+    trainer = Trainer.from_config(config)
+    dashboard = TrainingDashboard(trainer, generations=2, frame_interval=0.01)
+    try:
+        names = set(dashboard.controls.knobs)
+        assert {"directions", "top_directions", "step_size", "noise", "survival_bonus"} <= names  # ARS's tunables
+        dashboard.start()
+        assert trainer.wait(timeout=300)
+        dashboard.update_now()
+        assert dashboard.monitor.frames_received > 0
+        frame = dashboard.monitor.latest_frame
+        assert frame.frame.shape[1] == 320 and "x_velocity" in frame.info  # a MuJoCo render and its info terms
+        assert "x velocity" in dashboard.frame_caption.value and "reward ctrl" in dashboard.frame_caption.value
+    finally:
+        dashboard.close()
+        trainer.close()
