@@ -7,6 +7,7 @@ step's forward velocity. Screenshots go to runs/test-screenshots/ (or $WORKBENCH
 Chromium comes from Debian (`apt-get install chromium`; `make test` and .ci/run install it).
 """
 import ast
+import contextlib
 import json
 import os
 import secrets
@@ -133,7 +134,10 @@ KERNEL_IDLE_JS = """() => { const w = window.jupyterapp && window.jupyterapp.she
            && w.sessionContext.session.kernel.status === 'idle'; }"""
 
 
-def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
+@contextlib.contextmanager
+def notebook_page(jupyterlab, notebook, failure_screenshot):
+    """A Chromium page with `notebook` open, its kernel idle and image changes recorded; a full-page screenshot
+    named `failure_screenshot` when the block fails."""
     from playwright.sync_api import sync_playwright
 
     url, token = jupyterlab
@@ -142,44 +146,47 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         try:
-            page.goto(f"{url}/lab/tree/00_quickstart.ipynb?token={token}")
-            page.wait_for_function("""() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-                return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel
-                       && w.sessionContext.session.kernel.status === 'idle'; }""", timeout=120_000)
+            page.goto(f"{url}/lab/tree/{notebook}?token={token}")
+            page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
             page.evaluate(RECORD_CHANGES_JS)
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-
-            # The dashboard renders, then its plot and frame viewer change while the background run trains.
-            page.wait_for_selector(".wb-dashboard img.wb-fitness-plot", timeout=180_000)
-            page.wait_for_selector(".wb-status >> text=/^finished/", timeout=300_000)
-            page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "quickstart-dashboard.png"))
-            changes = page.evaluate("window.__imageChanges")
-            # Run All ends with the agent viewer of the newest elite.
-            page.wait_for_selector(".wb-agent-viewer img.wb-agent-frame", timeout=300_000)
-            page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
-                                   " === 'idle'", timeout=120_000)
-
-            # Drag the mutation-power slider: the kernel calls trainer.set and confirms beside the slider.
-            handle = page.locator(".wb-hp-sigma .noUi-handle").first
-            handle.scroll_into_view_if_needed()
-            box = handle.bounding_box()
-            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            page.mouse.down()
-            page.mouse.move(box["x"] + box["width"] / 2 + 25, box["y"] + box["height"] / 2, steps=8)
-            page.mouse.up()
-            status = page.locator(".wb-hp-status-sigma").first
-            wait_until(lambda: "✓" in status.inner_text(), 30, "the slider change to be accepted")
-
-            # Ask the kernel what the trainer holds now.
-            index = page.evaluate(RUN_CELL_JS, 'print("PENDING", trainer.pending())')
-            output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea-output")
-            text = wait_until(lambda: output.count() and output.first.inner_text(), 60, "the new cell's output")
-            page.screenshot(path=os.path.join(SCREENSHOTS, "quickstart.png"), full_page=True)
+            yield page
         except BaseException:
-            page.screenshot(path=os.path.join(SCREENSHOTS, "quickstart-failure.png"), full_page=True)
+            page.screenshot(path=os.path.join(SCREENSHOTS, failure_screenshot), full_page=True)
             raise
         finally:
             browser.close()
+
+
+def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
+    with notebook_page(jupyterlab, "00_quickstart.ipynb", "quickstart-failure.png") as page:
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+        # The dashboard renders, then its plot and frame viewer change while the background run trains.
+        page.wait_for_selector(".wb-dashboard img.wb-fitness-plot", timeout=180_000)
+        page.wait_for_selector(".wb-status >> text=/^finished/", timeout=300_000)
+        page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "quickstart-dashboard.png"))
+        changes = page.evaluate("window.__imageChanges")
+        # Run All ends with the agent viewer of the newest elite.
+        page.wait_for_selector(".wb-agent-viewer img.wb-agent-frame", timeout=300_000)
+        page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+                               " === 'idle'", timeout=120_000)
+
+        # Drag the mutation-power slider: the kernel calls trainer.set and confirms beside the slider.
+        handle = page.locator(".wb-hp-sigma .noUi-handle").first
+        handle.scroll_into_view_if_needed()
+        box = handle.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 + 25, box["y"] + box["height"] / 2, steps=8)
+        page.mouse.up()
+        status = page.locator(".wb-hp-status-sigma").first
+        wait_until(lambda: "✓" in status.inner_text(), 30, "the slider change to be accepted")
+
+        # Ask the kernel what the trainer holds now.
+        index = page.evaluate(RUN_CELL_JS, 'print("PENDING", trainer.pending())')
+        output = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea-output")
+        text = wait_until(lambda: output.count() and output.first.inner_text(), 60, "the new cell's output")
+        page.screenshot(path=os.path.join(SCREENSHOTS, "quickstart.png"), full_page=True)
     while_running = [c for c in changes if c["status"].startswith("running")]
     frames = {c["src"] for c in while_running if c["kind"] == "wb-frame-viewer"}
     plots = {c["src"] for c in while_running if c["kind"] == "wb-fitness-plot"}
@@ -192,30 +199,15 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
 
 
 def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterlab):
-    from playwright.sync_api import sync_playwright
-
-    url, token = jupyterlab
-    os.makedirs(SCREENSHOTS, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        try:
-            page.goto(f"{url}/lab/tree/07_continuous_control.ipynb?token={token}")
-            page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
-            page.evaluate(RECORD_CHANGES_JS)
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            page.wait_for_selector(".wb-dashboard img.wb-frame-viewer", timeout=180_000)
-            caption = wait_until(lambda: "x velocity" in page.locator(".wb-dashboard").first.inner_text(), 180,
-                                 "a MuJoCo frame with its forward velocity under the gameplay view")
-            width = page.evaluate("() => document.querySelector('.wb-dashboard img.wb-frame-viewer').naturalWidth")
-            page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-dashboard.png"))
-            page.wait_for_selector(".wb-status >> text=/^(finished|stopped)/", timeout=300_000)
-            changes = page.evaluate("window.__imageChanges")
-        except BaseException:
-            page.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-failure.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+    with notebook_page(jupyterlab, "07_continuous_control.ipynb", "mujoco-failure.png") as page:
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".wb-dashboard img.wb-frame-viewer", timeout=180_000)
+        caption = wait_until(lambda: "x velocity" in page.locator(".wb-dashboard").first.inner_text(), 180,
+                             "a MuJoCo frame with its forward velocity under the gameplay view")
+        width = page.evaluate("() => document.querySelector('.wb-dashboard img.wb-frame-viewer').naturalWidth")
+        page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-dashboard.png"))
+        page.wait_for_selector(".wb-status >> text=/^(finished|stopped)/", timeout=300_000)
+        changes = page.evaluate("window.__imageChanges")
     frames = {c["src"] for c in changes if c["kind"] == "wb-frame-viewer" and c["status"].startswith("running")}
     assert caption and width == 320, f"a MuJoCo render is 320 pixels wide, the frame viewer showed {width}"
     assert len(frames) >= 2, f"the frame viewer changed {len(frames)} times while ARS trained"

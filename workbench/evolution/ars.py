@@ -32,9 +32,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.checks import check_int, check_real
-from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.genome import Genome
+from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy
+from workbench.evolution.strategy import EvaluationResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +107,7 @@ def ars_step(space: ParameterSpace, indices: Sequence[int], plus: np.ndarray, mi
     return space.combine([indices[k] for k in order], weights), sigma_r
 
 
-class AugmentedRandomSearch(Strategy):
+class AugmentedRandomSearch(MirroredSearch):
     """ARS V1 / V2 / V1-t / V2-t on a ParameterSpace (see the module docstring); `seed` drives the directions."""
 
     kind = "AugmentedRandomSearch"
@@ -115,61 +116,28 @@ class AugmentedRandomSearch(Strategy):
 
     def __init__(self, config: ARSConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
-        self.indices = None
-        self.center = np.zeros(space.num_parameters, np.float32)
-        self.center_fitness = None
-        self._key = base_key(self.center)
+        self._start_center(np.zeros(space.num_parameters, np.float32))  # M = 0, as in the paper
 
-    def _ask(self):
-        config = self.config
-        if self.indices is None:
-            self.indices = [self.space.sample_offset(self.rng) for _ in range(config.directions)]
-        requests = []
-        for index in self.indices:
-            for sign in (1, -1):
-                requests.append(EvaluationRequest(Genome(self._key, ((index, sign * config.noise),)),
-                                                  config.episodes_per_member, "perturbation"))
-        if config.center_episodes:
-            requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
-        return requests
+    def pairs(self) -> int:
+        return self.config.directions
+
+    def mutation(self, index: int, sign: int) -> tuple:
+        return (index, sign * self.config.noise)
 
     def _tell(self, requests, results, means):
+        self._pair_fitness(means)
         directions = len(self.indices)
-        members = results[: 2 * directions]
-        shifted = shifted_returns(members, self.config.survival_bonus).reshape(directions, 2)
+        shifted = shifted_returns(results[: 2 * directions], self.config.survival_bonus).reshape(directions, 2)
         update, sigma_r = ars_step(self.space, self.indices, shifted[:, 0], shifted[:, 1], self.config)
-        if self.config.center_episodes:
-            self.center_fitness = float(means[-1])
         self._record_generation(means[: 2 * directions], self.center_fitness, Genome(self._key),
                                 sum(r.episodes for r in requests), reward_std=sigma_r,
                                 update_norm=float(np.linalg.norm(update)))
-        self.center = (self.center + update).astype(np.float32)
-        self._key = base_key(self.center)
-        self.indices = None
-        self._start_next_generation()
-
-    @property
-    def phase(self) -> str:
-        return "perturbation"
-
-    @property
-    def elite(self) -> Genome:
-        """M, as a genome on its base (see bases())."""
-        return Genome(self._key)
-
-    def bases(self) -> dict[str, np.ndarray]:
-        return {self._key: self.center}
+        self._next_center(self.center + update)
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        return dict(self._common_state(), indices=None if self.indices is None else list(self.indices),
-                    center=self.center.copy(), center_fitness=self.center_fitness)
+        return self._common_state()
 
     def _load(self, state):
-        n = self.space.num_parameters
-        center = np.array(state["center"], np.float32)
-        if center.shape != (n,) or not np.isfinite(center).all():
-            raise ValueError(f"corrupt {self.kind} state: the policy must be [{n}] finite values")
-        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.center, self._key = center, base_key(center)
-        self.center_fitness = state["center_fitness"]
+        self._load_center(state)
+        self._rekey()

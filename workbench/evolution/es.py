@@ -14,7 +14,8 @@ members ("perturbation") and, when center_episodes > 0, the center itself
 
 as in the paper's implementation (its step size absorbs 1/sigma).
 perturbation_rank r > 0 uses rank-r perturbations per layer (EGGROLL); the
-update stays full rank. Virtual batch norm is not implemented yet.
+update stays full rank. Virtual batch norm lives in the model (models/virtual_batch_norm.py). The
+center and the mirrored sampling are MirroredSearch's (mirrored.py), shared with ARS and PGPE.
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.checks import check_int, check_real
-from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.genome import Genome
+from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace, check_rank
-from workbench.evolution.strategy import EvaluationRequest, Strategy, centered_ranks
+from workbench.evolution.strategy import centered_ranks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +118,7 @@ def adam_update(theta: np.ndarray, adam: Adam, gradient: np.ndarray, config: ESC
     return (theta + step).astype(np.float32)
 
 
-class EvolutionStrategy(Strategy):
+class EvolutionStrategy(MirroredSearch):
     """OpenAI-ES on a ParameterSpace; `seed` drives the initial center and every noise offset."""
 
     kind = "EvolutionStrategy"
@@ -126,76 +128,29 @@ class EvolutionStrategy(Strategy):
 
     def __init__(self, config: ESConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
-        self.indices = None
-        self._init_centers()
-
-    def _init_centers(self):
-        self.center = self.space.initial(self.space.sample_offset(self.rng))
-        self.center_fitness = None
         self.adam = Adam(self.space.num_parameters)
-        self._key = base_key(self.center)
+        self._start_center(self.space.initial(self.space.sample_offset(self.rng)))
 
-    # -- ask/tell -------------------------------------------------------------------------
-    def _ask(self):
-        config = self.config
-        if self.indices is None:
-            rank = config.perturbation_rank
-            self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
-        requests = []
-        for index in self.indices:
-            for sign in (1, -1):
-                genome = Genome(self._key, ((index, sign * config.sigma, config.perturbation_rank),))
-                requests.append(EvaluationRequest(genome, config.episodes_per_member, "perturbation"))
-        if config.center_episodes:
-            requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
-        return requests
+    def mutation_rank(self) -> int:
+        return self.config.perturbation_rank
+
+    def mutation(self, index: int, sign: int) -> tuple:
+        return (index, sign * self.config.sigma, self.config.perturbation_rank)
 
     def _tell(self, requests, results, means):
-        pairs = len(self.indices)
-        fitness = means[: 2 * pairs].reshape(pairs, 2)
-        if self.config.center_episodes:
-            self.center_fitness = float(means[-1])
-        gradient = es_gradient(self.space, self.indices, fitness, self.config.perturbation_rank, 2 * pairs)
+        fitness = self._pair_fitness(means)
+        gradient = es_gradient(self.space, self.indices, fitness, self.config.perturbation_rank, fitness.size)
         self._record_generation(fitness, self.center_fitness if self.config.center_episodes else None,
                                 Genome(self._key), sum(r.episodes for r in requests),
                                 gradient_norm=float(np.linalg.norm(gradient)))
-        self.center = adam_update(self.center, self.adam, gradient, self.config)
-        self._key = base_key(self.center)
-        self.indices = None
-        self._start_next_generation()
-
-    @property
-    def phase(self) -> str:
-        return "perturbation"
-
-    @property
-    def elite(self) -> Genome:
-        """The center, as a genome on its base (see bases())."""
-        return Genome(self._key)
-
-    def bases(self) -> dict[str, np.ndarray]:
-        """{key: weights} of the dense bases that the current requests and the elite refer to."""
-        return {self._key: self.center}
+        self._next_center(adam_update(self.center, self.adam, gradient, self.config))
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Everything needed to continue exactly: JSON-able data plus numpy arrays (center, Adam moments)."""
-        return dict(self._common_state(), center=self.center.copy(), center_fitness=self.center_fitness,
-                    adam=self.adam.state())
-
-    def _common_state(self):
-        return dict(super()._common_state(), indices=None if self.indices is None else list(self.indices))
+        return dict(self._common_state(), adam=self.adam.state())
 
     def _load(self, state):
-        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.center = self._checked_center(state["center"], "the center")
-        self._key = base_key(self.center)
-        self.center_fitness = state["center_fitness"]
+        self._load_center(state)
+        self._rekey()
         self.adam.load(state["adam"], self.space.num_parameters)
-
-    def _checked_center(self, values, what):
-        n = self.space.num_parameters
-        center = np.array(values, np.float32)
-        if center.shape != (n,) or not np.isfinite(center).all():
-            raise ValueError(f"corrupt {self.kind} state: {what} must be [{n}] finite values")
-        return center

@@ -23,9 +23,11 @@ import math
 import numpy as np
 
 from workbench.checks import check_int, check_real
-from workbench.evolution.es import Adam, ESConfig, EvolutionStrategy, adam_update
+from workbench.evolution.es import Adam, ESConfig, adam_update
 from workbench.evolution.genome import Genome, base_key
-from workbench.evolution.strategy import EvaluationRequest, centered_ranks, fitness_summary
+from workbench.evolution.mirrored import checked_center
+from workbench.evolution.space import ParameterSpace
+from workbench.evolution.strategy import EvaluationRequest, Strategy, centered_ranks, fitness_summary
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,17 +82,20 @@ def novelty(behaviours: np.ndarray, archive: np.ndarray, k: int) -> np.ndarray:
     return result
 
 
-class NoveltySearchES(EvolutionStrategy):
+class NoveltySearchES(Strategy):
     """NS-ES / NSR-ES on a ParameterSpace; `seed` drives the centers, the choices and every noise offset."""
 
     kind = "NoveltySearchES"
     config_class = NoveltyConfig
+    rank_field = "perturbation_rank"
     EXTRAS = ("center", "novelty_mean", "novelty_max", "gradient_norm", "center_return", "archive_size")
 
-    def _init_centers(self):
-        m, space = self.config.meta_population_size, self.space
-        self.centers = [space.initial(space.sample_offset(self.rng)) for _ in range(m)]
-        self.adams = [Adam(space.num_parameters) for _ in range(m)]
+    def __init__(self, config: NoveltyConfig, space: ParameterSpace, seed: int = 0) -> None:
+        super().__init__(config, space, seed)
+        self.indices = None
+        m = self.config.meta_population_size
+        self.centers = [self.space.initial(self.space.sample_offset(self.rng)) for _ in range(m)]
+        self.adams = [Adam(self.space.num_parameters) for _ in range(m)]
         self.center_returns = [None] * m
         self.center_behaviours = [None] * m
         self.archive = np.zeros((0, 0))
@@ -189,6 +194,7 @@ class NoveltySearchES(EvolutionStrategy):
         """Everything needed to continue exactly: JSON-able data plus numpy arrays (centers, moments, archive)."""
         return dict(
             self._common_state(),
+            indices=None if self.indices is None else list(self.indices),
             centers=[c.copy() for c in self.centers],
             adams=[a.state() for a in self.adams],
             center_returns=list(self.center_returns),
@@ -204,7 +210,7 @@ class NoveltySearchES(EvolutionStrategy):
         if len(state["centers"]) != m or len(state["adams"]) != m:
             raise ValueError(f"corrupt {self.kind} state: expected {m} centers")
         self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.centers = [self._checked_center(c, f"center {k}") for k, c in enumerate(state["centers"])]
+        self.centers = [checked_center(c, n, self.kind, f"center {k}") for k, c in enumerate(state["centers"])]
         for adam, saved in zip(self.adams, state["adams"]):
             adam.load(saved, n)
         self.center_returns = list(state["center_returns"])

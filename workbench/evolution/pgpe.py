@@ -27,9 +27,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.checks import check_choice, check_int, check_real
-from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.genome import Genome
+from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, Strategy, centered_ranks
+from workbench.evolution.strategy import centered_ranks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +115,7 @@ class ClipUp:
         return self.velocity
 
 
-class PGPE(Strategy):
+class PGPE(MirroredSearch):
     """PGPE with ClipUp on a ParameterSpace (see the module docstring); `seed` drives the samples."""
 
     kind = "PGPE"
@@ -124,82 +125,43 @@ class PGPE(Strategy):
     def __init__(self, config: PGPEConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
         n = space.num_parameters
-        if self.config.initial == "zeros":
-            self.center = np.zeros(n, np.float32)
-        else:
-            self.center = space.initial(space.sample_offset(self.rng))
         self.stdev = np.full(n, self.config.radius / math.sqrt(n), np.float32)
         self.optimizer = ClipUp(n)
-        self.indices = None
-        self.center_fitness = None
-        self._rekey()
+        initial = np.zeros(n, np.float32) if self.config.initial == "zeros" else space.initial(
+            space.sample_offset(self.rng))
+        self._start_center(initial)
 
-    def _rekey(self):
-        self._base = np.stack([self.center, self.stdev])
-        self._key = base_key(self._base)
+    def base(self) -> np.ndarray:
+        """[mu, sigma]: the center and the per-parameter standard deviations, one base [2, n]."""
+        return np.stack([self.center, self.stdev])
 
-    def _ask(self):
-        config = self.config
-        if self.indices is None:
-            self.indices = [self.space.sample_offset(self.rng) for _ in range(config.population_size // 2)]
-        requests = []
-        for index in self.indices:
-            for sign in (1.0, -1.0):
-                requests.append(EvaluationRequest(Genome(self._key, ((index, sign),)), config.episodes_per_member,
-                                                  "perturbation"))
-        if config.center_episodes:
-            requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
-        return requests
+    def mutation(self, index: int, sign: int) -> tuple:
+        return (index, float(sign))  # sigma * z: the base's scales times the noise slice
 
     def _tell(self, requests, results, means):
         config = self.config
-        pairs = len(self.indices)
-        fitness = means[: 2 * pairs].reshape(pairs, 2)
+        fitness = self._pair_fitness(means)
         g_mu, g_sigma = pgpe_gradients(self.space, self.indices, self.stdev, fitness)
-        if config.center_episodes:
-            self.center_fitness = float(means[-1])
         self._record_generation(fitness, self.center_fitness, Genome(self._key), sum(r.episodes for r in requests),
                                 stdev_mean=float(np.mean(self.stdev)),
                                 speed=float(np.linalg.norm(self.optimizer.velocity)))
         sigma = self.stdev.astype(np.float64)
-        new_sigma = np.clip(sigma + config.stdev_learning_rate * g_sigma, sigma * (1 - config.stdev_max_change),
-                            sigma * (1 + config.stdev_max_change))
+        self.stdev = np.clip(sigma + config.stdev_learning_rate * g_sigma, sigma * (1 - config.stdev_max_change),
+                             sigma * (1 + config.stdev_max_change)).astype(np.float32)
         change = self.optimizer.step(g_mu, config.step_size, config.momentum, config.max_speed)
-        self.center = (self.center.astype(np.float64) + change).astype(np.float32)
-        self.stdev = new_sigma.astype(np.float32)
-        self._rekey()
-        self.indices = None
-        self._start_next_generation()
-
-    @property
-    def phase(self) -> str:
-        return "perturbation"
-
-    @property
-    def elite(self) -> Genome:
-        """The center mu, as a genome on the base (see bases())."""
-        return Genome(self._key)
-
-    def bases(self) -> dict[str, np.ndarray]:
-        """{key: [mu, sigma]}: the center and the per-parameter standard deviations, one base [2, n]."""
-        return {self._key: self._base}
+        self._next_center(self.center.astype(np.float64) + change)
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        return dict(self._common_state(), indices=None if self.indices is None else list(self.indices),
-                    center=self.center.copy(), stdev=self.stdev.copy(), velocity=self.optimizer.velocity.copy(),
-                    center_fitness=self.center_fitness)
+        return dict(self._common_state(), stdev=self.stdev.copy(), velocity=self.optimizer.velocity.copy())
 
     def _load(self, state):
         n = self.space.num_parameters
-        center, stdev = np.array(state["center"], np.float32), np.array(state["stdev"], np.float32)
-        velocity = np.array(state["velocity"], np.float64)
-        if center.shape != (n,) or stdev.shape != (n,) or velocity.shape != (n,):
-            raise ValueError(f"corrupt {self.kind} state: center, stdev and velocity must be [{n}]")
-        if not (np.isfinite(center).all() and np.isfinite(velocity).all() and np.isfinite(stdev).all()
-                and (stdev > 0).all()):
+        self._load_center(state)
+        stdev, velocity = np.array(state["stdev"], np.float32), np.array(state["velocity"], np.float64)
+        if stdev.shape != (n,) or velocity.shape != (n,):
+            raise ValueError(f"corrupt {self.kind} state: stdev and velocity must be [{n}]")
+        if not (np.isfinite(velocity).all() and np.isfinite(stdev).all() and (stdev > 0).all()):
             raise ValueError(f"corrupt {self.kind} state: non-finite values or a standard deviation <= 0")
-        self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
-        self.center, self.stdev, self.optimizer.velocity = center, stdev, velocity
-        self.center_fitness = state["center_fitness"]
+        self.stdev, self.optimizer.velocity = stdev, velocity
         self._rekey()
