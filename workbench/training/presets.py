@@ -109,14 +109,15 @@ def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
     table = _CONTINUOUS[name]
     fields = dict(subpopulations=2, slots=16, max_episode_frames=1000)
     if algorithm == "ars":
-        hyperparameters = dict(ARS_PAPER[task])
+        hyperparameters = dict(ARS_PAPER[task], center_episodes=1)  # the policy's own return, for the curves
         if name == "tutorial":
             hyperparameters.update(directions=min(hyperparameters["directions"], 8),
                                    top_directions=min(hyperparameters["top_directions"], 4))
         normalization = None if task in ARS_V1_TASKS else dict(ARS_NORMALIZATION)
         return dict(fields, model="linear", hyperparameters=hyperparameters, observation_normalization=normalization)
     if algorithm == "pgpe":
-        hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}))
+        hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}),
+                               center_episodes=1)
         return dict(fields, model="linear", hyperparameters=hyperparameters,
                     observation_normalization=dict(PGPE_NORMALIZATION))
     hidden = [256, 256] if task == "Humanoid-v5" else [64, 64]
