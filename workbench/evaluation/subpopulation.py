@@ -72,7 +72,6 @@ class Outcomes:
         self.behaviours = [[None] * r.episodes if r.behaviour else None for r in requests]
         self.observation_sums = None  # [(count [E], sum [E, d], sum of squares [E, d])] with normalisation
         self.dimensions = None
-        self.diverged = 0  # episodes ended because their weights or actions were not finite
         self.lock = threading.Lock()
 
     def collect_observations(self, size: int) -> None:
@@ -293,9 +292,9 @@ class SubPopulation:
             self._squares.scatter_update(tf.IndexedSlices(zeros, index))
         invalid = np.array([self.weights.invalid(self._weight_slot[slot]) for slot in slots], bool)
         if invalid.any():
-            self._diverge(np.asarray(slots)[invalid & ~done], "its weights are not finite")
-        if done.any():  # ended during its reset (a frame cap below the no-ops)
-            self._finish(np.asarray(slots)[done])
+            self._diverge(np.asarray(slots)[invalid], "its weights are not finite")
+        if (done & ~invalid).any():  # ended during its reset (a frame cap below the no-ops)
+            self._finish(np.asarray(slots)[done & ~invalid])
 
     def _diverge(self, slots, reason):
         """Ends the episodes in `slots` with a NaN return (the worst fitness): their policy diverged."""
@@ -303,9 +302,7 @@ class SubPopulation:
         for slot in slots:
             r, e = self._job[slot]
             returns[r][e] = np.nan
-        with self._outcomes.lock:
-            self._outcomes.diverged += len(slots)
-        warnings.warn(f"{len(slots)} episode(s) ended with the worst fitness: {reason} (a diverged policy)",
+        warnings.warn(f"a member's episode ended with the worst fitness: {reason} (a diverged policy)",
                       RuntimeWarning, stacklevel=2)
         self._finish(np.asarray(slots))
 
