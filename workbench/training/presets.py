@@ -103,35 +103,41 @@ _CONTINUOUS = {  # (hyperparameters, model) per preset and algorithm, before the
 _PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # ClipUp's Humanoid
 
 
+def one_wave_slots(episodes: int, subpopulations: int = 2) -> int:
+    """Episode slots per sub-population so that a generation's episodes start at once (8 to 128): MuJoCo's
+    1,000-step episodes would otherwise leave a last wave of a few episodes running alone."""
+    return max(8, min(128, -(-episodes // subpopulations)))
+
+
 def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
     """The RunConfig fields of preset `name` for `algorithm` on the MuJoCo task `task` (a Gymnasium id; the
     humanoid trap takes Humanoid-v5's)."""
     table = _CONTINUOUS[name]
-    fields = dict(subpopulations=2, slots=16, max_episode_frames=1000)
+    fields = dict(subpopulations=2, max_episode_frames=1000)
     if algorithm == "ars":
         hyperparameters = dict(ARS_PAPER[task], center_episodes=1)  # the policy's own return, for the curves
         if name == "tutorial":
             hyperparameters.update(directions=min(hyperparameters["directions"], 8),
                                    top_directions=min(hyperparameters["top_directions"], 4))
         normalization = None if task in ARS_V1_TASKS else dict(ARS_NORMALIZATION)
-        return dict(fields, model="linear", hyperparameters=hyperparameters, observation_normalization=normalization)
+        return dict(fields, model="linear", hyperparameters=hyperparameters, observation_normalization=normalization,
+                    slots=one_wave_slots(2 * hyperparameters["directions"] + 1))
     if algorithm == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}),
                                center_episodes=1)
         return dict(fields, model="linear", hyperparameters=hyperparameters,
-                    observation_normalization=dict(PGPE_NORMALIZATION))
+                    observation_normalization=dict(PGPE_NORMALIZATION),
+                    slots=one_wave_slots(hyperparameters["population_size"] + 1))
     hidden = [256, 256] if task == "Humanoid-v5" else [64, 64]
     if algorithm in ("es", "ns-es", "nsr-es"):
         hyperparameters = dict(table["es"])
         if algorithm != "es":
             hyperparameters["meta_population_size"] = 3 if name != "paper" else 5
-        return dict(fields, model="mlp", model_options=dict(hidden_sizes=hidden), hyperparameters=hyperparameters,
-                    observation_normalization=dict(ES_NORMALIZATION))
-    hyperparameters = dict(table["ga"])
-    if algorithm == "random":
-        hyperparameters = _random(hyperparameters)
+    else:
+        hyperparameters = dict(table["ga"]) if algorithm == "ga" else _random(table["ga"])
     return dict(fields, model="mlp", model_options=dict(hidden_sizes=hidden), hyperparameters=hyperparameters,
-                observation_normalization=dict(ES_NORMALIZATION))
+                observation_normalization=dict(ES_NORMALIZATION),
+                slots=one_wave_slots(hyperparameters["population_size"] + 1))
 
 
 def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str, Any]:
