@@ -192,6 +192,7 @@ class SubPopulation:
         self._weight_slot = np.zeros(self.size, np.int32)
         self._perturbed = np.zeros(self.size, bool)
         self._steps = np.zeros(self.size, np.int64)
+        self._seen = np.zeros(self.size, np.int64)
         try:
             while not jobs.stopped():
                 free = [s for s in range(self.size) if self._job[s] is None]
@@ -220,6 +221,7 @@ class SubPopulation:
             else:
                 actions = self._act(tf.constant(self._observations[active]), weight_slots, episode_slots)
             actions = actions.numpy()
+        self._seen[active] += 1  # observations the policy read (and the statistics counted)
         if self._continuous and self.action_noise:
             low, high = self.env.action_low, self.env.action_high
             noise = np.stack([self._noise[slot].standard_normal(actions.shape[1]) for slot in active])
@@ -280,6 +282,7 @@ class SubPopulation:
                 self._observations[slots] = self.env.reset(slots, seeds)
             done = self.env.done(slots)
         self._steps[slots] = 0
+        self._seen[slots] = 0
         if self.action_noise:
             for slot, seed in zip(slots, seeds):
                 self._noise[slot] = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
@@ -322,7 +325,7 @@ class SubPopulation:
             for k, slot in enumerate(slots):
                 r, e = self._job[slot]
                 counts, total, total_squares = outcomes.observation_sums[r]
-                counts[e] = self._steps[slot] * sampled[k]
+                counts[e] = self._seen[slot] * sampled[k]
                 total[e], total_squares[e] = sums[k], squares[k]
         for slot, frame_count in zip(slots, frames):
             r, e = self._job[slot]
