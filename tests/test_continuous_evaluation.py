@@ -136,3 +136,32 @@ def test_ars_runs_on_every_mujoco_task(task):
         assert np.isfinite(record.max) and record.evaluations == 5  # 2 directions x 2, and the policy itself
     finally:
         trainer.close()
+
+
+def test_the_frame_painter_renders_off_the_stepping_thread_and_keeps_only_the_newest_state():
+    import threading
+    import time
+
+    from workbench.evaluation.subpopulation import FramePainter
+
+    delivered, started = [], threading.Event()
+
+    def slow_render(qpos, qvel):
+        started.set()
+        time.sleep(0.2)
+        return qpos[None]
+
+    painter = FramePainter(slow_render, delivered.append)
+    try:
+        begin = time.monotonic()
+        for k in range(5):
+            painter.submit({"step": k}, (np.array([k]), np.array([0])))
+            started.wait(5)
+        assert time.monotonic() - begin < 0.1  # submitting never waits for the renderer
+        deadline = time.monotonic() + 5
+        while (not delivered or delivered[-1]["step"] != 4) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert delivered[0]["step"] == 0 and delivered[-1]["step"] == 4 and len(delivered) == 2  # 1-3 were dropped
+        assert delivered[-1]["frame"].tolist() == [4]
+    finally:
+        painter.close()

@@ -196,6 +196,9 @@ def test_mujoco_frames_stream_with_the_steps_velocity_and_reward_terms():
         assert {"directions", "top_directions", "step_size", "noise", "survival_bonus"} <= names  # ARS's tunables
         dashboard.start()
         assert trainer.wait(timeout=300)
+        deadline = time.monotonic() + 60  # MuJoCo frames are painted in a thread of their own: the last may lag
+        while not dashboard.monitor.frames_received and time.monotonic() < deadline:
+            time.sleep(0.2)
         dashboard.update_now()
         assert dashboard.monitor.frames_received > 0
         frame = dashboard.monitor.latest_frame

@@ -189,7 +189,12 @@ class MujocoBatch(EnvBatch):
     def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB frames uint8 [n, height, width, 3] (render_size) of the simulations' current states, rendered by
         Gymnasium's renderer with the task's default camera (in a render process: workbench.envs.mujoco_render)."""
-        qpos, qvel = self.physics_state(indices)
+        return self.render_states(*self.physics_state(indices))
+
+    def render_states(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """RGB frames uint8 [n, height, width, 3] of given physics states (qpos [n, nq], qvel [n, nv], as
+        physics_state() returns them): screen() of a state taken earlier, so that rendering (about 40 ms a frame
+        in software) can happen outside the thread that steps the simulations. Thread-safe."""
         if self._renderer is None:
             from workbench.envs.mujoco_render import MujocoRenderer
 

@@ -208,6 +208,8 @@ class Evaluator(BaseEvaluator):
         return parts
 
     def close(self) -> None:
+        for subpopulation in getattr(self, "subpopulations", []):
+            subpopulation.close()
         self._close_envs()
 
     def _close_envs(self):

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from workbench.envs.batch import IN_GRAPH, SCREEN
+from workbench.envs.batch import IN_GRAPH, PHYSICS_STATE, SCREEN
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.behaviour import checked_behaviour
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
@@ -87,6 +87,41 @@ class Outcomes:
             self.behaviours[r][e] = vector
 
 
+class FramePainter:
+    """Renders gameplay frames in a thread of its own: the stepping thread hands over a physics state (cheap) and
+    goes on; only the newest state waits, older ones are dropped. Used for MuJoCo, whose software rendering
+    takes about 40 ms a frame."""
+
+    def __init__(self, render: Callable, deliver: Callable[[dict], None]) -> None:
+        self._render, self._deliver = render, deliver
+        self._pending = None
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="workbench-frame-painter", daemon=True)
+        self._thread.start()
+
+    def submit(self, details: dict, state: tuple) -> None:
+        with self._wake:
+            self._pending = (details, state)
+            self._wake.notify()
+
+    def _run(self):
+        while True:
+            with self._wake:
+                while self._pending is None and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                (details, state), self._pending = self._pending, None
+            self._deliver(dict(details, frame=self._render(*state)[0]))
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join(timeout=5)
+
+
 class SubPopulation:
     """One environment batch and one model: runs (request, episode) jobs in its episode slots (see the module)."""
 
@@ -107,6 +142,7 @@ class SubPopulation:
         # never become numpy).
         self._handle = env.ops_handle if env.supports(IN_GRAPH) else None
         self._has_screen = env.supports(SCREEN)
+        self._painter = None  # a FramePainter, for batches that render physics states (MuJoCo)
         self._observations = None if self._handle is not None else np.zeros((self.size,) + model.input_shape,
                                                                              env.observation_dtype)
         observation_spec = tf.TensorSpec((None,) + model.input_shape, tf.as_dtype(env.observation_dtype))
@@ -253,14 +289,31 @@ class SubPopulation:
             self._finish(active[done])
 
     def _send_frame(self, active):
-        """Shows the lowest running slot's screen to the frame listener (throttled by frame_interval)."""
+        """Shows the lowest running slot's screen to the frame listener (throttled by frame_interval); MuJoCo's
+        are painted by a FramePainter from the physics state, so stepping does not wait for the renderer."""
         self._last_frame = time.monotonic()
         slot = int(active[0])
         r, e = self._job[slot]
         info = {name: float(values[0]) for name, values in self.env.step_info([slot]).items()}
-        self.frame_listener(dict(request=r, episode=e, step=int(self._steps[slot]),
-                                 score=float(self._outcomes.returns[r][e]), frame=self.env.screen([slot])[0],
-                                 info=info))
+        details = dict(request=r, episode=e, step=int(self._steps[slot]), score=float(self._outcomes.returns[r][e]),
+                       info=info)
+        if self.env.supports(PHYSICS_STATE) and hasattr(self.env, "render_states"):
+            if self._painter is None:
+                self._painter = FramePainter(self.env.render_states, self._deliver_frame)
+            self._painter.submit(details, self.env.physics_state([slot]))
+        else:
+            self.frame_listener(dict(details, frame=self.env.screen([slot])[0]))
+
+    def _deliver_frame(self, frame):
+        listener = self.frame_listener  # it may have been switched off while the frame was painted
+        if listener is not None:
+            listener(frame)
+
+    def close(self) -> None:
+        """Stops the frame painter (the environment and model belong to the caller)."""
+        if self._painter is not None:
+            self._painter.close()
+            self._painter = None
 
     def _start(self, slots, started):
         mutations = []
