@@ -60,6 +60,7 @@ def jupyterlab(tmp_path):
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
          "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
          f"--LabApp.user_settings_dir={settings}",
+         f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",  # no tabs restored from another session
          "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp: run-all and new cells without menus
         + (["--allow-root"] if os.geteuid() == 0 else []),
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
