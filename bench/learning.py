@@ -122,6 +122,17 @@ def train(config, run_dir, minutes, frames):
     return list(trainer.history), time.monotonic() - start
 
 
+def recorded_history(run_dir):
+    """The GenerationRecords of a finished run directory (its history.jsonl)."""
+    from workbench.evolution.records import GenerationRecord
+
+    path = os.path.join(run_dir, "history.jsonl")
+    if not os.path.exists(path):
+        raise SystemExit(f"--rescore needs a run in {run_dir} (its history.jsonl)")
+    with open(path) as f:
+        return [GenerationRecord.from_json(json.loads(line)) for line in f if line.strip()]
+
+
 def write_curve(curves, out):
     """curve.csv and curve.png of {label: history}: elite and population statistics against frames and minutes."""
     import matplotlib
@@ -186,6 +197,8 @@ def main():
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
     parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rescore", action="store_true",
+                        help="do not train: score the run already in --out again (and write the curve and JSON line)")
     parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
     args = parser.parse_args()
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
@@ -205,6 +218,8 @@ def main():
         compare = parse_compare(args.compare) if args.compare else None
         if study and compare:
             raise ValueError("--study and --compare cannot be combined")
+        if args.rescore and (study or compare):
+            raise ValueError("--rescore scores one run; it cannot be combined with --study or --compare")
         if compare and args.frames is None and not args.smoke:
             raise ValueError("--compare needs --frames: the algorithms are compared at equal frames")
     except ValueError as error:
@@ -254,7 +269,11 @@ def main():
         run_arms(arms, dict(compare=list(arms), preset=args.preset), base, minutes, frames, episodes, out, name, paper)
         return
     run_dir = os.path.join(out, "run")
-    history, seconds = train(base, run_dir, minutes, frames)
+    if args.rescore:  # the run is there: score it again (a scoring step that failed, other test episodes)
+        history = recorded_history(run_dir)
+        seconds = sum(record.seconds for record in history)
+    else:
+        history, seconds = train(base, run_dir, minutes, frames)
     if not history:
         raise SystemExit("no generation finished within the budget; give more --minutes or --frames")
     curve = write_curve({args.algorithm: history}, out)

@@ -107,6 +107,11 @@ def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_pat
     assert summary["test_ale_cap"]["episodes"] == 2 and set(summary["ratios"]) == set(summary["paper"])
     for name in ("curve.png", "curve.csv", "test_training_cap.json", "test_ale_cap.json"):
         assert (tmp_path / name).stat().st_size > 0, name
+    rescored = subprocess.run([sys.executable, bench, "--smoke", "--rescore", "--out", str(tmp_path)],
+                              capture_output=True, text=True, timeout=600)  # scores the same run, no training
+    assert rescored.returncode == 0, rescored.stderr[-3000:]
+    again = json.loads(rescored.stdout.strip().splitlines()[-1])
+    assert again["frames"] == summary["frames"] and again["test_ale_cap"] == summary["test_ale_cap"]
 
 
 @pytest.mark.slow
