@@ -12,7 +12,8 @@
             half an hour. A sigma study (bench/learning.py --study, 8 minutes each, 30 test episodes):
             0.002 scored 1,270, 0.005 1,970, 0.01 826 (README, learning results); a population study
             (7 minutes each): 100 scored 511, 200 1,970, 400 236 (two generations only); truncation
-            and elite rounds not swept yet. ES and novelty search: population 200 (100
+            (6.3M frames each) 10 1,722, 20 1,970, 40 1,224; elite episodes 1 1,364, 5 and 10 1,970.
+            The full 2-hour benchmark: 3,182 +- 304 after 90.8M frames. ES and novelty search: population 200 (100
             mirrored pairs), the paper's sigma and learning rate, virtual batch normalisation on:
             on Seaquest after about 20M frames (bench/learning.py --compare, 30 test episodes) ES
             with it scored 459 +- 210, without it 180 +- 0 (every member played the same episode).
