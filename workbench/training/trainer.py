@@ -108,7 +108,7 @@ class Trainer:
         self._unpaused.set()
         self._error = None
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
-        self._observation_episodes = []  # (count, sum, sum of squares) per episode of this generation so far
+        self._pending_observations = None  # ObservationStatistics of this generation's episodes so far
         self.logger = None
         if run_dir is not None:
             if not _resuming and list_checkpoints(run_dir):
@@ -371,30 +371,29 @@ class Trainer:
         return spec.observation_statistics or ObservationStatistics.empty(int(np.prod(spec.observation_shape())))
 
     def _collect_observations(self, results):
-        for result in results:
-            if result.observation_sums is not None:
-                counts, sums, squares = result.observation_sums
-                self._observation_episodes += [(counts[e], sums[e], squares[e]) for e in range(len(counts))]
+        """Adds the round's episodes, in request order, to the generation's pending statistics."""
+        episodes = [(n, total, squares) for result in results if result.observation_sums is not None
+                    for n, total, squares in zip(*result.observation_sums)]
+        if episodes:
+            pending = self._pending_observations or ObservationStatistics.empty(len(episodes[0][1]))
+            self._pending_observations = pending.merged(episodes)
 
     def _merge_observations(self):
         """The generation's states join the run's statistics; the evaluator normalises by them from now on."""
-        statistics = self.observation_statistics
-        if statistics is None:
+        statistics, pending = self.observation_statistics, self._pending_observations
+        if statistics is None or pending is None:
             return
         with self._lock:
-            self.evaluator.set_observation_statistics(statistics.merged(self._observation_episodes))
-            self._observation_episodes = []
+            self.evaluator.set_observation_statistics(
+                statistics.merged([(pending.count, pending.sum, pending.sum_squares)]))
+            self._pending_observations = None
 
     def _observation_state(self):
         statistics = self.observation_statistics
         if statistics is None:
             return None
-        episodes = self._observation_episodes
-        size = statistics.size
-        return {"statistics": statistics.state(),
-                "pending_counts": np.array([n for n, _, _ in episodes], np.float64),
-                "pending_sums": np.array([s for _, s, _ in episodes], np.float64).reshape(-1, size),
-                "pending_squares": np.array([q for _, _, q in episodes], np.float64).reshape(-1, size)}
+        pending = self._pending_observations
+        return {"statistics": statistics.state(), "pending": None if pending is None else pending.state()}
 
     def _load_observation_state(self, state):
         if self.evaluator.spec.normalization is None:
@@ -405,11 +404,8 @@ class Trainer:
             raise ValueError("the checkpoint lacks the run's observation statistics (observation_normalization)")
         size = int(np.prod(self.evaluator.spec.observation_shape()))
         self.evaluator.set_observation_statistics(ObservationStatistics.from_state(state["statistics"], size))
-        counts, sums, squares = (np.asarray(state[k], np.float64) for k in
-                                 ("pending_counts", "pending_sums", "pending_squares"))
-        if counts.ndim != 1 or sums.shape != (len(counts), size) or squares.shape != sums.shape:
-            raise ValueError("corrupt pending observation statistics in the checkpoint")
-        self._observation_episodes = [(counts[e], sums[e], squares[e]) for e in range(len(counts))]
+        pending = state.get("pending")
+        self._pending_observations = None if pending is None else ObservationStatistics.from_state(pending, size)
 
     # -- checkpoints ----------------------------------------------------------------------
     def state_dict(self) -> dict:
