@@ -72,6 +72,9 @@ def test_events_update_the_plots_and_the_frame_viewer(dashboard, trainer):
     assert x == [0, 1] and y == [r.mean for r in trainer.history]
     assert dashboard.fitness_image.value != before
     assert "frames/s in generation 1" in dashboard.throughput_label.value
+    assert "busy phase" in dashboard.throughput_label.value and "in 2 rounds" in dashboard.throughput_label.value
+    times, shares = dashboard.throughput_plot.slots_line.get_data()  # slots running over the newest generation
+    assert len(times) == len(shares) > 0 and times[-1] == pytest.approx(sum(r["seconds"] for r in trainer.history[-1].rounds))
     dashboard.axis_toggle.value = "frames"
     dashboard.update_now()
     assert dashboard.fitness_plot.data("mean")[0] == [r.frames_total for r in trainer.history]

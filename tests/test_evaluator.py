@@ -8,6 +8,7 @@ import pytest
 from workbench.envs import AtariBatch
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import Evaluator
+from workbench.evaluation.telemetry import OCCUPANCY_BINS, Telemetry, occupancy_profile
 from workbench.evolution import (
     ESConfig,
     EvaluationRequest,
@@ -240,3 +241,32 @@ def test_the_timeline_records_every_timed_call_of_each_subpopulation():
     evaluator.record_timeline(False)
     evaluator.evaluate(requests, seed=0)
     assert evaluator.timeline is None
+
+
+def test_a_round_splits_into_its_busy_phase_and_its_tail():
+    evaluator = cartpole(subpopulations=2, slots=4, max_episode_frames=120)
+    requests = random_requests(evaluator.space, 24, 1, np.random.default_rng(1))
+    evaluator.evaluate(requests, seed=0)
+    t = evaluator.telemetry
+    assert 0 < t.busy_seconds < t.wall_seconds and abs(t.busy_seconds + t.tail_seconds - t.wall_seconds) < 1e-9
+    assert 0 < t.tail_steps < t.steps and 0 < t.busy_frames < t.frames and t.busy_frames_per_second > 0
+    assert len(t.occupancy) == OCCUPANCY_BINS and all(0 <= share <= 1 for share in t.occupancy)
+    assert t.occupancy[OCCUPANCY_BINS // 4] == pytest.approx(1.0, abs=0.05)  # every slot runs early on
+    assert t.occupancy[-1] < 1.0  # slots run dry at the end
+    # fewer episodes than slots: no busy phase, and at most that share of the slots ever runs
+    evaluator.evaluate(requests[:3], seed=0)
+    t = evaluator.telemetry
+    assert t.busy_seconds < 0.05 * t.wall_seconds  # the threads' start-up, before the first take
+    assert t.tail_steps == t.steps and t.busy_frames_per_second == 0
+    assert max(t.occupancy) <= 3 / 8 + 1e-6
+    as_dict = t.as_dict()
+    assert as_dict["tail_seconds"] == t.tail_seconds and Telemetry.from_dict(as_dict) == t
+
+
+def test_occupancy_profile_against_a_hand_computed_trace():
+    # one lane of 4 slots: 4 running from 0 to 2, 2 from 2 to 3, none from 3 to 4; a second lane idle throughout
+    lanes = [([0.0, 2.0, 3.0], [4, 2, 0]), ([], [])]
+    assert occupancy_profile(lanes, 0.0, 4.0, capacity=8, bins=4) == (0.5, 0.5, 0.25, 0.0)
+    # bins that cut steps in two, and a trace that starts late
+    assert occupancy_profile([([1.0, 1.5], [2, 1])], 0.0, 2.0, capacity=2, bins=2) == (0.0, 0.75)
+    assert occupancy_profile(lanes, 1.0, 1.0, capacity=8) == ()

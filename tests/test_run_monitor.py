@@ -28,6 +28,12 @@ def test_generations_fill_the_series_in_order():
     assert monitor.time_split["emulation"] == [0.5, 0.5]
     assert monitor.hyperparameters == {"sigma": 0.01}
     assert "generation 1" in monitor.summary()
+    assert math.isnan(monitor.busy_frames_per_second[0]) and monitor.tail_seconds == [0.0, 0.0]  # no rounds given
+    rounds = [dict(phase="population", episodes=10, frames=900, seconds=0.2, busy_frames_per_second=6000.0,
+                   tail_seconds=0.05, occupancy=[1.0, 0.5])]
+    monitor.apply([generation_event(2, busy_frames_per_second=6000.0, tail_seconds=0.05, rounds=rounds)])
+    assert monitor.busy_frames_per_second[-1] == 6000.0 and monitor.tail_seconds[-1] == 0.05
+    assert monitor.latest_rounds[0]["occupancy"] == (1.0, 0.5)
 
 
 def test_missing_and_infinite_values_become_nan_gaps():

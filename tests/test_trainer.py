@@ -311,3 +311,27 @@ def test_frames_are_made_only_while_someone_receives_them(tmp_path):
     everything.close()
     assert listeners == []
     trainer.close()
+
+
+def test_each_generation_records_its_rounds_busy_phases_and_tails(tmp_path):
+    from workbench.evolution.records import ROUND_FIELDS, GenerationRecord
+
+    trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    record = trainer.step()
+    assert [r["phase"] for r in record.rounds] == ["population", "elite candidate"]
+    population, elite = record.rounds
+    assert population["episodes"] == 16 and elite["episodes"] == 2 * 2 and set(population) == set(ROUND_FIELDS)
+    assert sum(r["frames"] for r in record.rounds) == record.frames
+    assert 0 < population["tail_seconds"] < population["seconds"] and population["busy_frames_per_second"] > 0
+    assert elite["busy_frames_per_second"] == 0  # 4 episodes on 16 slots: all tail
+    assert record.tail_seconds == pytest.approx(sum(r["tail_seconds"] for r in record.rounds))
+    assert record.busy_frames_per_second > 0 and len(population["occupancy"]) > 0
+    line = json.loads((tmp_path / "history.jsonl").read_text().splitlines()[0])
+    assert line["rounds"][0]["phase"] == "population" and GenerationRecord.from_json(line) == record
+    with pytest.raises(ValueError, match=r"rounds\[0\]"):
+        GenerationRecord.from_json(dict(line, rounds=[{"phase": "population"}]))
+    with pytest.raises(ValueError, match="tail_seconds"):
+        GenerationRecord.from_json(dict(line, rounds=[dict(line["rounds"][0], tail_seconds="long")]))
+    old = {k: v for k, v in line.items() if k not in ("rounds", "busy_frames_per_second", "tail_seconds")}
+    assert GenerationRecord.from_json(old).rounds == ()  # records written before the breakdown
+    trainer.close()

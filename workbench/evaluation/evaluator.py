@@ -36,7 +36,7 @@ from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.subpopulation import JobQueue, Outcomes, SubPopulation
-from workbench.evaluation.telemetry import Telemetry
+from workbench.evaluation.telemetry import Telemetry, occupancy_profile
 from workbench.evolution.genome import GenomeDecoder
 from workbench.evolution.noise import NoiseTable
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
@@ -174,9 +174,13 @@ class Evaluator(BaseEvaluator):
             subpopulation.timeline = lane
         start = time.perf_counter()
         parts = self._run(requests, jobs, outcomes, seed, request_ids)
+        end = time.perf_counter()
         if jobs.stopped():
             raise EvaluationCancelled("the evaluation was cancelled")
-        self.telemetry = Telemetry.combine(parts, time.perf_counter() - start)
+        occupancy = occupancy_profile([s.occupancy_trace for s in self.subpopulations], start, end,
+                                      sum(s.size for s in self.subpopulations))
+        busy = end - start if jobs.dry_at is None else jobs.dry_at - start
+        self.telemetry = Telemetry.combine(parts, end - start, busy_seconds=busy, occupancy=occupancy)
         if self.timeline is not None:
             self.timeline = sorted((k, category, begin - start, end - start)
                                    for k, lane in enumerate(lanes) for category, begin, end in lane)

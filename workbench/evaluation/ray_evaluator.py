@@ -12,6 +12,9 @@ each actor's GenomeDecoder caches the parents it has materialised. Dense bases
 base only when it does not hold it yet. The master (this object) only splits the
 requests into chunks, keeps every actor busy with up to two chunks at a time,
 collects returns and counts the bytes that travel (`telemetry.bytes_shipped`).
+Its telemetry's busy phase lasts while every actor has a chunk (it ends when the
+first actor runs out of work); its occupancy is the share of actors with work;
+tail_steps are the actors' own (each chunk's slots running dry).
 
 Episodes are seeded by their global (request, episode) index, so the results
 equal the local Evaluator's for the same genomes and seed, whatever the chunking.
@@ -48,7 +51,7 @@ from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.evaluator import Evaluator
 from workbench.evaluation.run_spec import RunSpec
-from workbench.evaluation.telemetry import Telemetry
+from workbench.evaluation.telemetry import Telemetry, occupancy_profile
 from workbench.evolution import EvaluationRequest, EvaluationResult, Genome, GenomeDecoder
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
 
@@ -222,6 +225,7 @@ class RayEvaluator(BaseEvaluator):
         pending = collections.deque(range(len(chunks)))
         in_flight = self.in_flight = {}  # ObjectRef -> (actor index, chunk index)
         outputs = {}
+        times, working, dry_at = [], [], None  # actors with work over time; the end of the busy phase
         while pending or in_flight:
             if cancel is not None and cancel.is_set():
                 for ref in in_flight:
@@ -235,6 +239,12 @@ class RayEvaluator(BaseEvaluator):
                                                     self.spec.observation_statistics)
                         in_flight[ref] = (index, chunk)
                         shipped += len(chunks[chunk])
+            busy_actors = len({index for index, _ in in_flight.values()})
+            if not working or working[-1] != busy_actors:
+                times.append(time.perf_counter())
+                working.append(busy_actors)
+            if dry_at is None and not pending and busy_actors < len(self.actors):
+                dry_at = time.perf_counter()
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
             for ref in ready:
                 if ref not in in_flight:
@@ -258,8 +268,10 @@ class RayEvaluator(BaseEvaluator):
                 shipped += out["fetched"]
                 outputs.setdefault(chunk, out)
                 self.progress = (len(outputs), len(chunks))
-        self.telemetry = self._telemetry([outputs[c]["telemetry"] for c in range(len(chunks))],
-                                         time.perf_counter() - start, shipped)
+        end = time.perf_counter()
+        self.telemetry = self._telemetry([outputs[c]["telemetry"] for c in range(len(chunks))], end - start,
+                                         shipped, (end if dry_at is None else dry_at) - start,
+                                         occupancy_profile([(times, working)], start, end, len(self.actors)))
         results = []
         for c in range(len(chunks)):
             for returns, behaviours, steps, frames, observation_sums in outputs[c]["results"]:
@@ -311,9 +323,10 @@ class RayEvaluator(BaseEvaluator):
             pass
         self.actors[index] = self._new_actor()
 
-    def _telemetry(self, parts, wall_seconds, shipped):
+    def _telemetry(self, parts, wall_seconds, shipped, busy_seconds, occupancy):
         lanes = len(self.actors) * self._layout.get("subpopulations", 2)
-        return Telemetry.combine([Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped)
+        return Telemetry.combine([Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped,
+                                 busy_seconds, occupancy)
 
     # -- lifetime -------------------------------------------------------------------------
     def close(self) -> None:

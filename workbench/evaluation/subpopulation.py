@@ -39,7 +39,9 @@ class JobQueue:
     """(request, episode) pairs handed out to sub-populations, in order; thread-safe.
 
     Stopped once a sub-population fails (it sets `failed`) or the caller's `cancel` event is set:
-    every sub-population then ends its loop after the current step.
+    every sub-population then ends its loop after the current step. `dry_at` is the
+    time.perf_counter() of the first take() that could not fill every free slot (the end
+    of the round's busy phase; None while every take() was served in full).
     """
 
     def __init__(self, requests: Sequence[Any], cancel: threading.Event | None = None) -> None:
@@ -47,6 +49,7 @@ class JobQueue:
         self._lock = threading.Lock()
         self.failed = threading.Event()
         self.cancel = cancel
+        self.dry_at = None
 
     def stopped(self) -> bool:
         return self.failed.is_set() or (self.cancel is not None and self.cancel.is_set())
@@ -55,6 +58,8 @@ class JobQueue:
         with self._lock:
             if self.stopped():
                 return []
+            if count > len(self._jobs) and self.dry_at is None:
+                self.dry_at = time.perf_counter()
             return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
 
     def __len__(self) -> int:
@@ -135,6 +140,7 @@ class SubPopulation:
         self._last_frame = 0.0
         self.max_episode_frames = None  # a live cap below the environment's own (Evaluator.set_episode_cap)
         self.timeline = None  # a list to record (category, start, end) of every timed call into, or None
+        self.occupancy_trace = ([], [])  # the last run's (perf_counter times, running episodes from then on)
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
@@ -223,6 +229,8 @@ class SubPopulation:
             outcomes.collect_observations(self.model.input_shape[0])
         self.telemetry = Telemetry()
         self._watch = Stopwatch(self.telemetry, self.timeline)
+        self._jobs = jobs
+        times, counts = self.occupancy_trace = ([], [])
         self._requests, self._outcomes, self._seed = requests, outcomes, seed
         self._job = [None] * self.size  # (r, e) per episode slot
         self._weight_slot = np.zeros(self.size, np.int32)
@@ -236,6 +244,9 @@ class SubPopulation:
                 if started:
                     self._start(free[:len(started)], started)
                 active = np.array([s for s in range(self.size) if self._job[s] is not None], np.int32)
+                if not counts or counts[-1] != active.size:
+                    times.append(time.perf_counter())
+                    counts.append(active.size)
                 if active.size:
                     self._step(active)
                 elif not len(jobs):
@@ -276,6 +287,8 @@ class SubPopulation:
                 rewards, done, self._observations[active] = self.env.step_and_observe(active, actions)
         self._steps[active] += 1
         self.telemetry.steps += active.size
+        if self._jobs.dry_at is not None:
+            self.telemetry.tail_steps += active.size
         if self.max_episode_frames is not None:
             done = done | (self._episode_frames(active) >= self.max_episode_frames)
         returns = self._outcomes.returns

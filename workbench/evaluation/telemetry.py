@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
 
 from workbench.evolution.records import TIME_SPLIT
 
 CATEGORIES = TIME_SPLIT[:-1]  # timed by the sub-populations; "idle" is the rest of their wall time
-_COUNTS = ("frames", "steps", "episodes", "bytes_shipped")
+_COUNTS = ("frames", "steps", "episodes", "bytes_shipped", "tail_steps")
+OCCUPANCY_BINS = 20  # equal slices of a round's wall time in Telemetry.occupancy
 
 
 @dataclasses.dataclass
@@ -35,10 +38,28 @@ class Telemetry:
     episodes: int = 0
     subpopulations: int = 1
     bytes_shipped: int = 0  # between processes or machines (RayEvaluator); 0 for a local evaluation
+    busy_seconds: float = 0.0  # wall seconds of the busy phase (every slot running; see the module)
+    tail_steps: int = 0  # environment steps taken in the tail
+    occupancy: tuple = ()  # share of the capacity running episodes in OCCUPANCY_BINS slices of the wall time
 
     @property
     def frames_per_second(self) -> float:
         return self.frames / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    @property
+    def tail_seconds(self) -> float:
+        """Wall seconds from the end of the busy phase to the end of the round."""
+        return max(0.0, self.wall_seconds - self.busy_seconds)
+
+    @property
+    def busy_frames(self) -> float:
+        """Frames of the busy phase, estimated as the frames times the busy phase's share of the steps."""
+        return self.frames * (self.steps - self.tail_steps) / self.steps if self.steps else 0.0
+
+    @property
+    def busy_frames_per_second(self) -> float:
+        """The rate while every slot runs (0 when the round had no busy phase)."""
+        return self.busy_frames / self.busy_seconds if self.busy_seconds > 0 else 0.0
 
     def seconds(self, name: str) -> float:
         """Seconds spent in `name` (one of TIME_SPLIT)."""
@@ -51,20 +72,31 @@ class Telemetry:
 
     def as_dict(self) -> dict:
         return dict(dataclasses.asdict(self), frames_per_second=self.frames_per_second,
+                    tail_seconds=self.tail_seconds, busy_frames_per_second=self.busy_frames_per_second,
                     **{f"{name}_fraction": value for name, value in self.fractions().items()})
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Telemetry:
         """A Telemetry from dataclasses.asdict() output (as Ray actors send it)."""
-        return cls(**{field.name: data[field.name] for field in dataclasses.fields(cls) if field.name in data})
+        fields = {field.name: data[field.name] for field in dataclasses.fields(cls) if field.name in data}
+        if "occupancy" in fields:
+            fields["occupancy"] = tuple(fields["occupancy"])
+        return cls(**fields)
 
     @classmethod
     def combine(cls, parts: Iterable[Telemetry], wall_seconds: float, subpopulations: int | None = None,
-                bytes_shipped: int = 0) -> Telemetry:
-        """One Telemetry for lanes that ran side by side for wall_seconds (default: one lane per part)."""
+                bytes_shipped: int = 0, busy_seconds: float | None = None, occupancy: Sequence[float] = ()) -> Telemetry:
+        """One Telemetry for lanes that ran side by side for wall_seconds (default: one lane per part).
+
+        busy_seconds and occupancy are the round's (measured by whoever ran the lanes); busy_seconds
+        defaults to the shortest part's busy phase.
+        """
         parts = list(parts)
         lanes = len(parts) if subpopulations is None else subpopulations
-        total = cls(wall_seconds=wall_seconds, subpopulations=lanes)
+        if busy_seconds is None:
+            busy_seconds = min((part.busy_seconds for part in parts), default=0.0)
+        total = cls(wall_seconds=wall_seconds, subpopulations=lanes, busy_seconds=min(busy_seconds, wall_seconds),
+                    occupancy=tuple(float(value) for value in occupancy))
         for part in parts:
             for name in CATEGORIES:
                 setattr(total, f"{name}_seconds", total.seconds(name) + part.seconds(name))
@@ -74,6 +106,27 @@ class Telemetry:
         busy = sum(total.seconds(name) for name in CATEGORIES)
         total.idle_seconds = max(0.0, wall_seconds * lanes - busy)
         return total
+
+
+def occupancy_profile(lanes: Sequence[tuple[Sequence[float], Sequence[int]]], start: float, end: float,
+                      capacity: int, bins: int = OCCUPANCY_BINS) -> tuple[float, ...]:
+    """The share of `capacity` in use over `bins` equal slices of [start, end].
+
+    lanes: per lane, (times, counts): from times[i] on, counts[i] units ran (until times[i + 1], the last
+    until `end`); before times[0] none did. Each slice gets its time-weighted mean over the lanes.
+    """
+    if end <= start or capacity <= 0:
+        return ()
+    edges = np.linspace(start, end, bins + 1)
+    used = np.zeros(bins)
+    for times, counts in lanes:
+        times, counts = np.asarray(times, np.float64), np.asarray(counts, np.float64)
+        if not times.size:
+            continue
+        points = np.append(np.clip(times, start, end), end)
+        area = np.concatenate([[0.0], np.cumsum(counts * np.diff(points))])  # integral of the count up to each point
+        used += np.diff(np.interp(edges, points, area, left=0.0, right=area[-1]))
+    return tuple(np.round(used / (capacity * np.diff(edges)), 4).tolist())
 
 
 def time_split(parts: Iterable[Telemetry]) -> dict[str, float]:

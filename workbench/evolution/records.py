@@ -14,7 +14,10 @@ history.jsonl, which pandas reads as one row per generation:
      "elite_genome": {...}, "evaluations": 1030, "gradient_norm": 0.4,     <- extras, flat
      "frames": 161505, "frames_total": 640000, "seconds": 19.4, "frames_per_second": 8333.0,
      "emulation_fraction": 0.4, "inference_fraction": 0.5, "weight_loading_fraction": 0.02,
-     "idle_fraction": 0.08, "bytes_shipped": 0, "hyperparameters": {...}}
+     "idle_fraction": 0.08, "bytes_shipped": 0, "busy_frames_per_second": 9100.0, "tail_seconds": 2.1,
+     "rounds": [{"phase": "population", "episodes": 1000, "frames": 150000, "seconds": 17.0,
+                 "busy_frames_per_second": 9200.0, "tail_seconds": 1.4, "occupancy": [1.0, ..., 0.2]}, ...],
+     "hyperparameters": {...}}
 
 from_json also reads the records of runs written before this class (the same keys,
 with the strategy's hyperparameters under "config").
@@ -31,7 +34,24 @@ from typing import Any
 TIME_SPLIT = ("emulation", "inference", "weight_loading", "idle")
 
 _SEARCH_FIELDS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations")
-_EVALUATION_FIELDS = ("frames", "frames_total", "seconds", "frames_per_second", "bytes_shipped")
+_EVALUATION_FIELDS = ("frames", "frames_total", "seconds", "frames_per_second", "bytes_shipped",
+                      "busy_frames_per_second", "tail_seconds", "rounds")
+# One evaluation round of a generation (GenerationRecord.rounds): the strategy's phase name, its episodes,
+# frames and wall seconds, the rate of its busy phase (every slot running) and its tail (slots running dry),
+# and the share of the slots running episodes over equal slices of its wall time (evaluation.telemetry).
+ROUND_FIELDS = ("phase", "episodes", "frames", "seconds", "busy_frames_per_second", "tail_seconds", "occupancy")
+
+
+def _round(index: int, data: Any) -> dict:
+    """A checked round dict of ROUND_FIELDS (occupancy as a tuple)."""
+    if not isinstance(data, Mapping) or set(data) != set(ROUND_FIELDS):
+        raise ValueError(f"record rounds[{index}] must be a dict of {ROUND_FIELDS}, got {data!r:.120}")
+    if not isinstance(data["phase"], str):
+        raise ValueError(f"record rounds[{index}]['phase'] must be a string, got {data['phase']!r:.80}")
+    for name in ROUND_FIELDS[1:-1]:
+        _number(f"rounds[{index}][{name!r}]", data[name])
+    occupancy = tuple(_number(f"rounds[{index}]['occupancy']", value) for value in data["occupancy"])
+    return {name: data[name] for name in ROUND_FIELDS[:-1]} | {"occupancy": occupancy}
 
 
 def _number(name: str, value: Any) -> Any:
@@ -54,6 +74,9 @@ class GenerationRecord:
       novelty_mean, novelty_max, archive_size); each strategy lists its names in Strategy.EXTRAS.
     frames, frames_total, seconds, frames_per_second, time_split ({TIME_SPLIT name: fraction}),
       bytes_shipped: the trainer's measurements (0 and {} until it fills them).
+    busy_frames_per_second: the rate of the rounds' busy phases together (every slot running);
+      tail_seconds: the rounds' tails together (slots running dry); rounds: one dict of ROUND_FIELDS per
+      evaluation round, in order.
     """
 
     generation: int
@@ -71,10 +94,15 @@ class GenerationRecord:
     frames_per_second: float = 0.0
     time_split: dict = dataclasses.field(default_factory=dict)
     bytes_shipped: int = 0
+    busy_frames_per_second: float = 0.0
+    tail_seconds: float = 0.0
+    rounds: tuple = ()
 
     def __post_init__(self) -> None:
-        for name in ("max", "mean", "median", "elite", "frames", "frames_total", "seconds", "frames_per_second"):
+        for name in ("max", "mean", "median", "elite", "frames", "frames_total", "seconds", "frames_per_second",
+                     "busy_frames_per_second", "tail_seconds"):
             _number(name, getattr(self, name))
+        object.__setattr__(self, "rounds", tuple(_round(k, r) for k, r in enumerate(self.rounds)))
         clashes = set(self.extras) & (set(_SEARCH_FIELDS) | set(_EVALUATION_FIELDS) | {"hyperparameters"})
         if clashes:
             raise ValueError(f"record extras must not reuse the names of fields: {sorted(clashes)}")
@@ -99,6 +127,8 @@ class GenerationRecord:
         data.update({name: getattr(self, name) for name in _EVALUATION_FIELDS[:4]})
         data.update({f"{name}_fraction": self.time_split[name] for name in TIME_SPLIT if name in self.time_split})
         data["bytes_shipped"] = self.bytes_shipped
+        data["busy_frames_per_second"], data["tail_seconds"] = self.busy_frames_per_second, self.tail_seconds
+        data["rounds"] = [dict(r, occupancy=list(r["occupancy"])) for r in self.rounds]
         data["hyperparameters"] = dict(self.hyperparameters)
         return data
 

@@ -17,6 +17,7 @@ the kernel stays free while training runs in the background.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 import traceback
@@ -263,7 +264,7 @@ class TrainingDashboard:
                 shares = ", ".join(f"{name.replace('_', ' ')} {monitor.time_split[name][-1]:.0%}"
                                    for name in monitor.time_split)
                 self.throughput_label.value = (f"{monitor.frames_per_second[-1]:,.0f} frames/s in generation "
-                                               f"{monitor.generations[-1]} ({shares})")
+                                               f"{monitor.generations[-1]} ({shares}); {_phases(monitor)}")
         if "hyperparameters" in dirty and monitor.hyperparameters:
             self.controls.refresh(self._current_values(monitor.hyperparameters))
         if "notices" in dirty:
@@ -308,3 +309,14 @@ class TrainingDashboard:
         self._thread.join(timeout=5)
         self._subscription.close()
         self.widget.close()
+
+
+def _phases(monitor) -> str:
+    """The newest generation's busy-phase rate and tail, in words."""
+    busy, tail = monitor.busy_frames_per_second[-1], monitor.tail_seconds[-1]
+    rounds = monitor.latest_rounds
+    seconds = sum(r["seconds"] for r in rounds)
+    busy_text = "no busy phase" if math.isnan(busy) else f"busy phase {busy:,.0f} frames/s"
+    if not rounds or seconds <= 0:
+        return busy_text
+    return f"{busy_text}, tail {tail:.1f} s of {seconds:.1f} s in {len(rounds)} round{'s' * (len(rounds) > 1)}"

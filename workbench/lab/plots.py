@@ -60,23 +60,35 @@ class FitnessPlot:
 
 
 class ThroughputPlot:
-    """Frames per second per generation (top) and where the evaluator's time went (stacked shares, bottom)."""
+    """Frames per second per generation, overall and in the busy phases (top); where the evaluator's time went
+    (stacked shares, middle); the share of episode slots running over the newest generation's rounds (bottom:
+    each round's busy phase at the top, then its tail as slots run dry)."""
 
-    def __init__(self, width: float = 6.4, height: float = 3.2) -> None:
+    def __init__(self, width: float = 6.4, height: float = 4.4) -> None:
         self.figure = new_figure(width, height)
-        self.speed, self.split = self.figure.subplots(2, 1, sharex=True, height_ratios=(1, 1.3))
-        (self.speed_line,) = self.speed.plot([], [], color="black", lw=1.4)
+        self.speed, self.split, self.slots = self.figure.subplots(3, 1, height_ratios=(1, 1.2, 0.9))
+        (self.speed_line,) = self.speed.plot([], [], color="black", lw=1.4, label="generation")
+        (self.busy_line,) = self.speed.plot([], [], color="tab:gray", lw=1.0, ls="--", label="busy phase")
         self.speed.set_ylabel("frames/s")
         self.speed.grid(alpha=0.3)
+        self.speed.legend(loc="lower left", fontsize=7, ncol=2)
+        self.speed.xaxis.set_major_locator(MaxNLocator(integer=True))
         self.split.set_ylabel("time share")
         self.split.set_xlabel("generation")
         self.split.set_ylim(0, 1)
         self.split.xaxis.set_major_locator(MaxNLocator(integer=True))
+        (self.slots_line,) = self.slots.plot([], [], color="tab:green", lw=1.2, drawstyle="steps-post")
+        self.slots.set_ylabel("slots running")
+        self.slots.set_xlabel("seconds into the newest generation")
+        self.slots.set_ylim(0, 1.05)
+        self.slots.grid(alpha=0.3)
         self._bands = None
+        self._round_marks = []
 
     def update(self, monitor: RunMonitor) -> None:
         x = monitor.generations
         self.speed_line.set_data(x, monitor.frames_per_second)
+        self.busy_line.set_data(x, monitor.busy_frames_per_second)
         self.speed.relim()
         self.speed.autoscale_view()
         if self._bands is not None:
@@ -89,6 +101,26 @@ class ThroughputPlot:
             if self.split.get_legend() is None:
                 self.split.legend(loc="lower left", fontsize=7, ncol=4)
             self.split.set_xlim(min(x) - 0.5, max(x) + 0.5)
+            self.speed.set_xlim(min(x) - 0.5, max(x) + 0.5)
+        self._update_slots(monitor.latest_rounds)
+
+    def _update_slots(self, rounds):
+        for mark in self._round_marks:
+            mark.remove()
+        self._round_marks = []
+        times, shares, start = [], [], 0.0
+        for index, round_ in enumerate(rounds):
+            occupancy = list(round_["occupancy"])
+            if occupancy:
+                edges = start + np.linspace(0.0, round_["seconds"], len(occupancy) + 1)
+                times += list(edges[:-1]) + [edges[-1]]
+                shares += occupancy + [occupancy[-1]]
+            if index:
+                self._round_marks.append(self.slots.axvline(start, color="tab:gray", lw=0.8, ls=":"))
+            start += round_["seconds"]
+        self.slots_line.set_data(times, shares)
+        if times:
+            self.slots.set_xlim(0.0, max(times[-1], 1e-3))
 
     def render(self) -> bytes:
         return figure_png(self.figure)

@@ -36,6 +36,9 @@ class RunMonitor:
         self.generations, self.frames_total = [], []
         self.fitness = {name: [] for name in FITNESS_SERIES}
         self.frames_per_second = []
+        self.busy_frames_per_second = []  # the rate while every slot runs (see evaluation.telemetry)
+        self.tail_seconds = []  # per generation: its rounds' tails (slots running dry)
+        self.latest_rounds = ()  # the newest generation's rounds (GenerationRecord.rounds): occupancy over time
         self.time_split = {name: [] for name in TIME_SPLIT}
         self.latest_frame = None  # the newest "frame" event's FrameShown: frame (RGB), score, step, generation, ...
         self.frames_received = 0
@@ -93,6 +96,9 @@ class RunMonitor:
         for name in FITNESS_SERIES:
             self.fitness[name].append(_finite_or_nan(getattr(record, name)))
         self.frames_per_second.append(_finite_or_nan(record.frames_per_second))
+        self.busy_frames_per_second.append(_finite_or_nan(record.busy_frames_per_second) or math.nan)
+        self.tail_seconds.append(_finite_or_nan(record.tail_seconds))
+        self.latest_rounds = record.rounds
         for name in TIME_SPLIT:
             self.time_split[name].append(_finite_or_nan(record.time_split.get(name)))
         self.hyperparameters = dict(record.hyperparameters)

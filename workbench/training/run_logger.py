@@ -20,7 +20,8 @@ from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 if TYPE_CHECKING:
     from workbench.training.events import EventBus
 
-SCALARS = ("max", "mean", "median", "elite", "frames_per_second", "frames_total") + tuple(
+SCALARS = ("max", "mean", "median", "elite", "frames_per_second", "busy_frames_per_second", "tail_seconds",
+           "frames_total") + tuple(
     f"{name}_fraction" for name in TIME_SPLIT)
 
 

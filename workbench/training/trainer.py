@@ -329,6 +329,7 @@ class Trainer:
             if self._stopping.is_set():
                 raise _Stopped
             with self._lock:
+                phase = self.strategy.phase
                 requests = self.strategy.ask()
                 bases = self.strategy.bases()
             seed = episode_seed(self.seed, self.strategy.generation, self._round)
@@ -340,7 +341,7 @@ class Trainer:
                 self.strategy.tell(results)
                 self._round += 1
                 self._collect_observations(results)
-            parts.append(self.evaluator.telemetry)
+            parts.append((phase, self.evaluator.telemetry))
             self.frames += self.evaluator.telemetry.frames
         self._round = 0
         self._merge_observations()
@@ -351,14 +352,25 @@ class Trainer:
             self.checkpoint()
         return record
 
-    def _record(self, parts, seconds):
-        """The strategy's record of the generation that just ended, with the evaluation's measurements."""
+    def _record(self, rounds, seconds):
+        """The strategy's record of the generation that just ended, with the evaluation's measurements.
+
+        rounds: (phase, Telemetry) of each evaluation round. seconds: the generation's wall time (rounds,
+        ask/tell and observation statistics; checkpointing and logging come after it).
+        """
+        parts = [telemetry for _, telemetry in rounds]
         frames = sum(t.frames for t in parts)
+        busy_seconds = sum(t.busy_seconds for t in parts)
         strategy_record = self.strategy.history[-1]
         return strategy_record.with_evaluation(
             frames=frames, frames_total=self.frames, seconds=seconds,
             bytes_shipped=sum(t.bytes_shipped for t in parts),
             frames_per_second=frames / seconds if seconds > 0 else 0.0, time_split=time_split(parts),
+            busy_frames_per_second=sum(t.busy_frames for t in parts) / busy_seconds if busy_seconds > 0 else 0.0,
+            tail_seconds=sum(t.tail_seconds for t in parts),
+            rounds=[dict(phase=phase, episodes=t.episodes, frames=t.frames, seconds=t.wall_seconds,
+                         busy_frames_per_second=t.busy_frames_per_second, tail_seconds=t.tail_seconds,
+                         occupancy=t.occupancy) for phase, t in rounds],
             hyperparameters=dict(strategy_record.hyperparameters, max_episode_frames=self.evaluator.max_episode_frames))
 
     # -- observation statistics -----------------------------------------------------------
