@@ -176,3 +176,30 @@ def test_mujoco_smoke_run_measures_every_contender():
     refused = subprocess.run([sys.executable, bench, "--smoke", "--task", "halfchetah"], capture_output=True, text=True,
                              timeout=300)
     assert refused.returncode == 2 and "HalfCheetah-v5" in refused.stderr
+
+
+TRAINING_RUNS_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "training_runs.py")
+
+
+@pytest.mark.slow
+def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--smoke", "--games", "pong"], capture_output=True,
+                            text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "training_runs" and summary["mode"] == "smoke"
+    pong = summary["results"]["pong"]
+    for key in ("training_fps", "training_record_fps", "evaluator_fps", "busy_fps", "training_vs_evaluator"):
+        assert pong[key] > 0, key
+    assert set(pong["rounds"]) == {"population", "elite candidate"}
+    assert pong["rounds"]["elite candidate"]["tail_share"] > 0.9  # 4 episodes on 8 slots: no busy phase
+
+
+def test_training_runs_bench_refuses_bad_arguments():
+    result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--generations", "0"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 2 and "--generations must be >= 1" in result.stderr
+    result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--games", "frostbyte"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 2 and "frostbite" in result.stderr
