@@ -72,6 +72,8 @@ def test_end_to_end_smoke_run_prints_ratios_as_json():
                     "pipelined_vs_unpipelined", "vs_roofline"):
             assert entry[key] > 0, (model, key)
         assert abs(sum(entry["pipelined_time_split"].values()) - 1) < 0.01
+        assert entry["idle_fraction"] == entry["pipelined_time_split"]["idle"]
+    assert summary["targets"]["idle_fraction"] == 0.05 and "pipelined_vs_unpipelined" not in summary["targets"]
 
 
 @pytest.mark.slow
