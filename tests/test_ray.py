@@ -1,6 +1,6 @@
 """RayEvaluator on a local Ray cluster (num_cpus=2): the same results as the local Evaluator, dense bases
 shipped once, an actor killed mid-generation (its chunks re-run elsewhere, nothing lost or counted twice),
-a Trainer on Ray, safe defaults (127.0.0.1, no dashboard, temp dir), clean shutdown."""
+gameplay frames streamed from one actor while someone listens, a Trainer on Ray, safe defaults (127.0.0.1, no dashboard, temp dir), clean shutdown."""
 import tempfile
 import threading
 import time
@@ -124,6 +124,25 @@ def test_an_actor_killed_mid_generation_loses_nothing_and_counts_nothing_twice(c
     assert evaluator.restarts == restarts + 1 and evaluator.actors[index] is not victim
     assert_same(outcome["results"], local.evaluate(requests, seed=7))
     assert evaluator.telemetry.episodes == sum(r.episodes for r in requests)  # no chunk counted twice
+
+
+def test_gameplay_frames_stream_from_the_first_actor_only_while_someone_listens(cluster):
+    evaluator, _ = cluster
+    requests = lineage_requests(evaluator.space, 16, np.random.default_rng(4))
+    frames = []
+    evaluator.add_frame_listener(frames.append)
+    try:
+        first = evaluator.evaluate(requests, seed=6)
+        assert frames, "no frame reached the master"
+        for frame in frames:
+            assert frame["frame"].shape == (210, 160, 3) and frame["frame"].dtype == np.uint8
+            assert 0 <= frame["request"] < len(requests) and frame["step"] >= 0
+        assert len(frames) <= 2 + 12 * evaluator.telemetry.wall_seconds  # throttled to about 10 per second
+    finally:
+        evaluator.remove_frame_listener(frames.append)
+    frames.clear()
+    assert_same(evaluator.evaluate(requests, seed=6), first)  # watching changes no result
+    assert frames == []
 
 
 def test_errors_inside_actors_are_raised_not_retried(cluster):

@@ -101,8 +101,8 @@ class BaseEvaluator(abc.ABC):
     def add_frame_listener(self, listener: FrameListener) -> None:
         """Calls listener(dict(request, episode, step, score, frame)) with frames of running episodes (throttled).
 
-        The listener runs in an evaluation thread: keep it short. Evaluators that cannot show
-        gameplay (RayEvaluator: the frames stay on the actors) accept listeners and never call them.
+        The listener runs in an evaluation thread: keep it short. A RayEvaluator streams the frames of its
+        first actor, fetched while evaluate() runs.
         """
         if not callable(listener):
             raise TypeError("frame listeners must be callable")

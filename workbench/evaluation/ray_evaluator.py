@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks import check_optional_positive_int, check_positive_int
+from workbench.checks import check_optional_positive_int, check_positive_int, check_real
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.evaluator import Evaluator
@@ -87,9 +87,35 @@ class _EvaluatorActor:
             tf.config.threading.set_inter_op_parallelism_threads(threads)
         self.evaluator = Evaluator.from_spec(spec, **layout)
         self.bases = {}
+        self._ids = []  # the global request indices of the chunk being evaluated (for frames)
+        self._frame, self._frame_lock, self._watching = None, threading.Lock(), False
 
     def ready(self):
         return os.getpid()
+
+    # Called in the actor's "frames" concurrency group: they run while evaluate() runs in the default one.
+    def watch_frames(self, on):
+        """Starts (on=True) or stops keeping the newest gameplay frame of this actor's evaluator."""
+        if on and not self._watching:
+            self.evaluator.add_frame_listener(self._keep_frame)
+        elif not on and self._watching:
+            self.evaluator.remove_frame_listener(self._keep_frame)
+            with self._frame_lock:
+                self._frame = None
+        self._watching = bool(on)
+
+    def latest_frame(self):
+        """The newest frame since the last call (request: its global index), or None."""
+        with self._frame_lock:
+            frame, self._frame = self._frame, None
+        return frame
+
+    def _keep_frame(self, frame):
+        ids = self._ids
+        request = frame.get("request", 0)
+        frame = dict(frame, request=ids[request] if request < len(ids) else request)
+        with self._frame_lock:
+            self._frame = frame
 
     def evaluate(self, payload, base_refs, max_episode_frames, observation_statistics=None):
         import ray
@@ -108,6 +134,7 @@ class _EvaluatorActor:
             self.evaluator.set_episode_cap(max_episode_frames)
         requests = [EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
                     for g, episodes, role, behaviour in chunk["requests"]]
+        self._ids = list(chunk["ids"])
         results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"])
         out = dict(results=[(r.returns, r.behaviours, r.steps, r.frames, r.observation_sums) for r in results],
                    telemetry=dataclasses.asdict(self.evaluator.telemetry), fetched=fetched)
@@ -132,7 +159,9 @@ class RayEvaluator(BaseEvaluator):
       chunks_per_actor: requests are split into about this many chunks per actor. 1 (default) fills each
         actor's episode slots best (an actor runs one chunk at a time, and a chunk's last episodes leave
         slots idle); more balance uneven actors and lose less work to a dead actor.
-    Gameplay frames stay on the actors: frame listeners are accepted and never called.
+      frame_interval: while frame listeners are added, the first actor keeps its newest gameplay frame
+        and the master fetches it at most every frame_interval seconds during evaluate() (one actor
+        streams; none while nobody listens).
     """
 
     LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend", "action_noise")
@@ -154,15 +183,17 @@ class RayEvaluator(BaseEvaluator):
         return evaluator
 
     def _build(self, spec, *, actors=None, cpus_per_actor=1, address=None, num_cpus=None, dashboard=False,
-               temp_dir=None, chunks_per_actor=1, max_restarts=None, ready_timeout=600, **layout):
+               temp_dir=None, chunks_per_actor=1, max_restarts=None, ready_timeout=600, frame_interval=0.1,
+               **layout):
         import ray
 
         check_optional_positive_int("actors", actors)
         check_positive_int("cpus_per_actor", cpus_per_actor)
         check_positive_int("chunks_per_actor", chunks_per_actor)
+        check_real("frame_interval", frame_interval, 0, low_open=True)
         if "frame_listener" in layout or "noise" in layout:
-            raise ValueError("RayEvaluator takes noise_size/noise_seed (each actor builds its table) and has no "
-                             "frame_listener (gameplay stays on the actors)")
+            raise ValueError("RayEvaluator takes noise_size/noise_seed (each actor builds its table) and no "
+                             "frame_listener argument (add listeners with add_frame_listener)")
         unknown = set(layout) - set(self.LAYOUT)
         if unknown:
             raise TypeError(f"RayEvaluator got unknown keywords {sorted(unknown)}; the actors' evaluators take "
@@ -173,6 +204,8 @@ class RayEvaluator(BaseEvaluator):
         # The master's decoder only checks genomes before they travel (it never decodes).
         super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour_function(layout.get("behaviour")))
         self.chunks_per_actor, self.cpus_per_actor = chunks_per_actor, cpus_per_actor
+        self.frame_interval = float(frame_interval)
+        self._frame_ref, self._last_frame_poll = None, 0.0
         self._layout = dict(layout)
         self.owns_cluster = False
         self.actors = []
@@ -194,7 +227,8 @@ class RayEvaluator(BaseEvaluator):
                 raise ValueError(f"actors: {actors} actors of {cpus_per_actor} CPU need {actors * cpus_per_actor} CPUs; "
                                  f"the Ray cluster has {free:g} free")
             self.max_restarts = 3 * actors if max_restarts is None else max_restarts
-            self._remote = ray.remote(num_cpus=cpus_per_actor, max_restarts=0)(_EvaluatorActor)
+            self._remote = ray.remote(num_cpus=cpus_per_actor, max_restarts=0,
+                                      concurrency_groups={"frames": 1})(_EvaluatorActor)
             self.actors = [self._new_actor() for _ in range(actors)]
             ray.get([actor.ready.remote() for actor in self.actors], timeout=ready_timeout)
         except BaseException:
@@ -245,7 +279,10 @@ class RayEvaluator(BaseEvaluator):
                 working.append(busy_actors)
             if dry_at is None and not pending and busy_actors < len(self.actors):
                 dry_at = time.perf_counter()
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
+            watching = self.has_frame_listeners
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=self.frame_interval if watching else 0.2)
+            if watching:
+                self._poll_frame()
             for ref in ready:
                 if ref not in in_flight:
                     continue  # re-queued with its dead actor's other chunks
@@ -322,6 +359,41 @@ class RayEvaluator(BaseEvaluator):
         except Exception:  # noqa: BLE001 - it is dead already
             pass
         self.actors[index] = self._new_actor()
+        if index == 0:
+            self._frame_ref = None
+            if self.has_frame_listeners:
+                self._watch_frames(True)
+
+    # -- gameplay frames ------------------------------------------------------------------
+    def _listeners_changed(self):
+        if self.actors:
+            self._watch_frames(self.has_frame_listeners)
+
+    def _watch_frames(self, on):
+        self.actors[0].watch_frames.options(concurrency_group="frames").remote(on)
+        if not on:
+            self._frame_ref = None
+
+    def _poll_frame(self):
+        """Publishes the first actor's newest frame, fetched without waiting (at most every frame_interval)."""
+        import ray
+        from ray.exceptions import RayError
+
+        if self._frame_ref is not None:
+            ready, _ = ray.wait([self._frame_ref], timeout=0)
+            if not ready:
+                return
+            ref, self._frame_ref = self._frame_ref, None
+            try:
+                frame = ray.get(ref)
+            except RayError:  # the actor died; _replace starts the stream again on its successor
+                return
+            if frame is not None:
+                self._publish_frame(frame)
+        now = time.monotonic()
+        if now - self._last_frame_poll >= self.frame_interval:
+            self._last_frame_poll = now
+            self._frame_ref = self.actors[0].latest_frame.options(concurrency_group="frames").remote()
 
     def _telemetry(self, parts, wall_seconds, shipped, busy_seconds, occupancy):
         lanes = len(self.actors) * self._layout.get("subpopulations", 2)
