@@ -1,6 +1,7 @@
 """RayEvaluator on a local Ray cluster (num_cpus=2): the same results as the local Evaluator, dense bases
 shipped once, an actor killed mid-generation (its chunks re-run elsewhere, nothing lost or counted twice),
-gameplay frames streamed from one actor while someone listens, a Trainer on Ray, safe defaults (127.0.0.1, no dashboard, temp dir), clean shutdown."""
+gameplay frames streamed from one actor while someone listens, a Trainer on Ray, safe defaults (127.0.0.1,
+no dashboard, temp dir), clean shutdown."""
 import tempfile
 import threading
 import time
