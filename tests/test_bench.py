@@ -94,7 +94,14 @@ def test_ray_scaling_smoke_run_prints_ratios_as_json():
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "ray_scaling" and summary["mode"] == "smoke"
-    assert summary["ray_fps"] > 0 and summary["local_fps"] > 0 and 0 < summary["bytes_ratio"] < 0.01
+    for workload in ("throughput", "straggler"):
+        assert summary[workload]["ray_fps"] > 0 and summary[workload]["local_fps"] > 0
+    assert summary["ray_vs_local"] == summary["throughput"]["ray_vs_local"] and 0 < summary["bytes_ratio"] < 0.01
+    assert summary["throughput"]["population"] >= 3 * summary["straggler"]["population"]
+    table = summary["master"]["table"]
+    assert {(row["population"], row["actors"]) for row in table} == {(100, 4), (100, 16)}
+    assert all(row["genomes_per_second"] > 0 and row["bytes_per_generation"] > 0 for row in table)
+    assert summary["master"]["ray_task_cpu_ms"] > 0 and len(summary["expected_scaling"]) == len(table)
 
 
 @pytest.mark.slow

@@ -58,6 +58,10 @@ from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
 IN_FLIGHT_PER_ACTOR = 2  # one chunk running, one queued on the actor: no idle gap between chunks
 
 
+class _ActorLost(Exception):
+    """An actor died with chunks in flight (a fault: they run again elsewhere)."""
+
+
 def _loopback_only():
     """Makes a local Ray cluster bind its servers to 127.0.0.1 instead of every interface.
 
@@ -185,8 +189,6 @@ class RayEvaluator(BaseEvaluator):
     def _build(self, spec, *, actors=None, cpus_per_actor=1, address=None, num_cpus=None, dashboard=False,
                temp_dir=None, chunks_per_actor=1, max_restarts=None, ready_timeout=600, frame_interval=0.1,
                **layout):
-        import ray
-
         check_optional_positive_int("actors", actors)
         check_positive_int("cpus_per_actor", cpus_per_actor)
         check_positive_int("chunks_per_actor", chunks_per_actor)
@@ -209,6 +211,22 @@ class RayEvaluator(BaseEvaluator):
         self._layout = dict(layout)
         self.owns_cluster = False
         self.actors = []
+        try:
+            actors = self._start_actors(actors, address, num_cpus, dashboard, temp_dir, ready_timeout)
+        except BaseException:
+            self.close()
+            raise
+        self.max_restarts = 3 * actors if max_restarts is None else max_restarts
+        self.telemetry = Telemetry(subpopulations=actors * self._layout.get("subpopulations", 2))
+        self.restarts = 0  # actors replaced after dying
+        self.progress = (0, 0)  # (chunks done, chunks) of the evaluation in progress or the last one
+        self.in_flight = {}  # chunks submitted and not yet returned: ObjectRef -> (actor index, chunk index)
+        self._base_refs = {}
+
+    def _start_actors(self, actors, address, num_cpus, dashboard, temp_dir, ready_timeout):
+        """Connects to (or starts) the cluster and starts the actors; returns how many."""
+        import ray
+
         if not ray.is_initialized():
             if address is None:
                 temp_dir = temp_dir or default_temp_dir()
@@ -219,26 +237,17 @@ class RayEvaluator(BaseEvaluator):
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
             self.owns_cluster = True
-        try:
-            if actors is None:
-                actors = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus_per_actor))
-            free = ray.available_resources().get("CPU", 0)
-            if actors * cpus_per_actor > free:
-                raise ValueError(f"actors: {actors} actors of {cpus_per_actor} CPU need {actors * cpus_per_actor} CPUs; "
-                                 f"the Ray cluster has {free:g} free")
-            self.max_restarts = 3 * actors if max_restarts is None else max_restarts
-            self._remote = ray.remote(num_cpus=cpus_per_actor, max_restarts=0,
-                                      concurrency_groups={"frames": 1})(_EvaluatorActor)
-            self.actors = [self._new_actor() for _ in range(actors)]
-            ray.get([actor.ready.remote() for actor in self.actors], timeout=ready_timeout)
-        except BaseException:
-            self.close()
-            raise
-        self.telemetry = Telemetry(subpopulations=actors * self._layout.get("subpopulations", 2))
-        self.restarts = 0  # actors replaced after dying
-        self.progress = (0, 0)  # (chunks done, chunks) of the evaluation in progress or the last one
-        self.in_flight = {}  # chunks submitted and not yet returned: ObjectRef -> (actor index, chunk index)
-        self._base_refs = {}
+        cpus = self.cpus_per_actor
+        if actors is None:
+            actors = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus))
+        free = ray.available_resources().get("CPU", 0)
+        if actors * cpus > free:
+            raise ValueError(f"actors: {actors} actors of {cpus} CPU need {actors * cpus} CPUs; "
+                             f"the Ray cluster has {free:g} free")
+        self._remote = ray.remote(num_cpus=cpus, max_restarts=0, concurrency_groups={"frames": 1})(_EvaluatorActor)
+        self.actors = [self._new_actor() for _ in range(actors)]
+        ray.get([actor.ready.remote() for actor in self.actors], timeout=ready_timeout)
+        return actors
 
     def _new_actor(self):
         return self._remote.remote(self.spec, self._layout, self.cpus_per_actor)
@@ -248,9 +257,6 @@ class RayEvaluator(BaseEvaluator):
                  bases: Mapping[str, np.ndarray] | None = None,
                  cancel: threading.Event | None = None) -> list[EvaluationResult]:
         """As Evaluator.evaluate, on the actors; sets self.telemetry (bytes_shipped included)."""
-        import ray
-        from ray.exceptions import RayActorError, RayTaskError
-
         requests = self.check_requests(requests, bases, cancel)
         start = time.perf_counter()
         shipped = self._put_bases(bases or {})
@@ -258,45 +264,46 @@ class RayEvaluator(BaseEvaluator):
         self.progress = (0, len(chunks))
         pending = collections.deque(range(len(chunks)))
         in_flight = self.in_flight = {}  # ObjectRef -> (actor index, chunk index)
+        load = [0] * len(self.actors)  # chunks in flight per actor
         outputs = {}
         times, working, dry_at = [], [], None  # actors with work over time; the end of the busy phase
         while pending or in_flight:
             if cancel is not None and cancel.is_set():
-                for ref in in_flight:
-                    ray.cancel(ref, force=False)
+                self._cancel(list(in_flight))
                 raise EvaluationCancelled("the evaluation was cancelled")
             for level in range(1, IN_FLIGHT_PER_ACTOR + 1):  # round robin: every actor busy before any queues
-                for index, actor in enumerate(self.actors):
-                    if pending and sum(1 for a, _ in in_flight.values() if a == index) < level:
+                for index in range(len(self.actors)):
+                    if not pending:
+                        break
+                    if load[index] < level:
                         chunk = pending.popleft()
-                        ref = actor.evaluate.remote(chunks[chunk], self._base_refs, self.max_episode_frames,
-                                                    self.spec.observation_statistics)
-                        in_flight[ref] = (index, chunk)
+                        in_flight[self._submit(index, chunks[chunk])] = (index, chunk)
+                        load[index] += 1
                         shipped += len(chunks[chunk])
-            busy_actors = len({index for index, _ in in_flight.values()})
+            busy_actors = sum(1 for n in load if n)
             if not working or working[-1] != busy_actors:
                 times.append(time.perf_counter())
                 working.append(busy_actors)
             if dry_at is None and not pending and busy_actors < len(self.actors):
                 dry_at = time.perf_counter()
             watching = self.has_frame_listeners
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=self.frame_interval if watching else 0.2)
+            ready = self._ready(list(in_flight), self.frame_interval if watching else 0.2)
             if watching:
                 self._poll_frame()
             for ref in ready:
                 if ref not in in_flight:
                     continue  # re-queued with its dead actor's other chunks
                 index, chunk = in_flight.pop(ref)
+                load[index] -= 1
                 try:
-                    payload = ray.get(ref)
-                except RayTaskError as error:  # raised inside the actor: a real error, not a fault
-                    raise error.as_instanceof_cause() from None
-                except RayActorError:  # the actor died: its chunks go back to the queue, a new actor takes its place
+                    payload = self._fetch(ref)
+                except _ActorLost:  # the actor died: its chunks go back to the queue, a new actor takes its place
                     lost = [chunk]
                     for other, (owner, other_chunk) in list(in_flight.items()):
                         if owner == index:
                             del in_flight[other]
                             lost.append(other_chunk)
+                    load[index] = 0
                     pending.extendleft(sorted(lost, reverse=True))
                     self._replace(index)
                     continue
@@ -314,6 +321,47 @@ class RayEvaluator(BaseEvaluator):
             for returns, behaviours, steps, frames, observation_sums in outputs[c]["results"]:
                 results.append(EvaluationResult(returns, behaviours, steps, frames, observation_sums))
         return results
+
+    # -- the transport: what evaluate() asks of Ray (bench/ray_scaling.py replaces it to time the master alone)
+    def _submit(self, index, chunk):
+        """Starts actor `index` on a pickled chunk; returns the reference of its result."""
+        return self.actors[index].evaluate.remote(chunk, self._base_refs, self.max_episode_frames,
+                                                  self.spec.observation_statistics)
+
+    def _ready(self, refs, timeout):
+        """The references among `refs` whose results are ready: waits up to `timeout` s for the first, then
+        takes every other one ready by then."""
+        import ray
+
+        ready, rest = ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready and rest:
+            more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready += more
+        return ready
+
+    def _fetch(self, ref):
+        """A ready result's bytes; _ActorLost when its actor died (an error raised inside the actor is raised)."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        try:
+            return ray.get(ref)
+        except RayTaskError as error:  # raised inside the actor: a real error, not a fault
+            raise error.as_instanceof_cause() from None
+        except RayActorError as error:
+            raise _ActorLost from error
+
+    def _cancel(self, refs):
+        import ray
+
+        for ref in refs:
+            ray.cancel(ref, force=False)
+
+    def _put(self, value):
+        """A value in the object store, for every actor to fetch."""
+        import ray
+
+        return ray.put(value)
 
     def _chunks(self, requests, seed):
         """Pickled chunks of consecutive requests with about equal numbers of episodes."""
@@ -335,14 +383,12 @@ class RayEvaluator(BaseEvaluator):
 
     def _put_bases(self, bases):
         """Puts new dense bases in the object store (once each); returns their bytes."""
-        import ray
-
         added = 0
         refs = {}
         for key, weights in bases.items():
             if key not in self._base_refs:
                 weights = np.ascontiguousarray(weights, np.float32)
-                self._base_refs[key] = ray.put(weights)
+                self._base_refs[key] = self._put(weights)
                 added += weights.nbytes
             refs[key] = self._base_refs[key]
         self._base_refs = refs
