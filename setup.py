@@ -131,7 +131,7 @@ setup(
         # Scale-out on a Ray cluster (workbench.evaluation.ray_evaluator); every node needs the same install.
         "ray": ["ray>=2.40,<3"],
         # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (bench/mujoco_steps.py); 1.2.5 is the
-        # newest EnvPool with Python 3.11 wheels.
-        "bench": ["envpool>=1.2.5"],
+        # newest EnvPool with Python 3.11 wheels. psutil: the soak benchmark samples the process (bench/soak.py).
+        "bench": ["envpool>=1.2.5", "psutil>=5.9"],
     },
 )

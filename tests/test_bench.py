@@ -212,3 +212,21 @@ def test_training_runs_bench_refuses_bad_arguments():
     result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--games", "frostbyte"], capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 2 and "frostbite" in result.stderr
+
+
+SOAK_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "soak.py")
+
+
+@pytest.mark.slow
+def test_soak_smoke_run_samples_memory_files_and_threads_every_generation():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, SOAK_BENCH, "--smoke"], capture_output=True, text=True, timeout=900,
+                            env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["benchmark"] == "soak" and summary["generations"] == 12 and summary["frames_shown"] > 0
+    assert summary["rss_mib"]["settled"] > 100 and summary["files"]["settled"] > 0 and summary["threads"]["max"] > 1
+    assert set(summary["growth"]) == {"rss", "files", "threads"}
+    result = subprocess.run([sys.executable, SOAK_BENCH, "--generations", "5", "--settle", "5"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 2 and "--settle" in result.stderr

@@ -270,3 +270,37 @@ def test_occupancy_profile_against_a_hand_computed_trace():
     # bins that cut steps in two, and a trace that starts late
     assert occupancy_profile([([1.0, 1.5], [2, 1])], 0.0, 2.0, capacity=2, bins=2) == (0.0, 0.75)
     assert occupancy_profile(lanes, 1.0, 1.0, capacity=8) == ()
+
+
+def test_longest_expected_episodes_start_first_and_results_do_not_change():
+    rng = np.random.default_rng(5)
+    scheduled = cartpole(subpopulations=2, slots=4, max_episode_frames=300)
+    in_order = cartpole(subpopulations=2, slots=4, max_episode_frames=300, longest_first=False)
+    parents = random_requests(scheduled.space, 12, 1, rng)
+    first = scheduled.evaluate(parents, seed=1)
+    assert in_order.episode_lengths is None and len(scheduled.episode_lengths) == 12
+    lengths = [float(r.frames[0]) for r in first]
+    children = [EvaluationRequest(p.genome.child(scheduled.space.sample_offset(rng), 0.01), 2, "population")
+                for p in parents]
+    order = scheduled.episode_lengths.longest_first([c.genome for c in children])
+    assert [lengths[k] for k in order] == sorted(lengths, reverse=True)  # by the parents' lengths, stable on ties
+    for a, b in zip(scheduled.evaluate(children, seed=2), in_order.evaluate(children, seed=2)):
+        np.testing.assert_array_equal(a.returns, b.returns)
+        np.testing.assert_array_equal(a.frames, b.frames)
+    with pytest.raises(TypeError, match="longest_first"):
+        cartpole(longest_first="yes")
+
+
+def test_episode_lengths_remember_the_newest_genomes_and_place_unknown_ones_at_the_mean():
+    from workbench.evaluation.schedule import EpisodeLengths
+
+    genomes = [Genome(k) for k in range(4)]
+    lengths = EpisodeLengths(capacity=3)
+    lengths.record(genomes[:3], [np.array([10, 30]), np.array([100]), np.array([50])])
+    assert lengths.expected(genomes[0]) == 20 and lengths.expected(genomes[0].child(7, 0.1)) == 20
+    assert lengths.expected(genomes[3]) is None
+    # known 20, 100, 50 (mean 56.7); the unknown genome sits between 100 and 50
+    assert lengths.longest_first([genomes[0], genomes[1], genomes[2], genomes[3]]) == [1, 3, 2, 0]
+    lengths.record([genomes[3]], [np.array([5])])  # a fourth genome: the oldest is forgotten
+    assert len(lengths) == 3 and lengths.expected(genomes[0]) is None
+    assert EpisodeLengths().longest_first(genomes) == [0, 1, 2, 3]  # nothing known: request order

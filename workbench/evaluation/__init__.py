@@ -7,6 +7,7 @@
                       emulation and inference overlap; telemetry of where the time went
   RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
   SubPopulation       one environment batch and one model: the episode loop
+  EpisodeLengths      which episodes start first (the longest expected), so rounds end with short tails
   WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
   Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
   behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)

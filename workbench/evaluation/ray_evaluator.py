@@ -168,7 +168,8 @@ class RayEvaluator(BaseEvaluator):
         streams; none while nobody listens).
     """
 
-    LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend", "action_noise")
+    LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend", "action_noise",
+              "longest_first")
 
     def __init__(self, env: str, model: str | Callable = "small", *, max_episode_frames: int | None = None,
                  env_options: Mapping | None = None, model_options: Mapping | None = None,

@@ -36,7 +36,7 @@ from workbench.ops import LowRankPerturbation, assign_slots
 
 
 class JobQueue:
-    """(request, episode) pairs handed out to sub-populations, in order; thread-safe.
+    """(request, episode) pairs handed out to sub-populations, in request order (or in `order`); thread-safe.
 
     Stopped once a sub-population fails (it sets `failed`) or the caller's `cancel` event is set:
     every sub-population then ends its loop after the current step. `dry_at` is the
@@ -44,8 +44,10 @@ class JobQueue:
     of the round's busy phase; None while every take() was served in full).
     """
 
-    def __init__(self, requests: Sequence[Any], cancel: threading.Event | None = None) -> None:
-        self._jobs = collections.deque((r, e) for r, request in enumerate(requests) for e in range(request.episodes))
+    def __init__(self, requests: Sequence[Any], cancel: threading.Event | None = None,
+                 order: Sequence[int] | None = None) -> None:
+        order = range(len(requests)) if order is None else order  # the requests whose episodes start first
+        self._jobs = collections.deque((r, e) for r in order for e in range(requests[r].episodes))
         self._lock = threading.Lock()
         self.failed = threading.Event()
         self.cancel = cancel

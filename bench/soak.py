@@ -1,0 +1,109 @@
+"""Soak test: a long training run in one process with the dashboard attached, watched for leaks.
+
+Trains a small Atari GA (Pong, SmallModel, population 16, 2 elite candidates x 2 episodes, 400-frame episodes by
+default) for 200 generations in the background, with a run directory (a checkpoint and the logs every
+generation) and a TrainingDashboard attached (its update thread draws the plots and gameplay frames as in a
+notebook). After every generation it samples the process's resident memory, open file descriptors and
+threads. The figure of merit is the growth from generation `--settle` (10: caches, traces and plots have
+warmed up) to the end, for each (target <= 5 %). Ends with one JSON line.
+
+  python bench/soak.py [--quick | --smoke] [--generations 200] [--game pong]
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
+
+import psutil  # noqa: E402
+
+from workbench.lab import TrainingDashboard  # noqa: E402
+from workbench.training import RunConfig, Trainer  # noqa: E402
+
+TARGET = 0.05  # growth after the settling generations
+MODES = {"smoke": dict(generations=12, settle=4), "quick": dict(generations=60, settle=10),
+         "full": dict(generations=200, settle=10)}
+
+
+def sample(process):
+    return dict(rss=process.memory_info().rss, files=process.num_fds(), threads=process.num_threads())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="60 generations")
+    mode.add_argument("--smoke", action="store_true", help="12 generations: checks the script runs")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    parser.add_argument("--generations", type=int, default=None)
+    parser.add_argument("--settle", type=int, default=None, help="generations before the baseline sample")
+    parser.add_argument("--game", default="pong")
+    args = parser.parse_args(argv)
+    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    generations = args.generations or MODES[name]["generations"]
+    settle = MODES[name]["settle"] if args.settle is None else args.settle
+    if not 0 <= settle < generations - 1:
+        parser.error(f"--settle must be in [0, generations - 1), got {settle} with {generations} generations")
+    config = RunConfig(env=args.game, model="small", algorithm="ga", subpopulations=2, slots=8,
+                       max_episode_frames=400, noise_size=2**24,
+                       hyperparameters=dict(population_size=16, truncation=4, sigma=0.01, elite_candidates=2,
+                                            elite_episodes=2))
+    run_dir = tempfile.mkdtemp(prefix="workbench-soak-")
+    process = psutil.Process()
+    samples = []
+    start = time.perf_counter()
+    try:
+        trainer = Trainer.from_config(config, run_dir=os.path.join(run_dir, "run"))
+        dashboard = TrainingDashboard(trainer, plot_interval=0.2, frame_interval=0.1)
+        events = trainer.events.subscribe(kinds={"generation"})
+        trainer.start(generations=generations)
+        while trainer.running or len(samples) < generations:
+            event = events.get(timeout=1.0)
+            if event is None:
+                if not trainer.running:
+                    break
+                continue
+            samples.append(dict(sample(process), generation=event.data.generation))
+            if len(samples) % 20 == 0:
+                s = samples[-1]
+                print(f"generation {s['generation']}: {s['rss'] / 2**20:.0f} MiB, {s['files']} files, "
+                      f"{s['threads']} threads, {dashboard.monitor.frames_received} frames shown", flush=True)
+        trainer.wait()
+        frames_shown = dashboard.monitor.frames_received
+        dashboard.close()
+        trainer.close()
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    if len(samples) != generations:
+        raise SystemExit(f"only {len(samples)} of {generations} generations were recorded")
+    baseline = samples[settle]
+    growth = {key: (max(s[key] for s in samples[settle:]) - baseline[key]) / baseline[key]
+              for key in ("rss", "files", "threads")}
+    summary = {
+        "benchmark": "soak", "mode": name, "game": args.game, "generations": generations, "settle": settle,
+        "seconds": round(time.perf_counter() - start, 1), "frames_shown": frames_shown,
+        "rss_mib": {"first": round(samples[0]["rss"] / 2**20, 1), "settled": round(baseline["rss"] / 2**20, 1),
+                    "last": round(samples[-1]["rss"] / 2**20, 1),
+                    "max": round(max(s["rss"] for s in samples) / 2**20, 1)},
+        "files": {"settled": baseline["files"], "last": samples[-1]["files"],
+                  "max": max(s["files"] for s in samples)},
+        "threads": {"settled": baseline["threads"], "last": samples[-1]["threads"],
+                    "max": max(s["threads"] for s in samples)},
+        "growth": {key: round(value, 4) for key, value in growth.items()},
+        "target": TARGET, "target_met": all(value <= TARGET for value in growth.values()),
+    }
+    print(f"growth after generation {settle}: memory {growth['rss']:.1%}, files {growth['files']:.1%}, "
+          f"threads {growth['threads']:.1%} (target <= {TARGET:.0%})")
+    print(json.dumps(summary, separators=(",", ":")))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

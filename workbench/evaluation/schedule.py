@@ -1,0 +1,59 @@
+"""EpisodeLengths: which episodes to start first so that a round's tail is short.
+
+A round ends when its last episode does; slots that run dry before then sit idle
+(the tail; evaluation.telemetry measures it). Starting the longest episodes first
+(longest-processing-time-first scheduling) leaves the short ones to fill the gaps
+at the end. Episode lengths are not known in advance, but a genome's own earlier
+episodes (an elite candidate was played in the population round) or its parent's
+(a GA child, an ES member and its center) predict them well. The evaluator records
+the mean frames of every genome it plays and orders the next requests by what it
+knows, longest first; requests it knows nothing about sit at the mean of the known
+ones. Only the order in which episodes start changes: episodes are seeded by their
+(request, episode) index and the kernels are batch invariant, so results do not.
+"""
+from __future__ import annotations
+
+import collections
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class EpisodeLengths:
+    """Mean episode frames per genome (the newest `capacity` genomes, keyed by hash) and the longest-first order."""
+
+    def __init__(self, capacity: int = 50_000) -> None:
+        self.capacity = int(capacity)
+        self._frames = collections.OrderedDict()  # hash(genome) -> mean frames of its episodes
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def record(self, genomes: Sequence, frames: Sequence[np.ndarray]) -> None:
+        """Remembers the mean of each genome's episode frames."""
+        for genome, episode_frames in zip(genomes, frames):
+            if len(episode_frames):
+                key = hash(genome)
+                self._frames[key] = float(np.mean(episode_frames))
+                self._frames.move_to_end(key)
+        while len(self._frames) > self.capacity:
+            self._frames.popitem(last=False)
+
+    def expected(self, genome) -> float | None:
+        """The genome's own mean frames, else its parent's, else None."""
+        for candidate in (genome, genome.parent):
+            if candidate is not None:
+                frames = self._frames.get(hash(candidate))
+                if frames is not None:
+                    return frames
+        return None
+
+    def longest_first(self, genomes: Sequence) -> list[int]:
+        """Indices of `genomes`, the longest expected first (ties and unknowns keep their order)."""
+        expected = [self.expected(genome) for genome in genomes]
+        known = [value for value in expected if value is not None]
+        if not known:
+            return list(range(len(genomes)))
+        middle = float(np.mean(known))
+        keys = [-(middle if value is None else value) for value in expected]
+        return sorted(range(len(genomes)), key=keys.__getitem__)
