@@ -2,13 +2,15 @@
 
 Users run training, not benchmarks. This benchmark runs the same GA generations (the `pc` preset: population
 200, 20 parents, 5 elite candidates x 5 episodes, 20,000-frame cap, 2 sub-populations of 16 slots, SmallModel)
-two ways, generation by generation in alternating order so both see the same machine load:
+three ways, generation by generation in rotating order so all see the same machine load:
   evaluator  the loop bench/end_to_end.py times (its pipelined candidate): strategy.ask(), Evaluator.evaluate(),
              strategy.tell(), nothing else
   training   a Trainer with a run directory driven as `python -m workbench train` drives it: a background
              thread, a checkpoint and the JSONL/TensorBoard logs every generation, the caller's thread
              waiting for generation events
-Both start from the same state with the same seeds, so they play the same episodes (checked: a benchmark of
+  in_order   the evaluator loop with episodes started in request order instead of the longest expected first
+             (evaluation.schedule): longest_first_vs_in_order is what the schedule buys
+All start from the same state with the same seeds, so they play the same episodes (checked: a benchmark of
 different work is void); the ratio training / evaluator is the cost of being a training run (target >= 0.85).
 Each round (the population round, the elite round) is split into its busy phase, where every episode slot
 runs, and its tail, where slots run dry (workbench.evaluation.telemetry): busy_fps is the rate a round would
@@ -50,10 +52,13 @@ SETTINGS = {
 
 
 class EvaluatorLoop:
-    """The bare loop: ask, evaluate, tell; the episode seeds the Trainer uses."""
+    """The bare loop: ask, evaluate, tell; the episode seeds the Trainer uses. longest_first=False: episodes start
+    in request order (the evaluator's schedule off)."""
 
-    def __init__(self, config, state=None):
+    def __init__(self, config, state=None, longest_first=True):
         self.strategy, self.evaluator = config.build()
+        if not longest_first:
+            self.evaluator.episode_lengths = None  # what Evaluator(longest_first=False) builds
         if state is not None:
             self.strategy = type(self.strategy).from_state(state["strategy"], self.evaluator.space)
         self.seed = config.seed
@@ -131,29 +136,35 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
         state = None
     training = TrainingRun(config, os.path.join(work_dir, game), from_run)
     evaluator = EvaluatorLoop(config, state)
+    in_order = EvaluatorLoop(config, state, longest_first=False)
+    arms = ("training", "evaluator", "in_order")
     try:
         for _ in range(warmup):
             training.generation()
             evaluator.generation()
-        walls = {"training": [], "evaluator": []}
-        frames, record_seconds, rounds = [], [], []
+            in_order.generation()
+        walls = {arm: [] for arm in arms}
+        frames, record_seconds, rounds, in_order_rounds = [], [], [], []
         for g in range(generations):
-            order = ("training", "evaluator") if g % 2 == 0 else ("evaluator", "training")
-            for arm in order:
+            for arm in arms[g % 3:] + arms[:g % 3]:  # each arm first in turn
                 start = time.perf_counter()
                 if arm == "training":
                     record = training.generation()
-                else:
+                elif arm == "evaluator":
                     parts = evaluator.generation()
+                else:
+                    unordered = in_order.generation()
                 walls[arm].append(time.perf_counter() - start)
-            mine = evaluator.strategy.history[-1]
-            if (record.max, record.mean, record.elite, record.frames) != (
-                    mine.max, mine.mean, mine.elite, sum(t.frames for _, t in parts)):
-                raise AssertionError(f"generation {record.generation}: the training run and the evaluator loop "
-                                     "played different episodes; a benchmark of different work is void")
+            for loop, loop_parts in ((evaluator, parts), (in_order, unordered)):
+                mine = loop.strategy.history[-1]
+                if (record.max, record.mean, record.elite, record.frames) != (
+                        mine.max, mine.mean, mine.elite, sum(t.frames for _, t in loop_parts)):
+                    raise AssertionError(f"generation {record.generation}: the training run and an evaluator loop "
+                                         "played different episodes; a benchmark of different work is void")
             frames.append(record.frames)
             record_seconds.append(record.seconds)
             rounds += parts
+            in_order_rounds += unordered
             print(f"{game} generation {record.generation}: {record.frames:,} frames; training "
                   f"{record.frames / walls['training'][-1]:,.0f} frames/s (record {record.frames_per_second:,.0f}), "
                   f"evaluator {record.frames / walls['evaluator'][-1]:,.0f}; "
@@ -162,7 +173,9 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
     finally:
         training.close()
         evaluator.close()
+        in_order.close()
     total = sum(frames)
+    in_order_fps = total / sum(walls["in_order"])
     training_fps = total / sum(walls["training"])
     evaluator_fps = total / sum(walls["evaluator"])
     busy_seconds = sum(t.busy_seconds for _, t in rounds)
@@ -177,8 +190,11 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
         "busy_fps": round(busy_fps, 1),
         "training_vs_evaluator": round(training_fps / evaluator_fps, 3),
         "evaluator_vs_busy": round(evaluator_fps / busy_fps, 3) if busy_fps else None,
+        "in_order_fps": round(in_order_fps, 1),
+        "longest_first_vs_in_order": round(evaluator_fps / in_order_fps, 3),
         "target_met": training_fps / evaluator_fps >= TARGET,
         "rounds": round_summary(rounds),
+        "in_order_rounds": round_summary(in_order_rounds),
         "layout": dict(subpopulations=config.subpopulations, slots=config.slots,
                        max_episode_frames=config.max_episode_frames, model=config.model,
                        population_size=evaluator.strategy.config.population_size),
@@ -225,8 +241,11 @@ def main(argv=None):
         print(f"{game:<10}{r['training_fps']:>12,.0f}{r['evaluator_fps']:>12,.0f}{r['busy_fps']:>12,.0f}"
               f"   {r['training_vs_evaluator']:>18.3f}  {r['evaluator_vs_busy']!s:>14}")
         for phase, entry in r["rounds"].items():
+            unordered = r["in_order_rounds"][phase]
             print(f"  {phase:<16} {entry['seconds']:>8.1f} s, tail {entry['tail_share']:.0%}, "
-                  f"busy {entry['busy_fps']:,.0f} frames/s, overall {entry['fps']:,.0f}")
+                  f"busy {entry['busy_fps']:,.0f} frames/s, overall {entry['fps']:,.0f}; in request order "
+                  f"{unordered['seconds']:.1f} s, tail {unordered['tail_share']:.0%}")
+        print(f"  longest first / in request order: {r['longest_first_vs_in_order']:.3f}")
     summary = {"benchmark": "training_runs", "mode": mode_name, "unit": "frames/s", "cores": os.cpu_count(),
                "targets": {"training_vs_evaluator": TARGET}, "results": results}
     print(json.dumps(summary, separators=(",", ":")))

@@ -203,6 +203,8 @@ def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop
         assert pong[key] > 0, key
     assert set(pong["rounds"]) == {"population", "elite candidate"}
     assert pong["rounds"]["elite candidate"]["tail_share"] > 0.9  # 4 episodes on 8 slots: no busy phase
+    assert pong["in_order_fps"] > 0 and pong["longest_first_vs_in_order"] > 0
+    assert set(pong["in_order_rounds"]) == set(pong["rounds"])
 
 
 def test_training_runs_bench_refuses_bad_arguments():
