@@ -14,10 +14,14 @@ LargeModel. Measured in the same run:
                    raw_ale_fps) and the inference roofline of distinct float32 members
                    (max(weight bytes / read bandwidth, FLOPs / matmul peak); bench/population_inference.py),
                    run back to back: 1 / (1 / emulation + 1 / (4 frames * observations/s))
-The unpipelined and pipelined evaluators must return identical results (checked), and the Keras
-network must compute our network's logits (checked). Rounds alternate between the two evaluators
-so both see the same machine load. Telemetry says where each evaluator's time went. Ends with one
-JSON line; ratios are what to read (absolute figures on shared machines are noise).
+The limits are measured again before every round, so a shared machine's drift lands in the limit as
+in the candidates, and the whole measurement runs three times (quick and full modes): the JSON line
+gives the median of each figure, the spread (min, max) of each ratio, and every run. The targets are
+read on the medians. The unpipelined and pipelined evaluators must return identical results
+(checked), and the Keras network must compute our network's logits (checked). Rounds alternate
+between the two evaluators so both see the same machine load. Telemetry says where each evaluator's
+time went (idle_fraction: the pipelined evaluator's idle share). Ends with one JSON line; ratios are
+what to read (absolute figures on shared machines are noise).
 
   python bench/end_to_end.py [--quick | --smoke] [--game pong] [--slots 16]
 """
@@ -50,10 +54,13 @@ from workbench.models.layers import Conv2D  # noqa: E402
 # a target.
 TARGETS = {"vs_naive": 15, "idle_fraction": 0.05, "vs_roofline": 0.7}
 FRAMESKIP = 4
-SETTINGS = {  # population, generations, frame cap per episode, naive members
-    "smoke": dict(population=4, generations=1, max_episode_frames=200, naive_members=1, elite=(1, 1)),
-    "quick": dict(population=32, generations=2, max_episode_frames=2000, naive_members=2, elite=(2, 2)),
-    "full": dict(population=64, generations=3, max_episode_frames=4000, naive_members=3, elite=(3, 3)),
+# population, generations, frame cap per episode, naive members, runs. The populations are 4x the 32 slots, so
+# a round is mostly its busy phase (a population of 32 on 32 slots measured one wave of episodes and its
+# straggler, which is what made the quick vs_naive lower than the full one).
+SETTINGS = {
+    "smoke": dict(population=4, generations=1, max_episode_frames=200, naive_members=1, elite=(1, 1), repeats=1),
+    "quick": dict(population=128, generations=1, max_episode_frames=1000, naive_members=2, elite=(2, 2), repeats=3),
+    "full": dict(population=128, generations=2, max_episode_frames=4000, naive_members=3, elite=(3, 3), repeats=3),
 }
 
 
@@ -129,75 +136,112 @@ def inference_roofline_obs_per_s(model, read_gbps, peak_gflops):
     return 1.0 / max(weight_seconds, flop_seconds)
 
 
-def bench_model(name, game, settings, slots, limits, seed=0):
-    population, generations, max_episode_frames = settings["population"], settings["generations"], settings["max_episode_frames"]
+def measure_limits(game, threads, smoke):
+    """This moment's limits: read bandwidth, matmul peak, the emulation limit (measured between candidate rounds,
+    so a shared machine's drift lands in both)."""
+    read_gbps, _, _ = measure_read_gbps(1 if smoke else 2, 16 if smoke else 128)
+    return {"read_gbps": read_gbps, "peak_gflops": measure_peak_gflops(1 if smoke else 3, 512 if smoke else 2048),
+            "emulation_fps": emulation_limit_fps(game, threads, 0.2 if smoke else 0.5)}
+
+
+def roofline(model, limits):
+    """(composed roofline, inference roofline) in frames/s for these limits: the composed one is
+    1 / (1 / emulation + 1 / (FRAMESKIP * inference observations/s))."""
+    inference_fps = FRAMESKIP * inference_roofline_obs_per_s(model, limits["read_gbps"], limits["peak_gflops"])
+    return 1.0 / (1.0 / limits["emulation_fps"] + 1.0 / inference_fps), inference_fps
+
+
+def bench_run(pipelined, unpipelined, game, settings, threads, smoke, seed):
+    """One run: the GA's rounds on both evaluators (alternating), the limits measured before each round."""
+    population, generations = settings["population"], settings["generations"]
     candidates, elite_episodes = settings["elite"]
-    pipelined = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=max_episode_frames)
-    unpipelined = Evaluator(game, name, subpopulations=1, slots=2 * slots, max_episode_frames=max_episode_frames)
     config = GAConfig(population_size=population, truncation=max(2, population // 8), sigma=0.002,
                       elite_candidates=candidates, elite_episodes=elite_episodes)
     ga = GeneticAlgorithm(config, pipelined.space, seed=seed)
-    warm = ga.ask()[: 2 * slots]
-    pipelined.evaluate(warm, seed=99), unpipelined.evaluate(warm, seed=99)  # traces the tf.functions
     totals = {"pipelined": [], "unpipelined": []}
-    round_index = 0
+    rounds = []  # (frames of the round, the limits measured just before it)
     while ga.generation < generations:
         requests = ga.ask()
+        limits = measure_limits(game, threads, smoke)
         order = (("pipelined", pipelined), ("unpipelined", unpipelined))
-        if round_index % 2:
+        if len(rounds) % 2:
             order = order[::-1]
         results = {}
         for label, evaluator in order:
-            results[label] = evaluator.evaluate(requests, seed=round_index)
+            results[label] = evaluator.evaluate(requests, seed=1000 * seed + len(rounds))
             totals[label].append(evaluator.telemetry)
         for a, b in zip(results["pipelined"], results["unpipelined"]):
             assert np.array_equal(a.returns, b.returns) and np.array_equal(a.frames, b.frames), \
                 "the evaluators disagree: a benchmark of wrong answers is void"
+        rounds.append((pipelined.telemetry.frames, limits))
         ga.tell(results["pipelined"])
-        round_index += 1
+    return totals, rounds, config
 
-    def summary(parts):
-        wall = sum(t.wall_seconds for t in parts)
-        frames = sum(t.frames for t in parts)
-        split = {k: sum(getattr(t, f"{k}_seconds") for t in parts) / (wall * parts[0].subpopulations)
-                 for k in ("emulation", "inference", "weight_loading", "idle")}
-        return frames / wall, frames, {k: round(v, 3) for k, v in split.items()}
 
-    pipelined_fps, frames, pipelined_split = summary(totals["pipelined"])
-    unpipelined_fps, _, unpipelined_split = summary(totals["unpipelined"])
+def evaluator_summary(parts):
+    wall = sum(t.wall_seconds for t in parts)
+    frames = sum(t.frames for t in parts)
+    split = {k: sum(getattr(t, f"{k}_seconds") for t in parts) / (wall * parts[0].subpopulations)
+             for k in ("emulation", "inference", "weight_loading", "idle")}
+    return frames / wall, frames, {k: round(v, 3) for k, v in split.items()}
 
-    # The naive loop on a few members of the first generation (same genomes, same frame cap).
+
+RATIOS = ("vs_naive", "pipelined_vs_unpipelined", "vs_roofline", "idle_fraction")
+FIGURES = ("naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps", "inference_roofline_fps")
+
+
+def bench_model(name, game, settings, slots, threads, smoke):
+    """settings["repeats"] runs of the GA (seeds 0, 1, ...) on both evaluators, each with its naive loop; the medians,
+    the spread (min, max) of the ratios, and every run."""
+    max_episode_frames = settings["max_episode_frames"]
+    pipelined = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=max_episode_frames)
+    unpipelined = Evaluator(game, name, subpopulations=1, slots=2 * slots, max_episode_frames=max_episode_frames)
+    warm = GeneticAlgorithm(GAConfig(population_size=2 * slots, truncation=2), pipelined.space, seed=99).ask()
+    pipelined.evaluate(warm, seed=99), unpipelined.evaluate(warm, seed=99)  # traces the tf.functions
     model = pipelined.models[0]
-    naive = NaiveLoop(game, model, max_episode_frames)
-    genomes = [r.genome for r in GeneticAlgorithm(config, pipelined.space, seed=seed).ask()[: settings["naive_members"]]]
-    observation = np.random.default_rng(0).integers(0, 256, (1, 84, 84, 4), dtype=np.uint8)
-    model.set_slot(0, pipelined.decoder.decode(genomes[0]))
-    ours = model(observation, np.zeros(1, np.int32)).numpy()
-    theirs = naive.keras_network(pipelined.decoder.decode(genomes[0]))(observation.astype(np.float32) / 255.0).numpy()
-    assert np.allclose(ours, theirs, rtol=1e-3, atol=1e-4 * np.abs(ours).max()), "the Keras network differs from ours"
-    naive.run(genomes[:1], pipelined.decoder, seed)  # warm-up (Keras traces its call)
-    start = time.perf_counter()
-    naive_frames = naive.run(genomes, pipelined.decoder, seed + 1)
-    naive_fps = naive_frames / (time.perf_counter() - start)
-
-    inference_obs = inference_roofline_obs_per_s(model, limits["read_gbps"], limits["peak_gflops"])
-    roofline_fps = 1.0 / (1.0 / limits["emulation_fps"] + 1.0 / (FRAMESKIP * inference_obs))
+    runs = []
+    for repeat in range(settings["repeats"]):
+        totals, rounds, config = bench_run(pipelined, unpipelined, game, settings, threads, smoke, seed=repeat)
+        pipelined_fps, frames, pipelined_split = evaluator_summary(totals["pipelined"])
+        unpipelined_fps, _, unpipelined_split = evaluator_summary(totals["unpipelined"])
+        # the run's rooflines: its rounds' frames at the limits measured just before each round
+        round_frames = sum(f for f, _ in rounds)
+        roofline_fps = round_frames / sum(f / roofline(model, limits)[0] for f, limits in rounds)
+        inference_fps = round_frames / sum(f / roofline(model, limits)[1] for f, limits in rounds)
+        medians = {key: float(np.median([limits[key] for _, limits in rounds])) for key in rounds[0][1]}
+        # the naive loop on a few members of this run's first generation (same genomes, same frame cap)
+        naive = NaiveLoop(game, model, max_episode_frames)
+        genomes = [r.genome for r in GeneticAlgorithm(config, pipelined.space, seed=repeat).ask()]
+        genomes = genomes[: settings["naive_members"]]
+        if repeat == 0:
+            observation = np.random.default_rng(0).integers(0, 256, (1, 84, 84, 4), dtype=np.uint8)
+            model.set_slot(0, pipelined.decoder.decode(genomes[0]))
+            ours = model(observation, np.zeros(1, np.int32)).numpy()
+            theirs = naive.keras_network(pipelined.decoder.decode(genomes[0]))(observation.astype(np.float32) / 255.0)
+            assert np.allclose(ours, theirs.numpy(), rtol=1e-3, atol=1e-4 * np.abs(ours).max()), \
+                "the Keras network differs from ours"
+        naive.run(genomes[:1], pipelined.decoder, repeat)  # warm-up (Keras traces its call)
+        start = time.perf_counter()
+        naive_frames = naive.run(genomes, pipelined.decoder, repeat + 1)
+        naive_fps = naive_frames / (time.perf_counter() - start)
+        runs.append({
+            "naive_fps": round(naive_fps, 1), "unpipelined_fps": round(unpipelined_fps, 1),
+            "pipelined_fps": round(pipelined_fps, 1), "roofline_fps": round(roofline_fps, 1),
+            "vs_naive": round(pipelined_fps / naive_fps, 3),
+            "pipelined_vs_unpipelined": round(pipelined_fps / unpipelined_fps, 3),
+            "vs_roofline": round(pipelined_fps / roofline_fps, 3), "idle_fraction": pipelined_split["idle"],
+            "inference_roofline_fps": round(inference_fps, 1), "frames_per_evaluator": frames,
+            "pipelined_time_split": pipelined_split, "unpipelined_time_split": unpipelined_split,
+            "limits": {key: round(value, 2) for key, value in medians.items()},
+        })
     pipelined.close(), unpipelined.close()
-    return {
-        "naive_fps": round(naive_fps, 1),
-        "unpipelined_fps": round(unpipelined_fps, 1),
-        "pipelined_fps": round(pipelined_fps, 1),
-        "roofline_fps": round(roofline_fps, 1),
-        "vs_naive": round(pipelined_fps / naive_fps, 3),
-        "pipelined_vs_unpipelined": round(pipelined_fps / unpipelined_fps, 3),
-        "idle_fraction": pipelined_split["idle"],
-        "vs_roofline": round(pipelined_fps / roofline_fps, 3),
-        "inference_roofline_fps": round(FRAMESKIP * inference_obs, 1),
-        "frames_per_evaluator": frames,
-        "pipelined_time_split": pipelined_split,
-        "unpipelined_time_split": unpipelined_split,
-        "parameters": model.num_parameters,
-    }
+    result = {key: round(float(np.median([run[key] for run in runs])), 3) for key in RATIOS + FIGURES}
+    result["spread"] = {key: [min(run[key] for run in runs), max(run[key] for run in runs)] for key in RATIOS}
+    middle = sorted(runs, key=lambda run: run["pipelined_fps"])[len(runs) // 2]  # the median run's time splits
+    result.update(pipelined_time_split=middle["pipelined_time_split"],
+                  unpipelined_time_split=middle["unpipelined_time_split"],
+                  frames_per_evaluator=middle["frames_per_evaluator"], parameters=model.num_parameters, runs=runs)
+    return result
 
 
 def main(argv=None):
@@ -219,24 +263,21 @@ def main(argv=None):
     except ValueError as error:
         parser.error(str(error))
     threads = tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()
-    read_gbps, _, _ = measure_read_gbps(1 if args.smoke else 3, 16 if args.smoke else 256)
-    limits = {
-        "read_gbps": read_gbps,
-        "peak_gflops": measure_peak_gflops(1 if args.smoke else 5, 512 if args.smoke else 2048),
-        "emulation_fps": emulation_limit_fps(game, threads, 0.2 if args.smoke else 1.0),
-    }
+    limits = measure_limits(game, threads, args.smoke)
     print(f"{game}: emulation limit {limits['emulation_fps']:.0f} frames/s ({threads} threads), "
-          f"read {read_gbps:.1f} GB/s, matmul peak {limits['peak_gflops']:.0f} GFLOP/s")
+          f"read {limits['read_gbps']:.1f} GB/s, matmul peak {limits['peak_gflops']:.0f} GFLOP/s (at the start; "
+          "each round's rooflines use the limits measured just before it)")
     results = {}
     columns = ["naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps"]
     print(f"{'model':<8}" + "".join(f"{c:>17}" for c in columns) + "   vs_naive pipe/unpipe vs_roofline idle")
     for name in args.models:
-        r = bench_model(name, game, settings, args.slots, limits)
+        r = bench_model(name, game, settings, args.slots, threads, args.smoke)
         results[name] = r
         print(f"{name:<8}" + "".join(f"{r[c]:>17.1f}" for c in columns)
               + f"   {r['vs_naive']:>8.2f} {r['pipelined_vs_unpipelined']:>11.2f} {r['vs_roofline']:>11.2f}"
               f" {r['idle_fraction']:>5.1%}")
         print(f"{'':<8}time split pipelined {r['pipelined_time_split']}, unpipelined {r['unpipelined_time_split']}")
+        print(f"{'':<8}medians of {len(r['runs'])} runs; spread (min, max): {r['spread']}")
     summary = {
         "benchmark": "end_to_end",
         "mode": mode_name,
@@ -244,7 +285,7 @@ def main(argv=None):
         "unit": "frames/s",
         "threads": threads,
         "emulation_limit_fps": round(limits["emulation_fps"], 1),
-        "read_gbps": round(read_gbps, 2),
+        "read_gbps": round(limits["read_gbps"], 2),
         "peak_gflops": round(limits["peak_gflops"], 1),
         "targets": TARGETS,
         "results": results,

@@ -73,6 +73,7 @@ def test_end_to_end_smoke_run_prints_ratios_as_json():
             assert entry[key] > 0, (model, key)
         assert abs(sum(entry["pipelined_time_split"].values()) - 1) < 0.01
         assert entry["idle_fraction"] == entry["pipelined_time_split"]["idle"]
+        assert len(entry["runs"]) == 1 and entry["spread"]["vs_roofline"] == [entry["vs_roofline"]] * 2
     assert summary["targets"]["idle_fraction"] == 0.05 and "pipelined_vs_unpipelined" not in summary["targets"]
 
 
