@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from workbench.checks import check_int, check_positive_int, check_real
+from workbench.checks import check_bool, check_int, check_positive_int, check_real
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.run_spec import RunSpec
@@ -97,8 +97,7 @@ class Evaluator(BaseEvaluator):
     def _build(self, spec, noise, subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
                frame_listener, frame_interval, action_noise=0.0, longest_first=True):
         check_positive_int("subpopulations", subpopulations)
-        if not isinstance(longest_first, bool):
-            raise TypeError(f"longest_first must be True or False, got {longest_first!r}")
+        check_bool("longest_first", longest_first)
         self.episode_lengths = EpisodeLengths() if longest_first else None
         check_real("action_noise", action_noise, 0)
         check_positive_int("slots", slots)
