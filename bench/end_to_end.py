@@ -20,8 +20,10 @@ gives the median of each figure, the spread (min, max) of each ratio, and every 
 read on the medians. The unpipelined and pipelined evaluators must return identical results
 (checked), and the Keras network must compute our network's logits (checked). Rounds alternate
 between the two evaluators so both see the same machine load. Telemetry says where each evaluator's
-time went (idle_fraction: the pipelined evaluator's idle share). Ends with one JSON line; ratios are
-what to read (absolute figures on shared machines are noise).
+time went (idle_fraction: the pipelined evaluator's idle share). A row for the GA's low-rank mode
+(mutation_rank 1) compares its children run through the op's perturbed mode with the same children
+materialised. Ends with one JSON line; ratios are what to read (absolute figures on shared machines are
+noise).
 
   python bench/end_to_end.py [--quick | --smoke] [--game pong] [--slots 16]
 """
@@ -186,6 +188,40 @@ def evaluator_summary(parts):
     return frames / wall, frames, {k: round(v, 3) for k, v in split.items()}
 
 
+def bench_perturbed(name, game, settings, slots):
+    """The GA's low-rank mode (mutation_rank 1): the same rank-1 children run through the op's perturbed mode
+    (perturbed_rank 1: the parent's weights plus the factors, never materialised) and materialised (perturbed_rank
+    0), rounds alternating. The two round differently, so their episodes may differ a little in length."""
+    cap = settings["max_episode_frames"]
+    factored = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=cap, perturbed_rank=1)
+    materialised = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=cap)
+    candidates, elite_episodes = settings["elite"]
+    population = settings["population"]
+    config = GAConfig(population_size=population, truncation=max(2, population // 8), sigma=0.002,
+                      elite_candidates=candidates, elite_episodes=elite_episodes, mutation_rank=1)
+    ga = GeneticAlgorithm(config, factored.space, seed=7)
+    warm = ga.ask()[: 2 * slots]
+    factored.evaluate(warm, seed=98), materialised.evaluate(warm, seed=98)
+    totals = {"perturbed": [0, 0.0], "materialised": [0, 0.0]}
+    rounds = 0
+    while ga.generation < max(2, settings["generations"]):  # generation 0 has no children: parents only
+        requests = ga.ask()
+        order = (("perturbed", factored), ("materialised", materialised))
+        results = {}
+        for label, evaluator in order if rounds % 2 == 0 else order[::-1]:
+            results[label] = evaluator.evaluate(requests, seed=500 + rounds)
+            if ga.generation > 0:
+                totals[label][0] += evaluator.telemetry.frames
+                totals[label][1] += evaluator.telemetry.wall_seconds
+        ga.tell(results["perturbed"])
+        rounds += 1
+    factored.close(), materialised.close()
+    perturbed_fps, materialised_fps = (totals[k][0] / totals[k][1] for k in ("perturbed", "materialised"))
+    return {"perturbed_fps": round(perturbed_fps, 1), "materialised_fps": round(materialised_fps, 1),
+            "perturbed_vs_materialised": round(perturbed_fps / materialised_fps, 3),
+            "frames": {k: v[0] for k, v in totals.items()}}
+
+
 RATIOS = ("vs_naive", "pipelined_vs_unpipelined", "vs_roofline", "idle_fraction")
 FIGURES = ("naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps", "inference_roofline_fps")
 
@@ -278,6 +314,10 @@ def main(argv=None):
               f" {r['idle_fraction']:>5.1%}")
         print(f"{'':<8}time split pipelined {r['pipelined_time_split']}, unpipelined {r['unpipelined_time_split']}")
         print(f"{'':<8}medians of {len(r['runs'])} runs; spread (min, max): {r['spread']}")
+        r["perturbed"] = bench_perturbed(name, game, settings, args.slots)
+        p = r["perturbed"]
+        print(f"{'':<8}low-rank children (mutation_rank 1): perturbed mode {p['perturbed_fps']:,.0f} frames/s, "
+              f"materialised {p['materialised_fps']:,.0f} ({p['perturbed_vs_materialised']:.3f})")
     summary = {
         "benchmark": "end_to_end",
         "mode": mode_name,

@@ -74,6 +74,7 @@ def test_end_to_end_smoke_run_prints_ratios_as_json():
         assert abs(sum(entry["pipelined_time_split"].values()) - 1) < 0.01
         assert entry["idle_fraction"] == entry["pipelined_time_split"]["idle"]
         assert len(entry["runs"]) == 1 and entry["spread"]["vs_roofline"] == [entry["vs_roofline"]] * 2
+        assert entry["perturbed"]["perturbed_fps"] > 0 and entry["perturbed"]["perturbed_vs_materialised"] > 0
     assert summary["targets"]["idle_fraction"] == 0.05 and "pipelined_vs_unpipelined" not in summary["targets"]
 
 
