@@ -21,9 +21,10 @@ policy's training score first reached the threshold (minutes and steps).
   python bench/learning.py --game HumanoidTrap-v5 --compare es,ns-es,nsr-es --frames 20000000   # final x, y
 
 Modes: --smoke (seconds: checks the script), --quick (a few minutes, for make bench), full (default:
-a two-hour budget on the machine at hand; on MuJoCo the task's target). A study runs one training per value of one hyperparameter
-with the same budget; a comparison runs one training per algorithm ("+vbn": with virtual batch
-normalisation) with the same frames. Both score each final elite at the training cap.
+a two-hour budget on the machine at hand; on MuJoCo the task's target). A study runs one training per value
+of one hyperparameter with the same budget; a comparison runs one training per algorithm ("+vbn": with
+virtual batch normalisation; "+lowrank": the GA with rank-1 mutations in the op's perturbed mode) with the
+same frames. Both score each final elite at the training cap.
 """
 import argparse
 import csv
@@ -97,14 +98,15 @@ def parse_study(text):
 
 
 def parse_compare(text):
-    """[(algorithm, virtual_batch_norm)] of --compare "es+vbn,es,random"."""
+    """[(algorithm, option)] of --compare "es+vbn,es,random,ga+lowrank" (option "", "vbn" or "lowrank")."""
     arms = []
     for arm in (text or "").split(","):
         algorithm, _, suffix = arm.strip().partition("+")
-        if algorithm not in ALGORITHMS or suffix not in ("", "vbn"):
+        if algorithm not in ALGORITHMS or suffix not in ("", "vbn", "lowrank") or (
+                suffix == "lowrank" and algorithm not in ("ga", "random")):
             raise ValueError(f"--compare must list algorithms of {sorted(ALGORITHMS)}, each optionally with +vbn "
-                             f"(e.g. es+vbn,es,random), got {arm.strip()!r}")
-        arms.append((algorithm, suffix == "vbn"))
+                             f"or (ga, random) +lowrank (e.g. es+vbn,es,random or ga,ga+lowrank), got {arm.strip()!r}")
+        arms.append((algorithm, suffix))
     return arms
 
 
@@ -264,8 +266,13 @@ def main():
         run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
         return
     if compare:
-        arms = {algorithm + ("+vbn" if vbn else ""): preset_config(algorithm, virtual_batch_norm=vbn)
-                for algorithm, vbn in compare}
+        arms = {}
+        for algorithm, option in compare:
+            config = preset_config(algorithm, virtual_batch_norm=option == "vbn")
+            if option == "lowrank":  # rank-1 mutations, run through the op's perturbed mode
+                config = RunConfig.from_json(dict(config.to_json(), perturbed_rank=1, hyperparameters=dict(
+                    config.hyperparameters, mutation_rank=1)))
+            arms[algorithm + (f"+{option}" if option else "")] = config
         run_arms(arms, dict(compare=list(arms), preset=args.preset), base, minutes, frames, episodes, out, name, paper)
         return
     run_dir = os.path.join(out, "run")

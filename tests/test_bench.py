@@ -128,15 +128,17 @@ def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_pat
 @pytest.mark.slow
 def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "seaquest", "--compare", "es+vbn,random",
-                             "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "seaquest", "--compare",
+                             "es+vbn,random,ga+lowrank", "--out", str(tmp_path)], capture_output=True, text=True,
+                            timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert summary["compare"] == ["es+vbn", "random"] and summary["game"] == "seaquest"
+    assert summary["compare"] == ["es+vbn", "random", "ga+lowrank"] and summary["game"] == "seaquest"
     assert summary["paper"]["ES"] == 1390 and summary["paper"]["RS 1B"] == 503
     assert all(summary["results"][arm]["test"]["episodes"] == 2 for arm in summary["compare"])
     configs = {arm: json.load(open(tmp_path / arm / "config.json")) for arm in summary["compare"]}
     assert configs["es+vbn"]["virtual_batch_norm"] and not configs["random"]["virtual_batch_norm"]
+    assert configs["ga+lowrank"]["perturbed_rank"] == 1 and configs["ga+lowrank"]["hyperparameters"]["mutation_rank"] == 1
     assert (tmp_path / "curve.png").stat().st_size > 0
 
 
@@ -145,7 +147,8 @@ def test_learning_bench_refuses_bad_arguments(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
     for arguments, message in ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
                                (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes"),
-                               (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare")):
+                               (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare"),
+                               (["--compare", "es+lowrank"], "--compare")):
         result = subprocess.run([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
                                 capture_output=True, text=True, timeout=300)
         assert result.returncode == 2 and message in result.stderr, (arguments, result.stderr[-500:])
