@@ -135,8 +135,22 @@ def recorded_history(run_dir):
         return [GenerationRecord.from_json(json.loads(line)) for line in f if line.strip()]
 
 
-def write_curve(curves, out):
-    """curve.csv and curve.png of {label: history}: elite and population statistics against frames and minutes."""
+def rolling_median(values, window):
+    """The median of each value's trailing window (NaNs left out)."""
+    values = np.asarray(values, float)
+    out = np.full(values.shape, np.nan)
+    for i in range(len(values)):
+        part = values[max(0, i - window + 1): i + 1]
+        part = part[np.isfinite(part)]
+        if part.size:
+            out[i] = np.median(part)
+    return out
+
+
+def write_curve(curves, out, unit="frames"):
+    """curve.csv and curve.png of {label: history}: elite and population statistics against frames (MuJoCo:
+    unit "steps") and minutes. With hundreds of generations the elite's points are drawn faintly and its
+    rolling median over 2 % of the generations on top."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -160,11 +174,17 @@ def write_curve(curves, out):
             minutes.append(elapsed)
         elite = [float("nan") if r.elite is None else r.elite for r in history]
         prefix = "" if len(curves) == 1 else f"{label}: "
+        many = len(history) > 150
         for axes, x in ((by_frames, frames), (by_time, minutes)):
-            line, = axes.plot(x, elite, "o-", ms=3, label=f"{prefix}elite")
-            axes.plot(x, [r.mean for r in history], "--", color=line.get_color(), alpha=0.6,
-                      label=f"{prefix}population mean")
-    by_frames.set_xlabel("frames (millions)")
+            if many:
+                line, = axes.plot(x, elite, ".", ms=1.5, alpha=0.3)
+                axes.plot(x, rolling_median(elite, max(3, len(history) // 50)), "-", lw=1.6,
+                          color=line.get_color(), label=f"{prefix}elite (rolling median)")
+            else:
+                line, = axes.plot(x, elite, "o-", ms=3, label=f"{prefix}elite")
+            axes.plot(x, [r.mean for r in history], "--", lw=0.8 if many else 1.5, color=line.get_color(),
+                      alpha=0.6, label=f"{prefix}population mean")
+    by_frames.set_xlabel(f"{unit} (millions)")
     by_time.set_xlabel("wall-clock minutes")
     by_frames.set_ylabel("episode return")
     for axes in (by_frames, by_time):
@@ -283,7 +303,7 @@ def main():
         history, seconds = train(base, run_dir, minutes, frames)
     if not history:
         raise SystemExit("no generation finished within the budget; give more --minutes or --frames")
-    curve = write_curve({args.algorithm: history}, out)
+    curve = write_curve({args.algorithm: history}, out, "frames" if task is None else "steps")
     if task is not None:
         report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, minutes, anchors, out, curve)
         return
@@ -372,7 +392,7 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
                                   final_y=round(float(positions[:, 1].mean()), 2))
         print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
               file=sys.stderr)
-    curve = write_curve(curves, out)
+    curve = write_curve(curves, out, "steps" if find_mujoco_task(base.env) is not None else "frames")
     print(json.dumps({"benchmark": "learning", "mode": name, **describe, "game": base.env, "model": base.model,
                       "budget": dict(minutes=minutes, frames=frames), "cores": os.cpu_count(),
                       "results": results, "paper": paper, "curve": curve}))
