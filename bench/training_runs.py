@@ -144,7 +144,7 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
             evaluator.generation()
             in_order.generation()
         walls = {arm: [] for arm in arms}
-        frames, record_seconds, rounds, in_order_rounds = [], [], [], []
+        frames, record_seconds, rounds, in_order_rounds, round_seconds = [], [], [], [], 0.0
         for g in range(generations):
             for arm in arms[g % 3:] + arms[:g % 3]:  # each arm first in turn
                 start = time.perf_counter()
@@ -163,6 +163,7 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
                                          "played different episodes; a benchmark of different work is void")
             frames.append(record.frames)
             record_seconds.append(record.seconds)
+            round_seconds += sum(r["seconds"] for r in record.rounds)
             rounds += parts
             in_order_rounds += unordered
             print(f"{game} generation {record.generation}: {record.frames:,} frames; training "
@@ -186,6 +187,10 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
         "frames": total,
         "training_fps": round(training_fps, 1),
         "training_record_fps": round(total / sum(record_seconds), 1),  # what history.jsonl says
+        # per generation, the training arm's seconds outside its record's (checkpoint, logs, thread, events)
+        "training_overhead_seconds": round((sum(walls["training"]) - sum(record_seconds)) / generations, 3),
+        # and inside it but outside the rounds (ask, tell, statistics): the record's seconds minus the rounds'
+        "strategy_seconds": round((sum(record_seconds) - round_seconds) / generations, 3),
         "evaluator_fps": round(evaluator_fps, 1),
         "busy_fps": round(busy_fps, 1),
         "training_vs_evaluator": round(training_fps / evaluator_fps, 3),
@@ -245,7 +250,9 @@ def main(argv=None):
             print(f"  {phase:<16} {entry['seconds']:>8.1f} s, tail {entry['tail_share']:.0%}, "
                   f"busy {entry['busy_fps']:,.0f} frames/s, overall {entry['fps']:,.0f}; in request order "
                   f"{unordered['seconds']:.1f} s, tail {unordered['tail_share']:.0%}")
-        print(f"  longest first / in request order: {r['longest_first_vs_in_order']:.3f}")
+        print(f"  longest first / in request order: {r['longest_first_vs_in_order']:.3f}; per generation the "
+              f"training run spent {r['training_overhead_seconds']:.2f} s outside its record (checkpoint, logs, "
+              f"events) and {r['strategy_seconds']:.2f} s in it outside the rounds (ask, tell)")
     summary = {"benchmark": "training_runs", "mode": mode_name, "unit": "frames/s", "cores": os.cpu_count(),
                "targets": {"training_vs_evaluator": TARGET}, "results": results}
     print(json.dumps(summary, separators=(",", ":")))
