@@ -30,7 +30,11 @@ def nodes():
     ray_constants.ENABLE_RAY_CLUSTER = False
     if ray.is_initialized():
         ray.shutdown()
-    temp_dir = tempfile.mkdtemp(prefix="rwc-", dir="/tmp")  # Ray's socket paths must stay short
+    base = tempfile.mkdtemp(prefix="rwc-", dir="/tmp")  # Ray's socket paths must stay short
+    temp_dir = os.path.join(base, "ray")
+    os.makedirs(temp_dir)
+    previous = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = base  # where cluster_utils writes the cluster's address (default /tmp/ray)
     local = dict(node_ip_address="127.0.0.1", object_store_memory=100 * 2**20)
     cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=0, include_dashboard=False,
                                                                 temp_dir=temp_dir, **local))
@@ -40,6 +44,10 @@ def nodes():
     if ray.is_initialized():
         ray.shutdown()
     cluster.shutdown()
+    if previous is None:
+        os.environ.pop("RAY_TMPDIR", None)
+    else:
+        os.environ["RAY_TMPDIR"] = previous
 
 
 def node_of(actor):
