@@ -232,7 +232,8 @@ def bench_model(name, game, settings, slots, threads, smoke):
     max_episode_frames = settings["max_episode_frames"]
     pipelined = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=max_episode_frames)
     unpipelined = Evaluator(game, name, subpopulations=1, slots=2 * slots, max_episode_frames=max_episode_frames)
-    warm = GeneticAlgorithm(GAConfig(population_size=2 * slots, truncation=2), pipelined.space, seed=99).ask()
+    warm = GeneticAlgorithm(GAConfig(population_size=max(2, 2 * slots), truncation=2, elite_candidates=1,
+                                     elite_episodes=1), pipelined.space, seed=99).ask()
     pipelined.evaluate(warm, seed=99), unpipelined.evaluate(warm, seed=99)  # traces the tf.functions
     model = pipelined.models[0]
     runs = []
