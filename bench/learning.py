@@ -393,7 +393,9 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
         print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
               file=sys.stderr)
     curve = write_curve(curves, out, "steps" if find_mujoco_task(base.env) is not None else "frames")
-    print(json.dumps({"benchmark": "learning", "mode": name, **describe, "game": base.env, "model": base.model,
+    models = sorted({config.model for config in arms.values()})  # the arms' own (base is the default algorithm's)
+    print(json.dumps({"benchmark": "learning", "mode": name, **describe, "game": base.env,
+                      "model": models[0] if len(models) == 1 else models,
                       "budget": dict(minutes=minutes, frames=frames), "cores": os.cpu_count(),
                       "results": results, "paper": paper, "curve": curve}))
 

@@ -170,7 +170,7 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
                              "--out", str(tmp_path / "trap")], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert {arm["model"] for arm in summary["results"].values()} == {"mlp"}
+    assert {arm["model"] for arm in summary["results"].values()} == {"mlp"} and summary["model"] == "mlp"
     assert all("final_x" in arm and "final_y" in arm for arm in summary["results"].values())
 
 
