@@ -16,9 +16,9 @@ Measured in the same run, round by round (the two alternate, so both see the sam
                at once (chunking and pickling genomes, scheduling, unpickling and assembling results), for
                populations of 1,000 and 10,000 and 16-256 actors: genomes/s it hands out and collects, seconds
                and bytes per generation; plus Ray's own cost per task, measured on real Ray actors that answer
-               at once (the driver's CPU time per task). From those and the measured per-actor rate and tail,
-               the expected frames/s of a cluster: frames / (frames / (actors x per-actor rate) + tail +
-               master seconds).
+               at once (the driver's CPU time per task; 4 actors x 16 chunks each). From those and the
+               measured per-actor rate and tail, the expected frames/s of a cluster: frames / (frames /
+               (actors x per-actor rate) + tail + master seconds).
 The results of the two evaluators must be identical (checked). Ends with one JSON line.
 
   python bench/ray_scaling.py [--quick | --smoke] [--game pong] [--model small] [--actors 2] [--master-only]
@@ -54,9 +54,10 @@ WORKLOADS = {  # population, generations, frame cap per episode, elite candidate
     "full": {"throughput": dict(population=256, generations=2, max_episode_frames=20000, elite=(5, 5)),
              "straggler": dict(population=32, generations=2, max_episode_frames=2000, elite=(2, 2))},
 }
-MASTER = {"smoke": dict(populations=(100,), actors=(4, 16), repeats=1, chain=5),
-          "quick": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=2, chain=50),
-          "full": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=3, chain=50)}
+MASTER = {  # stand-in tables; "answering": real Ray actors that answer at once x chunks per actor (Ray per task)
+    "smoke": dict(populations=(100,), actors=(4, 16), repeats=1, chain=5, answering=(2, 4)),
+    "quick": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=2, chain=50, answering=(4, 16)),
+    "full": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=3, chain=50, answering=(4, 16))}
 
 
 def compare(local, remote, workload, seed=0):
@@ -102,10 +103,13 @@ def compare(local, remote, workload, seed=0):
 
 
 # -- the master alone -------------------------------------------------------------------------------------
+_EMPTY_TELEMETRY = dataclasses.asdict(Telemetry())  # a plain dict: the answering actors need no workbench import
+
+
 def _answer(chunk):
     """What an actor would send back for a pickled chunk: one zero return per episode, a telemetry, no fetch."""
     requests = pickle.loads(chunk)["requests"]
-    telemetry = dataclasses.asdict(Telemetry(episodes=sum(episodes for _, episodes, _, _ in requests)))
+    telemetry = dict(_EMPTY_TELEMETRY, episodes=sum(episodes for _, episodes, _, _ in requests))
     results = [(np.zeros(episodes), None, np.zeros(episodes, np.int64), np.zeros(episodes, np.int64), None)
                for _, episodes, _, _ in requests]
     return pickle.dumps(dict(results=results, telemetry=telemetry, fetched=0), protocol=pickle.HIGHEST_PROTOCOL)
@@ -202,14 +206,16 @@ def master_overhead(spec, settings, temp_dir):
                               bytes_per_generation=master.telemetry.bytes_shipped))
             master.close()
     # Ray's own cost per task: 4 answering actors, many small chunks, the driver's CPU time per task
-    answering = AnsweringRayEvaluator.from_spec(spec, actors=4, chunks_per_actor=16, num_cpus=4, temp_dir=temp_dir)
+    actors, chunks = settings["answering"]
+    answering = AnsweringRayEvaluator.from_spec(spec, actors=actors, chunks_per_actor=chunks, num_cpus=actors,
+                                                temp_dir=temp_dir)
     try:
-        requests = lineage(spec.space(), 640, settings["chain"], rng)
+        requests = lineage(spec.space(), 10 * actors * chunks, settings["chain"], rng)
         answering.evaluate(requests, seed=0)  # warm-up
         cpu, wall = time.process_time(), time.perf_counter()
         for k in range(settings["repeats"] * 3):
             answering.evaluate(requests, seed=k)
-        tasks = settings["repeats"] * 3 * 4 * 16
+        tasks = settings["repeats"] * 3 * actors * chunks
         ray_task_cpu = (time.process_time() - cpu) / tasks
         ray_task_wall = (time.perf_counter() - wall) / tasks
     finally:

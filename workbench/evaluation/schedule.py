@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from workbench.evolution.genome import Genome
+
 
 class EpisodeLengths:
     """Mean episode frames per genome (the newest `capacity` genomes, keyed by hash) and the longest-first order."""
@@ -39,7 +41,7 @@ class EpisodeLengths:
         while len(self._frames) > self.capacity:
             self._frames.popitem(last=False)
 
-    def expected(self, genome) -> float | None:
+    def expected(self, genome: Genome) -> float | None:
         """The genome's own mean frames, else its parent's, else None."""
         for candidate in (genome, genome.parent):
             if candidate is not None:
