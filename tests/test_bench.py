@@ -219,6 +219,12 @@ def test_training_runs_bench_refuses_bad_arguments():
     result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--games", "frostbyte"], capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 2 and "frostbite" in result.stderr
+    for arguments, message in ((["--warmup", "-1"], "--warmup"), (["--from-run", "/nonexistent"], "--from-run"),
+                               (["--from-run", os.path.dirname(__file__), "--games", "pong", "frostbite"],
+                                "--from-run")):
+        result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, *arguments], capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 2 and message in result.stderr, (arguments, result.stderr[-500:])
 
 
 SOAK_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "soak.py")

@@ -188,6 +188,10 @@ def test_bad_arguments_are_named(cluster):
         RayEvaluator("pong", "small", actors=0, **NOISE)
     with pytest.raises(TypeError, match="address"):
         RayEvaluator("pong", "small", address=6379, **NOISE)
+    with pytest.raises(ValueError, match="frame_interval"):
+        RayEvaluator("pong", "small", frame_interval=0, **NOISE)
+    with pytest.raises(TypeError, match="longest_first"):  # an actor keyword, checked by the actors' evaluator
+        Evaluator("pong", "small", longest_first=1)
     with pytest.raises(ValueError, match="noise_size"):
         RayEvaluator("pong", "small", noise=NoiseTable.shared(2**20, 1))
     evaluator, _ = cluster

@@ -35,7 +35,7 @@ class EpisodeLengths:
         """Remembers the mean of each genome's episode frames."""
         for genome, episode_frames in zip(genomes, frames):
             if len(episode_frames):
-                key = hash(genome)
+                key = _key(genome.init, genome.mutations)
                 self._frames[key] = float(np.mean(episode_frames))
                 self._frames.move_to_end(key)
         while len(self._frames) > self.capacity:
@@ -43,12 +43,10 @@ class EpisodeLengths:
 
     def expected(self, genome: Genome) -> float | None:
         """The genome's own mean frames, else its parent's, else None."""
-        for candidate in (genome, genome.parent):
-            if candidate is not None:
-                frames = self._frames.get(hash(candidate))
-                if frames is not None:
-                    return frames
-        return None
+        frames = self._frames.get(_key(genome.init, genome.mutations))
+        if frames is None and genome.mutations:  # the parent's key, without building (and checking) the parent
+            frames = self._frames.get(_key(genome.init, genome.mutations[:-1]))
+        return frames
 
     def longest_first(self, genomes: Sequence) -> list[int]:
         """Indices of `genomes`, the longest expected first (ties and unknowns keep their order)."""
@@ -59,3 +57,8 @@ class EpisodeLengths:
         middle = float(np.mean(known))
         keys = [-(middle if value is None else value) for value in expected]
         return sorted(range(len(genomes)), key=keys.__getitem__)
+
+
+def _key(init: object, mutations: tuple) -> int:
+    """The key of the genome (init, mutations) in EpisodeLengths."""
+    return hash((init, mutations))

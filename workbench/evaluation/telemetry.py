@@ -61,6 +61,12 @@ class Telemetry:
         """The rate while every slot runs (0 when the round had no busy phase)."""
         return self.busy_frames / self.busy_seconds if self.busy_seconds > 0 else 0.0
 
+    def round_record(self, phase: str) -> dict:
+        """This evaluation as one round of a GenerationRecord (ROUND_FIELDS), named by the strategy's phase."""
+        return dict(phase=phase, episodes=self.episodes, frames=self.frames, seconds=self.wall_seconds,
+                    busy_frames_per_second=self.busy_frames_per_second, tail_seconds=self.tail_seconds,
+                    occupancy=self.occupancy)
+
     def seconds(self, name: str) -> float:
         """Seconds spent in `name` (one of TIME_SPLIT)."""
         return getattr(self, f"{name}_seconds")

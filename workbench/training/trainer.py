@@ -368,9 +368,7 @@ class Trainer:
             frames_per_second=frames / seconds if seconds > 0 else 0.0, time_split=time_split(parts),
             busy_frames_per_second=sum(t.busy_frames for t in parts) / busy_seconds if busy_seconds > 0 else 0.0,
             tail_seconds=sum(t.tail_seconds for t in parts),
-            rounds=[dict(phase=phase, episodes=t.episodes, frames=t.frames, seconds=t.wall_seconds,
-                         busy_frames_per_second=t.busy_frames_per_second, tail_seconds=t.tail_seconds,
-                         occupancy=t.occupancy) for phase, t in rounds],
+            rounds=[telemetry.round_record(phase) for phase, telemetry in rounds],
             hyperparameters=dict(strategy_record.hyperparameters, max_episode_frames=self.evaluator.max_episode_frames))
 
     # -- observation statistics -----------------------------------------------------------
