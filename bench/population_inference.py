@@ -28,6 +28,7 @@ machines are noise). Prints a table, then one JSON line.
   python bench/population_inference.py [--quick | --smoke] [--rank R]
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -74,19 +75,30 @@ def _fetch(result):
     return result.numpy() if hasattr(result, "numpy") else result
 
 
-def measure_read_gbps(repeats=3, megabytes=256):
+@functools.lru_cache(maxsize=None)
+def _read_probe(megabytes):
+    """The array the read bandwidth is measured on and a traced sum over it (built once: the limits are
+    measured again before every round of bench/end_to_end.py, and a new tf.function each time retraces)."""
     array = np.ones(megabytes * 2**20 // 4, np.float32)
-    one_thread = array.nbytes / best_seconds(lambda: array.sum(), repeats) / 1e9
     tensor = tf.constant(array)
-    reduce_sum = tf.function(lambda: tf.reduce_sum(tensor))
+    return array, tf.function(lambda: tf.reduce_sum(tensor))
+
+
+@functools.lru_cache(maxsize=None)
+def _matmul_probe(size):
+    a = tf.random.normal([size, size])
+    return tf.function(lambda: tf.matmul(a, a))
+
+
+def measure_read_gbps(repeats=3, megabytes=256):
+    array, reduce_sum = _read_probe(megabytes)
+    one_thread = array.nbytes / best_seconds(lambda: array.sum(), repeats) / 1e9
     all_threads = array.nbytes / best_seconds(reduce_sum, repeats) / 1e9
     return max(one_thread, all_threads), one_thread, all_threads
 
 
 def measure_peak_gflops(repeats=5, size=2048):
-    a = tf.random.normal([size, size])
-    matmul = tf.function(lambda: tf.matmul(a, a))
-    return 2 * size**3 / best_seconds(matmul, repeats) / 1e9
+    return 2 * size**3 / best_seconds(_matmul_probe(size), repeats) / 1e9
 
 
 def flops_per_observation(model):
