@@ -75,7 +75,7 @@ def _fetch(result):
     return result.numpy() if hasattr(result, "numpy") else result
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_probe(megabytes):
     """The array the read bandwidth is measured on and a traced sum over it (built once: the limits are
     measured again before every round of bench/end_to_end.py, and a new tf.function each time retraces)."""
@@ -84,7 +84,7 @@ def _read_probe(megabytes):
     return array, tf.function(lambda: tf.reduce_sum(tensor))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _matmul_probe(size):
     a = tf.random.normal([size, size])
     return tf.function(lambda: tf.matmul(a, a))

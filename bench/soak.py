@@ -4,8 +4,10 @@ Trains a small Atari GA (Pong, SmallModel, population 16, 2 elite candidates x 2
 default) for 200 generations in the background, with a run directory (a checkpoint and the logs every
 generation) and a TrainingDashboard attached (its update thread draws the plots and gameplay frames as in a
 notebook). After every generation it samples the process's resident memory, open file descriptors and
-threads. The figure of merit is the growth from generation `--settle` (10: caches, traces and plots have
-warmed up) to the end, for each (target <= 5 %). Ends with one JSON line.
+threads. The figure of merit is the growth from generation `--settle` (10) to the end: the largest sample after it
+against it, for each (target <= 5 %). A warm-up that ends later than the settling generations counts as growth
+there; the second half's growth and the memory every 10 generations in the JSON line tell a warm-up (flat
+later) from a leak (still growing). Ends with one JSON line.
 
   python bench/soak.py [--quick | --smoke] [--generations 200] [--game pong]
 """
@@ -84,6 +86,7 @@ def main(argv=None):
     if len(samples) != generations:
         raise SystemExit(f"only {len(samples)} of {generations} generations were recorded")
     baseline = samples[settle]
+    half = samples[len(samples) // 2]
     growth = {key: (max(s[key] for s in samples[settle:]) - baseline[key]) / baseline[key]
               for key in ("rss", "files", "threads")}
     summary = {
@@ -97,10 +100,16 @@ def main(argv=None):
         "threads": {"settled": baseline["threads"], "last": samples[-1]["threads"],
                     "max": max(s["threads"] for s in samples)},
         "growth": {key: round(value, 4) for key, value in growth.items()},
+        # a leak keeps growing, a warm-up stops: the second half's growth (its last sample against its first)
+        # and the memory every 10 generations tell them apart
+        "second_half_growth": {key: round((samples[-1][key] - half[key]) / half[key], 4)
+                               for key in ("rss", "files", "threads")},
+        "rss_mib_every_10": [round(s["rss"] / 2**20) for s in samples[::10]],
         "target": TARGET, "target_met": all(value <= TARGET for value in growth.values()),
     }
     print(f"growth after generation {settle}: memory {growth['rss']:.1%}, files {growth['files']:.1%}, "
-          f"threads {growth['threads']:.1%} (target <= {TARGET:.0%})")
+          f"threads {growth['threads']:.1%} (target <= {TARGET:.0%}); memory in the second half "
+          f"{summary['second_half_growth']['rss']:+.1%}")
     print(json.dumps(summary, separators=(",", ":")))
     return summary
 
