@@ -4,6 +4,9 @@ the reference backend as twin, layout and history independence, instability, and
 Measured tolerance: zero. Same libmujoco, same steps, rewards summed in numpy's order and rounding
 (the MuJoCo library is compiled without fused multiply-adds): observations (float32), rewards (float32),
 episode returns and the info terms (float64) are identical to Gymnasium's, so the tests assert equality.
+One exception: `distance_from_origin`, which Gymnasium computes with np.linalg.norm, a BLAS dot whose rounding
+depends on numpy's OpenBLAS build and the CPU (numpy 2.4.6's OpenBLAS 0.3.31 fuses the second product into the
+sum on AVX-512 machines; the op computes x*x + y*y): it is compared to within one unit in the last place.
 """
 import inspect
 
@@ -19,6 +22,14 @@ from workbench.ops import mujoco_env
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 TASK_IDS = list(TASKS)
 TERMINATING = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "InvertedPendulum-v5")
+
+
+def info_equal(name, ours, theirs):
+    """Equality, except distance_from_origin to within one ulp (numpy's norm rounds as its BLAS does; module doc)."""
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    if name == "distance_from_origin":
+        return (ours == theirs) | (np.abs(ours - theirs) <= np.spacing(np.abs(theirs)))
+    return (ours == theirs) | (np.isnan(ours) & np.isnan(theirs))
 
 
 def random_actions(batch, rng, n, margin=1.2):
@@ -60,8 +71,8 @@ def play_against_gymnasium(task_id, steps, seed=0, **kwargs):
             assert (status["terminated"][0], status["truncated"][0]) == (expected[2], expected[3]), (task_id, played)
             assert status["episode_return"][0] == episode_return
             for name in batch.task.info:
-                assert status[name][0] == expected[4][name], (task_id, played, name, status[name][0],
-                                                               expected[4][name])
+                assert info_equal(name, status[name][0], expected[4][name]), (task_id, played, name, status[name][0],
+                                                                              expected[4][name])
             if done[0]:
                 break
         env.close()
@@ -104,7 +115,7 @@ def test_the_reference_backend_is_the_twin_of_the_ops(task_id, rng):
             assert np.array_equal(ours, theirs)
     status = [b.status() for b in batches]
     for name in status[0]:
-        np.testing.assert_array_equal(status[0][name], status[1][name], err_msg=name)
+        assert np.all(info_equal(name, status[0][name], status[1][name])), (name, status[0][name], status[1][name])
     np.testing.assert_array_equal(batches[0].body_position([0]), batches[1].body_position([0]))
     for b in batches:
         b.close()
