@@ -145,13 +145,17 @@ def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path):
 @pytest.mark.slow
 def test_learning_bench_refuses_bad_arguments(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    for arguments, message in ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
-                               (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes"),
-                               (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare"),
-                               (["--compare", "es+lowrank"], "--compare")):
-        result = subprocess.run([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
-                                capture_output=True, text=True, timeout=300)
-        assert result.returncode == 2 and message in result.stderr, (arguments, result.stderr[-500:])
+    cases = ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
+             (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes"),
+             (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare"),
+             (["--compare", "es+lowrank"], "--compare"))
+    # all at once: each process spends its seconds importing TensorFlow before argparse refuses
+    processes = [(arguments, message, subprocess.Popen([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
+                                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                 for arguments, message in cases]
+    for arguments, message, process in processes:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 2 and message in stderr, (arguments, stderr[-500:])
 
 
 @pytest.mark.slow
