@@ -48,11 +48,16 @@ bench: install
 lint: install
 	$(VENV)/bin/ruff check .
 
+# Two pytest-xdist workers: most test time is single-threaded Python (tests/conftest.py says which tests
+# stay serial). PYTEST_WORKERS=0 runs in one process (pytest's own output, pdb).
+PYTEST_WORKERS ?= 2
+PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10
+
 test: lint system
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest --durations=10
+	$(PYTEST)
 
 test-fast: lint system
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -m "not slow and not notebook and not browser and not ray" --durations=10
+	$(PYTEST) -m "not slow and not notebook and not browser and not ray"
 
 # System packages: Debian's Chromium for the browser test (tests/test_browser.py), and EGL with Mesa's
 # software OpenGL for headless MuJoCo rendering (workbench/envs/mujoco_render.py). As root, the

@@ -7,11 +7,14 @@ notebook). After every generation it samples the process's resident memory, open
 threads. The figure of merit is the growth from generation `--settle` (10) to the end: the largest sample after it
 against it, for each (target <= 5 %). A warm-up that ends later than the settling generations counts as growth
 there; the second half's growth and the memory every 10 generations in the JSON line tell a warm-up (flat
-later) from a leak (still growing). Ends with one JSON line.
+later) from a leak (still growing), and the C heap's bytes in use and free every 10 generations (glibc) tell
+live memory (a leak, or a cache filling) from freed blocks the allocator keeps. Ends with one JSON line.
 
   python bench/soak.py [--quick | --smoke] [--generations 200] [--game pong]
 """
 import argparse
+import ctypes
+import ctypes.util
 import json
 import os
 import shutil
@@ -34,8 +37,31 @@ MODES = {"smoke": dict(generations=12, settle=4), "quick": dict(generations=60, 
          "full": dict(generations=200, settle=10)}
 
 
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def heap_statistics():
+    """The C heap's blocks in use and the freed blocks glibc keeps (numpy arrays and TensorFlow tensors live
+    there): {"in_use_bytes", "free_bytes"}, or {} where the C library is not glibc 2.33+."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+    except (OSError, AttributeError):
+        return {}
+    info = libc.mallinfo2()
+    return {"in_use_bytes": info.uordblks + info.hblkhd, "free_bytes": info.fordblks}
+
+
 def sample(process):
-    return dict(rss=process.memory_info().rss, files=process.num_fds(), threads=process.num_threads())
+    heap = heap_statistics()  # live against free C-heap bytes: a leak or a filling cache, or the allocator
+    return dict(rss=process.memory_info().rss, files=process.num_fds(), threads=process.num_threads(),
+                heap_in_use=heap.get("in_use_bytes"), heap_free=heap.get("free_bytes"))
+
+
+def mib_every(samples, key, step=10):
+    return [None if s[key] is None else round(s[key] / 2**20) for s in samples[::step]]
 
 
 def main(argv=None):
@@ -104,7 +130,10 @@ def main(argv=None):
         # and the memory every 10 generations tell them apart
         "second_half_growth": {key: round((samples[-1][key] - half[key]) / half[key], 4)
                                for key in ("rss", "files", "threads")},
-        "rss_mib_every_10": [round(s["rss"] / 2**20) for s in samples[::10]],
+        "rss_mib_every_10": mib_every(samples, "rss"),
+        # the C heap (glibc): blocks in use, and freed blocks the allocator keeps instead of returning them
+        "heap_in_use_mib_every_10": mib_every(samples, "heap_in_use"),
+        "heap_free_mib_every_10": mib_every(samples, "heap_free"),
         "target": TARGET, "target_met": all(value <= TARGET for value in growth.values()),
     }
     print(f"growth after generation {settle}: memory {growth['rss']:.1%}, files {growth['files']:.1%}, "

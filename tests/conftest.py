@@ -4,6 +4,11 @@ Tiers (pytest markers, declared in pyproject.toml): `slow` (tens of seconds each
 tutorials), `browser` (JupyterLab in Chromium), `ray` (a local Ray cluster). `make test` runs everything;
 `make test-fast` leaves these four out. A browser or Ray test whose component is missing is skipped with
 the reason outside CI and fails under CI=true (requires_component).
+
+`make test` runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`): most of a test's time is
+single-threaded Python (importing TensorFlow in a subprocess, tracing, a notebook kernel starting), which a
+second worker overlaps. Tests that start a Ray cluster (the `ray` tier and the scale-out tutorial) share one
+xdist group, so they run one after another in one worker, as do the browser tests (SERIAL_GROUPS).
 """
 import importlib.util
 import os
@@ -26,6 +31,21 @@ def requires_component(available, what):
     if in_ci():
         pytest.fail(f"{what} is missing, and under CI this test must run")
     pytest.skip(f"{what} is missing (under CI=true this is a failure)")
+
+
+SERIAL_GROUPS = {  # xdist group: what puts a test in it (a marker, or a part of its id)
+    "ray": ("ray", "06_scale_out"),
+    "browser": ("browser",),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that must not overlap (one Ray cluster, one Chromium at a time) go to one xdist group each."""
+    for item in items:
+        for group, keys in SERIAL_GROUPS.items():
+            if any(item.get_closest_marker(key) is not None or key in item.nodeid for key in keys):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 def module_available(name):
