@@ -77,6 +77,22 @@ def test_decoded_weights_are_read_only_and_the_cache_is_bounded(noise, rng):
     assert [decoder.cached(g) for g in genomes] == [False, False, True, True, True]
 
 
+def test_a_parent_stays_cached_while_its_children_are_decoded(noise, rng):
+    # Room for 4 genomes; 2 parents, then their 12 children interleaved: each child pushes an older genome
+    # out, but a parent that a child was just decoded from counts as recent, so every child costs one slice.
+    space = ParameterSpace(noise, np.ones(1000, np.float32))
+    decoder = GenomeDecoder(space, cache_bytes=4 * 1000 * 4)
+    parents = [Genome(space.sample_offset(rng)).child(space.sample_offset(rng), 0.01) for _ in range(2)]
+    for parent in parents:
+        decoder.decode(parent)
+    applied = decoder.slices_applied
+    children = [parents[k % 2].child(space.sample_offset(rng), 0.01) for k in range(12)]
+    for child in children:
+        np.testing.assert_array_equal(decoder.decode(child), decoder.decode_full(child))
+    assert decoder.slices_applied - applied == 12  # no parent was decoded again
+    assert all(decoder.cached(parent) for parent in parents)
+
+
 def test_initial_weights_follow_the_models_init(noise):
     model = SmallModel(slots=1, num_actions=4)
     scales = model.initial_scales()

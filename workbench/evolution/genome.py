@@ -152,7 +152,8 @@ class Genome:
 
 
 class GenomeDecoder:
-    """Turns genomes into float32 weight vectors, keeping recently decoded ones (parents) in an LRU cache.
+    """Turns genomes into float32 weight vectors, keeping recently used ones (decoded, or the parent a child was
+    just decoded from) in an LRU cache.
 
     space: the run's ParameterSpace. cache_bytes bounds the cache (default 1 GB:
     64 LargeModel members). Dense bases (add_base) are held apart from the cache
@@ -237,6 +238,7 @@ class GenomeDecoder:
                 prefix = Genome(genome.init, genome.mutations[:depth])
                 if prefix in self._cache:
                     start, theta = depth, self._cache[prefix]
+                    self._cache.move_to_end(prefix)  # a parent in use is recent: its children come next
                     break
         if theta is None:
             theta = self._initial(genome)
