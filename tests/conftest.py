@@ -7,8 +7,9 @@ the reason outside CI and fails under CI=true (requires_component).
 
 `make test` runs the suite in two pytest-xdist workers (`-n 2 --dist loadgroup`): most of a test's time is
 single-threaded Python (importing TensorFlow in a subprocess, tracing, a notebook kernel starting), which a
-second worker overlaps. Tests that start a Ray cluster (the `ray` tier and the scale-out tutorial) share one
-xdist group, so they run one after another in one worker, as do the browser tests (SERIAL_GROUPS).
+second worker overlaps. Tests that start a Ray cluster (the `ray` tier, which includes the tutorials that use
+Ray) share one xdist group, so they run one after another in one worker, as do the browser tests
+(SERIAL_GROUPS).
 """
 import importlib.util
 import os
@@ -33,18 +34,15 @@ def requires_component(available, what):
     pytest.skip(f"{what} is missing (under CI=true this is a failure)")
 
 
-SERIAL_GROUPS = {  # xdist group: what puts a test in it (a marker, or a part of its id)
-    "ray": ("ray", "06_scale_out"),
-    "browser": ("browser",),
-}
+SERIAL_GROUPS = ("ray", "browser")  # markers whose tests form one xdist group each
 
 
 def pytest_collection_modifyitems(config, items):
     """Tests that must not overlap (one Ray cluster, one Chromium at a time) go to one xdist group each."""
     for item in items:
-        for group, keys in SERIAL_GROUPS.items():
-            if any(item.get_closest_marker(key) is not None or key in item.nodeid for key in keys):
-                item.add_marker(pytest.mark.xdist_group(group))
+        for marker in SERIAL_GROUPS:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(pytest.mark.xdist_group(marker))
                 break
 
 

@@ -21,8 +21,14 @@ def test_notebook_is_committed_without_outputs(path):
             assert not cell.outputs and cell.execution_count is None, "strip outputs before committing"
 
 
+def uses_ray(path):
+    with open(path) as f:
+        return "RayEvaluator" in f.read()
+
+
 @pytest.mark.notebook
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
+@pytest.mark.parametrize("path", [pytest.param(path, marks=[pytest.mark.ray] if uses_ray(path) else [])
+                                  for path in NOTEBOOKS], ids=os.path.basename)
 def test_notebook_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("CI", "1")  # the notebooks' small-budget switch
     monkeypatch.setenv("MPLBACKEND", "Agg")
