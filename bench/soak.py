@@ -15,6 +15,7 @@ live memory (a leak, or a cache filling) from freed blocks the allocator keeps. 
 import argparse
 import ctypes
 import ctypes.util
+import functools
 import json
 import os
 import shutil
@@ -42,13 +43,22 @@ class MallInfo2(ctypes.Structure):
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-def heap_statistics():
-    """The C heap's blocks in use and the freed blocks glibc keeps (numpy arrays and TensorFlow tensors live
-    there): {"in_use_bytes", "free_bytes"}, or {} where the C library is not glibc 2.33+."""
+@functools.lru_cache(maxsize=1)
+def glibc():
+    """The C library if it is glibc 2.33+ (it has mallinfo2), else None; loaded once."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.mallinfo2.restype = MallInfo2
     except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def heap_statistics():
+    """The C heap's blocks in use and the freed blocks glibc keeps (numpy arrays and TensorFlow tensors live
+    there): {"in_use_bytes", "free_bytes"}, or {} where the C library is not glibc 2.33+."""
+    libc = glibc()
+    if libc is None:
         return {}
     info = libc.mallinfo2()
     return {"in_use_bytes": info.uordblks + info.hblkhd, "free_bytes": info.fordblks}
