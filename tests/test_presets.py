@@ -62,6 +62,15 @@ def test_every_preset_configures_every_algorithm_on_every_mujoco_task(preset, al
         assert (config.observation_normalization is None) == (task == "Swimmer-v5")  # V1 there, V2-t elsewhere
 
 
+def test_a_model_other_than_the_presets_drops_its_model_options():
+    config = RunConfig.from_preset("pc", "ns-es", env="HumanoidTrap-v5", model="linear")  # the MLP's hidden sizes
+    assert config.model == "linear" and not config.model_options
+    config.check()
+    config = RunConfig.from_preset("pc", "es", env="Hopper-v5", model="mlp", model_options=dict(hidden_sizes=[8]))
+    assert config.model_options == dict(hidden_sizes=[8])  # given with the model: kept
+    assert RunConfig.from_preset("pc", "es", env="Hopper-v5", model="mlp").model_options == dict(hidden_sizes=[64, 64])
+
+
 def test_the_command_line_trains_mujoco_from_a_preset(tmp_path):
     args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "ars", "--preset", "paper",
                                       "--noise", "0.02", "--out", str(tmp_path)])
