@@ -190,6 +190,23 @@ def test_bad_input_is_refused():
         Evaluator("CartPole-v1", lambda shape, actions, slots: MLPModel(3, actions, slots=slots))
     with pytest.raises(ValueError, match="needs an Atari batch"):
         cartpole(1, 2, behaviour="final_ram").evaluate([EvaluationRequest(Genome(0), 1, "x", behaviour=True)])
+    with pytest.raises(ValueError, match="round_index"):
+        evaluator.evaluate([EvaluationRequest(Genome(0), 1, "x")], round_index=-1)
+
+
+def test_each_evaluation_is_a_round_of_the_decoders_cache():
+    evaluator, rng = cartpole(1, 4), np.random.default_rng(3)
+    old = random_requests(evaluator.space, 2, 1, rng)
+    evaluator.evaluate(old)
+    assert all(evaluator.decoder.cached(r.genome) for r in old)
+    for _ in range(evaluator.decoder.keep_rounds):  # rounds in which the old genomes are not used
+        evaluator.evaluate(random_requests(evaluator.space, 2, 1, rng))
+    assert not any(evaluator.decoder.cached(r.genome) for r in old)
+    chunk = random_requests(evaluator.space, 1, 1, rng)
+    evaluator.evaluate(chunk, round_index=50)
+    evaluator.evaluate(random_requests(evaluator.space, 1, 1, rng), round_index=50)  # same round: kept
+    evaluator.evaluate(random_requests(evaluator.space, 1, 1, rng), round_index=52)
+    assert evaluator.decoder.cached(chunk[0].genome)
 
 
 @pytest.mark.slow

@@ -93,6 +93,64 @@ def test_a_parent_stays_cached_while_its_children_are_decoded(noise, rng):
     assert all(decoder.cached(parent) for parent in parents)
 
 
+def test_a_cold_child_keeps_its_parent_for_its_siblings(noise, rng):
+    # A decoder that never saw the parent (a Ray actor that did not evaluate it) decodes the chain once.
+    space = ParameterSpace(noise, np.ones(1000, np.float32))
+    parent = Genome(space.sample_offset(rng))
+    for _ in range(6):
+        parent = parent.child(space.sample_offset(rng), 0.01)
+    decoder = GenomeDecoder(space)
+    children = [parent.child(space.sample_offset(rng), 0.01) for _ in range(5)]
+    for child in children:
+        np.testing.assert_array_equal(decoder.decode(child), decoder.decode_full(child))
+    assert decoder.slices_applied == 6 + 5 and decoder.cached(parent)
+
+
+def test_rounds_drop_what_no_generation_descends_from(noise, rng):
+    # A GA's rounds: population round (children of the parents), elite round (some re-evaluated), next
+    # population round (children of the selected). Parents live three rounds; the rest leaves the cache.
+    space = ParameterSpace(noise, np.ones(1000, np.float32))
+    decoder = GenomeDecoder(space)  # room for 268,435 genomes: only the rounds drop any
+    assert decoder.keep_rounds == 3
+    population = [Genome(space.sample_offset(rng)) for _ in range(8)]
+    decoder.start_round()  # the first population round
+    for genome in population:
+        decoder.decode(genome)
+    sizes = []
+    for _ in range(12):
+        decoder.start_round()  # elite round: the best two again
+        for genome in population[:2]:
+            decoder.decode(genome)
+        parents = population[:3]
+        population = [parents[k % 3].child(space.sample_offset(rng), 0.01) for k in range(8)]
+        before = decoder.slices_applied
+        decoder.start_round()  # the next population round: one slice per child
+        for genome in population:
+            decoder.decode(genome)
+        assert decoder.slices_applied - before == 8
+        sizes.append(len(decoder._cache))
+    # this round's children, the last population and its parents (used two rounds ago), not the whole run's
+    assert max(sizes) == sizes[-1] == 8 + 8 + 3
+
+
+def test_start_round_with_the_callers_numbers(noise, rng):
+    space = ParameterSpace(noise, np.ones(100, np.float32))
+    decoder = GenomeDecoder(space, keep_rounds=2)
+    old, new = Genome(space.sample_offset(rng)), Genome(space.sample_offset(rng))
+    decoder.start_round(5)
+    decoder.decode(old)
+    decoder.start_round(5)  # another chunk of round 5: nothing changes
+    decoder.start_round(6)
+    decoder.decode(new)
+    assert decoder.cached(old) and decoder.cached(new)
+    decoder.start_round(8)  # rounds 7 and 8 kept: a skipped round (no chunk for this actor) counts
+    assert not decoder.cached(old) and not decoder.cached(new)
+    with pytest.raises(ValueError, match="index"):
+        decoder.start_round(-1)
+    with pytest.raises(ValueError, match="keep_rounds"):
+        GenomeDecoder(space, keep_rounds=0)
+
+
 def test_initial_weights_follow_the_models_init(noise):
     model = SmallModel(slots=1, num_actions=4)
     scales = model.initial_scales()

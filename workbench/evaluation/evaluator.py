@@ -157,16 +157,21 @@ class Evaluator(BaseEvaluator):
 
     def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
                  bases: Mapping[str, np.ndarray] | None = None, cancel: threading.Event | None = None,
-                 request_ids: Sequence[int] | None = None) -> list[EvaluationResult]:
+                 request_ids: Sequence[int] | None = None, round_index: int | None = None) -> list[EvaluationResult]:
         """[EvaluationResult(returns, behaviours, steps, frames)] in request order; sets self.telemetry.
 
         bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
         cancel: a threading.Event; once set, the sub-populations stop after their current step
         and EvaluationCancelled is raised. request_ids: each request's index for its episode seeds
         (default its position; a chunk of a larger list, as RayEvaluator sends, passes the global ones).
+        round_index: the number of the round this call belongs to, for the decoder's cache, which drops
+        genomes unused for a few rounds (GenomeDecoder.start_round); a chunk of a larger round, as
+        RayEvaluator sends, passes the round's number; None (default): this call is a round of its own.
         Every genome is checked before any episode runs (ValueError naming it).
         """
         requests = self.check_requests(requests, bases, cancel)
+        if round_index is not None:
+            check_int("round_index", round_index, 0)
         if bases is not None:
             for key, weights in bases.items():
                 self.decoder.add_base(key, weights)
@@ -175,6 +180,7 @@ class Evaluator(BaseEvaluator):
             request_ids = [int(i) for i in request_ids]
             if len(request_ids) != len(requests) or any(i < 0 for i in request_ids):
                 raise ValueError(f"request_ids must be {len(requests)} non-negative integers, got {request_ids!r}")
+        self.decoder.start_round(round_index)
         genomes = [request.genome for request in requests]
         order = self.episode_lengths.longest_first(genomes) if self.episode_lengths is not None else None
         jobs, outcomes = JobQueue(requests, cancel, order), Outcomes(requests)

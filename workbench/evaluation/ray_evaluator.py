@@ -139,7 +139,8 @@ class _EvaluatorActor:
         requests = [EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
                     for g, episodes, role, behaviour in chunk["requests"]]
         self._ids = list(chunk["ids"])
-        results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"])
+        results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"],
+                                          round_index=chunk["round"])
         out = dict(results=[(r.returns, r.behaviours, r.steps, r.frames, r.observation_sums) for r in results],
                    telemetry=dataclasses.asdict(self.evaluator.telemetry), fetched=fetched)
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -221,6 +222,7 @@ class RayEvaluator(BaseEvaluator):
         self.telemetry = Telemetry(subpopulations=actors * self._layout.get("subpopulations", 2))
         self.restarts = 0  # actors replaced after dying
         self.progress = (0, 0)  # (chunks done, chunks) of the evaluation in progress or the last one
+        self.rounds = 0  # evaluate() calls so far: the actors' decoders age their caches by these rounds
         self.in_flight = {}  # chunks submitted and not yet returned: ObjectRef -> (actor index, chunk index)
         self._base_refs = {}
 
@@ -261,7 +263,8 @@ class RayEvaluator(BaseEvaluator):
         requests = self.check_requests(requests, bases, cancel)
         start = time.perf_counter()
         shipped = self._put_bases(bases or {})
-        chunks = self._chunks(requests, seed)
+        self.rounds += 1
+        chunks = self._chunks(requests, seed, self.rounds)
         self.progress = (0, len(chunks))
         pending = collections.deque(range(len(chunks)))
         in_flight = self.in_flight = {}  # ObjectRef -> (actor index, chunk index)
@@ -364,8 +367,8 @@ class RayEvaluator(BaseEvaluator):
 
         return ray.put(value)
 
-    def _chunks(self, requests, seed):
-        """Pickled chunks of consecutive requests with about equal numbers of episodes."""
+    def _chunks(self, requests, seed, round_index):
+        """Pickled chunks of consecutive requests with about equal numbers of episodes (of round `round_index`)."""
         total = sum(r.episodes for r in requests)
         target = max(1, -(-total // (len(self.actors) * self.chunks_per_actor)))
         chunks, current, episodes = [], [], 0
@@ -377,8 +380,9 @@ class RayEvaluator(BaseEvaluator):
                 current, episodes = [], 0
         if current:
             chunks.append(current)
-        return [pickle.dumps(dict(seed=seed, ids=ids, requests=[(requests[i].genome.to_bytes(), requests[i].episodes,
-                                                                  requests[i].role, requests[i].behaviour) for i in ids]),
+        return [pickle.dumps(dict(seed=seed, round=round_index, ids=ids,
+                                  requests=[(requests[i].genome.to_bytes(), requests[i].episodes, requests[i].role,
+                                             requests[i].behaviour) for i in ids]),
                              protocol=pickle.HIGHEST_PROTOCOL)
                 for ids in chunks]
 

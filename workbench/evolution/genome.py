@@ -156,17 +156,27 @@ class GenomeDecoder:
     just decoded from) in an LRU cache.
 
     space: the run's ParameterSpace. cache_bytes bounds the cache (default 1 GB:
-    64 LargeModel members). Dense bases (add_base) are held apart from the cache
-    and never evicted. Thread-safe.
+    64 LargeModel members). keep_rounds: with rounds counted (start_round, which
+    evaluators call once per round of evaluations), a genome not used in the
+    last keep_rounds rounds, the current one included, is dropped: a GA parent
+    is decoded in its generation's population round and used again two rounds
+    later (after the elite round), and every genome no child was decoded from
+    by then leaves the cache, so memory follows the population, not the cap.
+    Without start_round calls the cache is a plain LRU. Dense bases (add_base)
+    are held apart from the cache and never evicted. Thread-safe.
     """
 
-    def __init__(self, space: ParameterSpace, cache_bytes: int = 2**30) -> None:
+    def __init__(self, space: ParameterSpace, cache_bytes: int = 2**30, keep_rounds: int = 3) -> None:
         if not isinstance(space, ParameterSpace):
             raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
+        check_int("keep_rounds", keep_rounds, 1)
         self.space = space
         self.num_parameters = space.num_parameters
         self.capacity = max(1, int(cache_bytes) // (4 * self.num_parameters))
-        self._cache = collections.OrderedDict()
+        self.keep_rounds = keep_rounds
+        self._round = 0
+        self._cache = collections.OrderedDict()  # genome -> weights, least recently used first
+        self._last_round = {}  # genome -> the round it was last used in
         self._bases = {}
         self._lock = threading.Lock()
         self.slices_applied = 0  # mutations applied since creation (a cache-efficiency figure)
@@ -194,7 +204,7 @@ class GenomeDecoder:
             for key in [k for k in self._bases if k not in keys]:
                 del self._bases[key]
                 for genome in [g for g in self._cache if g.init == key]:
-                    del self._cache[genome]
+                    del self._cache[genome], self._last_round[genome]
 
     @property
     def base_keys(self) -> list[str]:
@@ -228,7 +238,7 @@ class GenomeDecoder:
         with self._lock:
             cached = self._cache.get(genome)
             if cached is not None:
-                self._cache.move_to_end(genome)
+                self._touch(genome)
                 return cached
         self.check(genome)
         # The longest cached prefix of the chain, then one mutation after another.
@@ -238,12 +248,18 @@ class GenomeDecoder:
                 prefix = Genome(genome.init, genome.mutations[:depth])
                 if prefix in self._cache:
                     start, theta = depth, self._cache[prefix]
-                    self._cache.move_to_end(prefix)  # a parent in use is recent: its children come next
+                    self._touch(prefix)  # a parent in use is recent: its children come next
                     break
         if theta is None:
             theta = self._initial(genome)
-        theta = self._mutate(theta, genome.mutations[start:], self._scales(genome))
-        self.slices_applied += len(genome.mutations) - start
+        scales, depth = self._scales(genome), len(genome.mutations)
+        self.slices_applied += depth - start
+        if depth - 1 > start:  # the parent is not cached either: keep it too, its siblings come next
+            theta = self._mutate(theta, genome.mutations[start:depth - 1], scales)
+            theta.setflags(write=False)
+            self._remember(Genome(genome.init, genome.mutations[:depth - 1]), theta)
+            start = depth - 1
+        theta = self._mutate(theta, genome.mutations[start:], scales)
         theta.setflags(write=False)
         self._remember(genome, theta)
         return theta
@@ -275,14 +291,37 @@ class GenomeDecoder:
             theta = self.space.perturb(theta, index, sigma, rank, scales)
         return theta
 
+    def _touch(self, genome):
+        """Marks a cached genome as used now (the caller holds the lock)."""
+        self._cache.move_to_end(genome)
+        self._last_round[genome] = self._round
+
     def _remember(self, genome, theta):
         if genome.has_base and not genome.mutations:
             return  # a base itself: already held
         with self._lock:
             self._cache[genome] = theta
-            self._cache.move_to_end(genome)
+            self._touch(genome)
             while len(self._cache) > self.capacity:
-                self._cache.popitem(last=False)
+                del self._last_round[self._cache.popitem(last=False)[0]]
+
+    def start_round(self, index: int | None = None) -> None:
+        """A new round of evaluations begins: drops the genomes not used in the last keep_rounds rounds.
+
+        index: the round's number as the caller counts them (a Ray actor, which sees one round as one or
+        more chunks, passes the master's); None: the round after the current one. A call with the current
+        round's number changes nothing.
+        """
+        with self._lock:
+            if index is None:
+                index = self._round + 1
+            index = check_int("index", index, 0)
+            if index == self._round:
+                return
+            self._round = index
+            oldest = index - self.keep_rounds + 1
+            for genome in [g for g, used in self._last_round.items() if not oldest <= used <= index]:
+                del self._cache[genome], self._last_round[genome]
 
     def cached(self, genome: Genome) -> bool:
         with self._lock:
@@ -292,3 +331,4 @@ class GenomeDecoder:
         """Empties the parent cache (bases stay)."""
         with self._lock:
             self._cache.clear()
+            self._last_round.clear()
