@@ -4,11 +4,14 @@ Trains a small Atari GA (Pong, SmallModel, population 16, 2 elite candidates x 2
 default) for 200 generations in the background, with a run directory (a checkpoint and the logs every
 generation) and a TrainingDashboard attached (its update thread draws the plots and gameplay frames as in a
 notebook). After every generation it samples the process's resident memory, open file descriptors and
-threads. The figure of merit is the growth from generation `--settle` (10) to the end: the largest sample after it
-against it, for each (target <= 5 %). A warm-up that ends later than the settling generations counts as growth
-there; the second half's growth and the memory every 10 generations in the JSON line tell a warm-up (flat
-later) from a leak (still growing), and the C heap's bytes in use and free every 10 generations (glibc) tell
-live memory (a leak, or a cache filling) from freed blocks the allocator keeps. Ends with one JSON line.
+threads. The figure of merit is the growth from generation `--settle` (10) to the end (target <= 5 %): for
+memory the largest sample after it against it; for the counts of files and threads, which a single descriptor
+or thread open at the moment of a sample moves by 9-10 %, the median of the last samples against the median of
+the first ones after settling (a leak raises both; "peak_growth" gives the largest sample's as well). A warm-up
+that ends later than the settling generations counts as growth there; the second half's growth and the memory
+every 10 generations in the JSON line tell a warm-up (flat later) from a leak (still growing), and the C heap's
+bytes in use and free every 10 generations (glibc) tell live memory (a leak, or a cache filling) from freed
+blocks the allocator keeps. Ends with one JSON line.
 
   python bench/soak.py [--quick | --smoke] [--generations 200] [--game pong]
 """
@@ -22,6 +25,8 @@ import shutil
 import sys
 import tempfile
 import time
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.quiet import quiet_tensorflow  # noqa: E402
@@ -123,8 +128,16 @@ def main(argv=None):
         raise SystemExit(f"only {len(samples)} of {generations} generations were recorded")
     baseline = samples[settle]
     half = samples[len(samples) // 2]
-    growth = {key: (max(s[key] for s in samples[settle:]) - baseline[key]) / baseline[key]
-              for key in ("rss", "files", "threads")}
+    peak_growth = {key: (max(s[key] for s in samples[settle:]) - baseline[key]) / baseline[key]
+                   for key in ("rss", "files", "threads")}
+    window = max(1, min(20, (len(samples) - settle) // 3))  # samples in each median of a count
+
+    def median(part, key):
+        return float(np.median([s[key] for s in part]))
+
+    growth = dict(rss=peak_growth["rss"], **{
+        key: (median(samples[-window:], key) - median(samples[settle:settle + window], key))
+        / median(samples[settle:settle + window], key) for key in ("files", "threads")})
     summary = {
         "benchmark": "soak", "mode": name, "game": args.game, "generations": generations, "settle": settle,
         "seconds": round(time.perf_counter() - start, 1), "frames_shown": frames_shown,
@@ -136,6 +149,7 @@ def main(argv=None):
         "threads": {"settled": baseline["threads"], "last": samples[-1]["threads"],
                     "max": max(s["threads"] for s in samples)},
         "growth": {key: round(value, 4) for key, value in growth.items()},
+        "peak_growth": {key: round(value, 4) for key, value in peak_growth.items()},
         # a leak keeps growing, a warm-up stops: the second half's growth (its last sample against its first)
         # and the memory every 10 generations tell them apart
         "second_half_growth": {key: round((samples[-1][key] - half[key]) / half[key], 4)

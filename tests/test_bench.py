@@ -243,7 +243,8 @@ def test_soak_smoke_run_samples_memory_files_and_threads_every_generation():
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "soak" and summary["generations"] == 12 and summary["frames_shown"] > 0
     assert summary["rss_mib"]["settled"] > 100 and summary["files"]["settled"] > 0 and summary["threads"]["max"] > 1
-    assert set(summary["growth"]) == {"rss", "files", "threads"}
+    assert set(summary["growth"]) == set(summary["peak_growth"]) == {"rss", "files", "threads"}
+    assert summary["growth"]["rss"] == summary["peak_growth"]["rss"]  # memory: the largest sample counts
     assert len(summary["heap_in_use_mib_every_10"]) == len(summary["rss_mib_every_10"]) == 2
     assert all(mib > 0 for mib in summary["heap_in_use_mib_every_10"])  # glibc: the C heap holds the arrays
     result = subprocess.run([sys.executable, SOAK_BENCH, "--generations", "5", "--settle", "5"], capture_output=True,

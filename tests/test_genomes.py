@@ -133,6 +133,28 @@ def test_rounds_drop_what_no_generation_descends_from(noise, rng):
     assert max(sizes) == sizes[-1] == 8 + 8 + 3
 
 
+def test_dropped_weights_are_reused_only_when_nobody_holds_them(noise, rng):
+    space = ParameterSpace(noise, np.ones(1000, np.float32))
+    decoder = GenomeDecoder(space, keep_rounds=1)
+    parent = Genome(space.sample_offset(rng))
+    children = [parent.child(space.sample_offset(rng), 0.01) for _ in range(4)]
+    decoder.start_round()
+    held = decoder.decode(children[0])  # a caller keeps these weights
+    expected = held.copy()
+    for child in children[1:]:
+        decoder.decode(child)
+    buffers = {id(decoder.decode(child)) for child in children[1:]}
+    decoder.start_round()  # all of them leave the cache
+    assert not any(decoder.cached(child) for child in children)
+    grandchildren = [children[1].child(space.sample_offset(rng), 0.01) for _ in range(3)]
+    reused = {id(decoder.decode(g)) for g in grandchildren}
+    np.testing.assert_array_equal(held, expected)  # never written into
+    assert reused & buffers and id(held) not in reused
+    for g in grandchildren:  # and the reused buffers hold exactly the chain's weights
+        np.testing.assert_array_equal(decoder.decode(g), decoder.decode_full(g))
+        assert not decoder.decode(g).flags.writeable
+
+
 def test_start_round_with_the_callers_numbers(noise, rng):
     space = ParameterSpace(noise, np.ones(100, np.float32))
     decoder = GenomeDecoder(space, keep_rounds=2)

@@ -31,6 +31,7 @@ import dataclasses
 import hashlib
 import math
 import struct
+import sys
 import threading
 from collections.abc import Iterable
 
@@ -162,7 +163,10 @@ class GenomeDecoder:
     is decoded in its generation's population round and used again two rounds
     later (after the elite round), and every genome no child was decoded from
     by then leaves the cache, so memory follows the population, not the cap.
-    Without start_round calls the cache is a plain LRU. Dense bases (add_base)
+    Without start_round calls the cache is a plain LRU. The weights of a genome
+    that leaves the cache while nobody else holds them become the buffer of a
+    later decode (spares count against cache_bytes): the cache's churn reuses
+    its memory instead of fragmenting the C heap. Dense bases (add_base)
     are held apart from the cache and never evicted. Thread-safe.
     """
 
@@ -177,6 +181,7 @@ class GenomeDecoder:
         self._round = 0
         self._cache = collections.OrderedDict()  # genome -> weights, least recently used first
         self._last_round = {}  # genome -> the round it was last used in
+        self._spares = []  # weight buffers of dropped genomes that nobody else held, for the next decodes
         self._bases = {}
         self._lock = threading.Lock()
         self.slices_applied = 0  # mutations applied since creation (a cache-efficiency figure)
@@ -204,7 +209,7 @@ class GenomeDecoder:
             for key in [k for k in self._bases if k not in keys]:
                 del self._bases[key]
                 for genome in [g for g in self._cache if g.init == key]:
-                    del self._cache[genome], self._last_round[genome]
+                    self._drop(genome)
 
     @property
     def base_keys(self) -> list[str]:
@@ -287,9 +292,27 @@ class GenomeDecoder:
         return base[1] if base.ndim == 2 else None
 
     def _mutate(self, theta, mutations, scales=None):
+        """theta after `mutations`, each into a spare buffer when there is one (the steps between go back)."""
+        ours = False  # theta is a buffer of this call's own (an intermediate step)
         for index, sigma, rank in mutations:
-            theta = self.space.perturb(theta, index, sigma, rank, scales)
+            with self._lock:
+                out = self._spares.pop() if self._spares else None
+            if out is not None:
+                out.setflags(write=True)
+            result = self.space.perturb(theta, index, sigma, rank, scales, out=out)
+            if ours:
+                with self._lock:
+                    self._spares.append(theta)
+            theta, ours = result, True
         return theta
+
+    def _drop(self, genome):
+        """Removes a genome from the cache (the caller holds the lock); its weights become a spare buffer
+        when nobody else holds them (the two references counted are this function's and getrefcount's)."""
+        theta = self._cache.pop(genome)
+        del self._last_round[genome]
+        if theta.flags.owndata and sys.getrefcount(theta) <= 2:
+            self._spares.append(theta)
 
     def _touch(self, genome):
         """Marks a cached genome as used now (the caller holds the lock)."""
@@ -302,8 +325,11 @@ class GenomeDecoder:
         with self._lock:
             self._cache[genome] = theta
             self._touch(genome)
+            while self._spares and len(self._cache) + len(self._spares) > self.capacity:
+                self._spares.pop()
             while len(self._cache) > self.capacity:
-                del self._last_round[self._cache.popitem(last=False)[0]]
+                self._drop(next(iter(self._cache)))
+                self._spares.clear()
 
     def start_round(self, index: int | None = None) -> None:
         """A new round of evaluations begins: drops the genomes not used in the last keep_rounds rounds.
@@ -321,7 +347,7 @@ class GenomeDecoder:
             self._round = index
             oldest = index - self.keep_rounds + 1
             for genome in [g for g, used in self._last_round.items() if not oldest <= used <= index]:
-                del self._cache[genome], self._last_round[genome]
+                self._drop(genome)
 
     def cached(self, genome: Genome) -> bool:
         with self._lock:
@@ -332,3 +358,4 @@ class GenomeDecoder:
         with self._lock:
             self._cache.clear()
             self._last_round.clear()
+            self._spares.clear()

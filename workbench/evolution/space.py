@@ -115,17 +115,23 @@ class ParameterSpace:
         return self.init_scales * self.noise.slice(init, self.num_parameters)
 
     def perturb(self, theta: np.ndarray, index: int, sigma: float, rank: int = 0,
-                scales: np.ndarray | None = None) -> np.ndarray:
-        """theta plus one mutation (a new float32 vector; see the module docstring); scales: per-parameter
-        factors of a full-rank mutation's noise (theta + sigma * (scales * noise)), None = 1."""
+                scales: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """theta plus one mutation (a new float32 vector, or `out`, a float32 [n] other than theta, filled
+        with it; see the module docstring); scales: per-parameter factors of a full-rank mutation's noise
+        (theta + sigma * (scales * noise)), None = 1."""
         if rank == 0:
             noise = self.noise.slice(index, self.num_parameters)
             if scales is not None:
                 noise = scales * noise
-            return theta + np.float32(sigma) * noise
-        if scales is not None:
-            raise ValueError("per-parameter mutation scales apply to full-rank mutations only (rank 0)")
-        return theta + self.low_rank_scale(sigma, rank) * self._low_rank_delta(index, rank)
+            step, delta = np.float32(sigma), noise
+        else:
+            if scales is not None:
+                raise ValueError("per-parameter mutation scales apply to full-rank mutations only (rank 0)")
+            step, delta = self.low_rank_scale(sigma, rank), self._low_rank_delta(index, rank)
+        if out is None:
+            return theta + step * delta
+        np.multiply(step, delta, out=out)  # the same float32 operations as theta + step * delta
+        return np.add(theta, out, out=out)
 
     def direction(self, index: int, rank: int = 0) -> np.ndarray:
         """The unit-sigma perturbation epsilon of offset `index`: perturb(theta, i, s, r) = theta + s * epsilon."""
