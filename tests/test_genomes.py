@@ -328,3 +328,17 @@ def test_genomes_on_a_dense_base(noise, rng):
     assert decoder.base_keys == [] and not decoder.cached(plus)
     with pytest.raises(ValueError, match="does not hold"):
         decoder.decode(plus)
+
+
+@pytest.mark.parametrize("rank", [0, 2])
+def test_perturb_into_a_buffer_gives_the_same_bits(mlp_space, rng, rank):
+    _, space = mlp_space
+    theta = space.initial(space.sample_offset(rng))
+    index = space.sample_offset(rng, rank)
+    out = np.full(space.num_parameters, np.nan, np.float32)
+    result = space.perturb(theta, index, 0.3, rank, out=out)
+    assert result is out
+    np.testing.assert_array_equal(out, space.perturb(theta, index, 0.3, rank))
+    for bad in (theta, np.zeros(space.num_parameters), np.zeros(3, np.float32)):
+        with pytest.raises(ValueError, match="out must be a float32"):
+            space.perturb(theta, index, 0.3, rank, out=bad)

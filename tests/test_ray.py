@@ -2,6 +2,7 @@
 shipped once, an actor killed mid-generation (its chunks re-run elsewhere, nothing lost or counted twice),
 gameplay frames streamed from one actor while someone listens, a Trainer on Ray, safe defaults (127.0.0.1,
 no dashboard, temp dir), clean shutdown."""
+import pickle
 import tempfile
 import threading
 import time
@@ -181,6 +182,15 @@ def test_a_local_cluster_listens_on_localhost_only_without_a_dashboard(cluster, 
     assert 8265 not in ports  # Ray's dashboard port
     assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1")
     assert any(temp_dir in command for command in commands)
+
+
+def test_every_chunk_carries_the_round_its_actor_ages_its_cache_by():
+    evaluator = RayEvaluator.__new__(RayEvaluator)  # the chunking alone: no cluster
+    evaluator.actors, evaluator.chunks_per_actor = [None, None], 2
+    requests = [EvaluationRequest(Genome(k), 1, "population") for k in range(8)]
+    chunks = [pickle.loads(chunk) for chunk in evaluator._chunks(requests, 3, 7)]
+    assert len(chunks) == 4 and all(chunk["round"] == 7 and chunk["seed"] == 3 for chunk in chunks)
+    assert sorted(i for chunk in chunks for i in chunk["ids"]) == list(range(8))
 
 
 def test_bad_arguments_are_named(cluster):

@@ -130,6 +130,9 @@ class ParameterSpace:
             step, delta = self.low_rank_scale(sigma, rank), self._low_rank_delta(index, rank)
         if out is None:
             return theta + step * delta
+        if out is theta or out.dtype != np.float32 or out.shape != (self.num_parameters,):
+            raise ValueError(f"out must be a float32 [{self.num_parameters}] other than theta, got "
+                             f"{'theta' if out is theta else f'{out.dtype} {out.shape}'}")
         np.multiply(step, delta, out=out)  # the same float32 operations as theta + step * delta
         return np.add(theta, out, out=out)
 
