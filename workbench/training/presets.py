@@ -28,7 +28,9 @@ measured results in docs/continuous_control.md):
             ES / NS-ES / NSR-ES: OpenAI-ES's MuJoCo settings (64-64 tanh MLP, 256-256 on Humanoid; sigma 0.02,
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP.
-  pc        the same methods sized for a 2-core computer (ES family population 200, GA 200).
+  pc        the same methods sized for a 2-core computer (ES family population 200, GA 200). Measured once on
+            HalfCheetah-v5 (10 minutes, 2 cores, 100 test episodes): ES 4,121 (ARS's threshold 3,430 first
+            reached after 6 minutes), PGPE 1,703 (README, learning results).
   tutorial  small settings for the notebooks.
 """
 from __future__ import annotations
