@@ -184,6 +184,14 @@ def test_a_local_cluster_listens_on_localhost_only_without_a_dashboard(cluster, 
     assert any(temp_dir in command for command in commands)
 
 
+def test_actors_run_at_the_drivers_priority(cluster):
+    evaluator, _ = cluster
+    import ray
+
+    pids = ray.get([actor.ready.remote() for actor in evaluator.actors])
+    assert [psutil.Process(pid).nice() for pid in pids] == [psutil.Process().nice()] * len(pids)  # Ray's default: 15
+
+
 def test_every_chunk_carries_the_round_its_actor_ages_its_cache_by():
     evaluator = RayEvaluator.__new__(RayEvaluator)  # the chunking alone: no cluster
     evaluator.actors, evaluator.chunks_per_actor = [None, None], 2

@@ -235,8 +235,11 @@ class RayEvaluator(BaseEvaluator):
                 temp_dir = temp_dir or default_temp_dir()
                 os.makedirs(temp_dir, exist_ok=True)
                 _loopback_only()
+                # Ray lowers its workers' priority (nice 15) by default; the actors are the evaluators doing
+                # the run's work, so they keep the driver's (the local Evaluator's threads have it too).
                 ray.init(num_cpus=num_cpus, include_dashboard=bool(dashboard), _node_ip_address="127.0.0.1",
-                         _temp_dir=temp_dir, log_to_driver=False, configure_logging=False)
+                         _temp_dir=temp_dir, log_to_driver=False, configure_logging=False,
+                         _system_config={"worker_niceness": 0})
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
             self.owns_cluster = True
