@@ -230,6 +230,7 @@ class RayEvaluator(BaseEvaluator):
         """Connects to (or starts) the cluster and starts the actors; returns how many."""
         import ray
 
+        started = False  # a local cluster started here
         if not ray.is_initialized():
             if address is None:
                 temp_dir = temp_dir or default_temp_dir()
@@ -240,10 +241,16 @@ class RayEvaluator(BaseEvaluator):
                 ray.init(num_cpus=num_cpus, include_dashboard=bool(dashboard), _node_ip_address="127.0.0.1",
                          _temp_dir=temp_dir, log_to_driver=False, configure_logging=False,
                          _system_config={"worker_niceness": 0})
+                started = True
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
             self.owns_cluster = True
         cpus = self.cpus_per_actor
+        if started:  # a new cluster reports its CPUs a moment after ray.init (seen under load: none free at first)
+            deadline = time.monotonic() + 30
+            while (ray.available_resources().get("CPU", 0) < (actors or 1) * cpus
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
         if actors is None:
             actors = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus))
         free = ray.available_resources().get("CPU", 0)
