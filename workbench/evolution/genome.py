@@ -306,12 +306,13 @@ class GenomeDecoder:
             theta, ours = result, True
         return theta
 
-    def _drop(self, genome):
-        """Removes a genome from the cache (the caller holds the lock); its weights become a spare buffer
-        when nobody else holds them (the two references counted are this function's and getrefcount's)."""
+    def _drop(self, genome, reuse=True):
+        """Removes a genome from the cache (the caller holds the lock); with `reuse`, its weights become a
+        spare buffer when nobody else holds them (the two references counted are this function's and
+        getrefcount's)."""
         theta = self._cache.pop(genome)
         del self._last_round[genome]
-        if theta.flags.owndata and sys.getrefcount(theta) <= 2:
+        if reuse and theta.flags.owndata and sys.getrefcount(theta) <= 2:
             self._spares.append(theta)
 
     def _touch(self, genome):
@@ -327,9 +328,8 @@ class GenomeDecoder:
             self._touch(genome)
             while self._spares and len(self._cache) + len(self._spares) > self.capacity:
                 self._spares.pop()
-            while len(self._cache) > self.capacity:
-                self._drop(next(iter(self._cache)))
-                self._spares.clear()
+            while len(self._cache) > self.capacity:  # at the cap: no spares, the evicted weights are freed
+                self._drop(next(iter(self._cache)), reuse=False)
 
     def start_round(self, index: int | None = None) -> None:
         """A new round of evaluations begins: drops the genomes not used in the last keep_rounds rounds.
