@@ -69,6 +69,10 @@ def test_a_model_other_than_the_presets_drops_its_model_options():
     config = RunConfig.from_preset("pc", "es", env="Hopper-v5", model="mlp", model_options=dict(hidden_sizes=[8]))
     assert config.model_options == dict(hidden_sizes=[8])  # given with the model: kept
     assert RunConfig.from_preset("pc", "es", env="Hopper-v5", model="mlp").model_options == dict(hidden_sizes=[64, 64])
+    args = build_parser().parse_args(["train", "--env", "HumanoidTrap-v5", "--algo", "es", "--preset", "pc",
+                                      "--model", "linear", "--out", "unused"])
+    config = run_config_from(args)  # the command line too
+    assert config.model == "linear" and not config.model_options
 
 
 def test_the_command_line_trains_mujoco_from_a_preset(tmp_path):

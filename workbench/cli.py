@@ -128,7 +128,8 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     if args.preset:
         algorithm = args.algorithm or data.get("algorithm", "ga")
         env = args.env or data.get("env", RunConfig.env)
-        preset = RunConfig.from_preset(args.preset, algorithm, env=env).to_json()
+        model = args.model or data.get("model")  # a model other than the preset's drops its model_options
+        preset = RunConfig.from_preset(args.preset, algorithm, env=env, **({"model": model} if model else {})).to_json()
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     config = RunConfig.from_json(data)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
