@@ -92,6 +92,8 @@ class NaiveLoop:
                                                      activation=activation))
             else:
                 if i == 0 or isinstance(self.model.layers[i - 1], Conv2D):
+                    if layer.flatten == "channels_first":  # our dense layer's row order: channel, height, width
+                        layers.append(tf.keras.layers.Permute((3, 1, 2)))
                     layers.append(tf.keras.layers.Flatten())
                 layers.append(tf.keras.layers.Dense(layer.filters if hasattr(layer, "filters") else layer.units,
                                                     activation=activation))

@@ -21,11 +21,13 @@ Measured in the same run:
                 (all weights read. The custom kernel skips the weight rows of inputs that are
                 zero, and the dense layers' inputs come out of a ReLU: `dense_input_zero_fraction`
                 reports how many are zero in this run, so op_vs_roofline can exceed 1.)
-Throughputs are observations per second, best of the timing rounds; the candidates of one
+The inputs are Pong screens after random play (--observations noise: uniform noise images, the inputs of
+earlier runs): the dense kernel's savings depend on where a feature map is zero, and screens have uniform
+backgrounds that noise lacks. Throughputs are observations per second, best of the timing rounds; the candidates of one
 model and P are timed in interleaved rounds. Ratios are what to read (absolute times on shared
 machines are noise). Prints a table, then one JSON line.
 
-  python bench/population_inference.py [--quick | --smoke] [--rank R]
+  python bench/population_inference.py [--quick | --smoke] [--rank R] [--members 32 128] [--observations frames]
 """
 import argparse
 import functools
@@ -42,6 +44,7 @@ quiet_tensorflow("--verbose" in sys.argv[1:])
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from workbench.envs import AtariBatch  # noqa: E402
 from workbench.models import LargeModel, SmallModel  # noqa: E402
 from workbench.models.layers import Conv2D  # noqa: E402
 from workbench.ops import population_matmul  # noqa: E402
@@ -148,7 +151,7 @@ def homogeneous_forward(model, observations):
             k = tf.reshape(kernel[0], [layer.kernel_size, layer.kernel_size, -1, layer.filters])
             x = tf.nn.conv2d(x, k, strides=layer.stride, padding="SAME") + bias[0]
         else:
-            x = tf.matmul(tf.reshape(x, [tf.shape(x)[0], -1]), kernel[0]) + bias[0]
+            x = tf.matmul(layer.flat(x), kernel[0]) + bias[0]
         x = tf.nn.relu(x) if i < last else x
     return x
 
@@ -187,19 +190,31 @@ def grouped_conv_forward(model, observations):
             out_h, out_w = y.shape[1:3]
             x = tf.transpose(tf.reshape(y, [out_h, out_w, members, layer.filters]), [2, 0, 1, 3]) + bias[:, None, None, :]
         else:
-            x = tf.squeeze(tf.matmul(tf.reshape(x, [members, 1, -1]), kernel), 1) + bias
+            x = tf.squeeze(tf.matmul(layer.flat(x)[:, None, :], kernel), 1) + bias
         x = tf.nn.relu(x) if i < last else x
     return x
 
 
-def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe):
+def game_observations(members, seed, game="pong", steps=60):
+    """uint8 [members, 84, 84, 4]: the screens of `members` Pong games after `steps` random actions (what the
+    networks see in a run; a feature map of such screens has runs of zeros along each channel, noise has fewer)."""
+    batch = AtariBatch(game, members, seed=seed)
+    batch.reset()
+    actions = np.random.default_rng(seed)
+    for _ in range(steps):
+        batch.step(None, actions.integers(0, batch.num_actions, members))
+    return np.asarray(batch.observation())
+
+
+def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe, observations="frames"):
     model = cls(num_actions=18, slots=members, backend="custom")
     fill_random(model, seed=members)
     model16 = cls(num_actions=18, slots=members, weight_dtype="bfloat16", backend="custom")
     copy_weights(model, model16)
     reference = cls(num_actions=18, slots=members, backend="reference")
     copy_weights(model, reference)
-    observations = tf.constant(rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8))
+    observations = tf.constant(game_observations(members, seed=members) if observations == "frames"
+                               else rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8))
     distinct = tf.range(members, dtype=tf.int32)
     shared = tf.zeros([members], tf.int32)
     perturbations = model.random_perturbations(np.full(members, 0.002, np.float32), rank=rank, seed=members)
@@ -207,7 +222,7 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
     # The widest dense layer alone (the bulk of the weight bytes), fp32 vs bf16 weights.
     inputs = layer_inputs(model, observations, distinct)
     dense = [i for i, layer in enumerate(model.layers) if not isinstance(layer, Conv2D)][0]
-    dense_input = tf.reshape(inputs[dense], [members, -1])
+    dense_input = model.layers[dense].flat(inputs[dense])  # in the order of the dense kernel's rows
     candidates = {
         "dense_layer_fp32": tf.function(
             lambda: population_matmul(dense_input, model.kernels[dense], distinct, bias=model.biases[dense], relu=True)),
@@ -263,6 +278,8 @@ def main(argv=None):
     mode.add_argument("--smoke", action="store_true", help="tiny populations, one repetition: checks the script runs")
     parser.add_argument("--rank", type=int, default=1, help="rank of the low-rank perturbations (default 1)")
     parser.add_argument("--members", type=int, nargs="+", default=None, help="population sizes (default 32 128)")
+    parser.add_argument("--observations", choices=("frames", "noise"), default="frames",
+                        help="network inputs: Pong screens of random play (default) or uniform noise images")
     args = parser.parse_args(argv)
     if args.rank < 1:
         parser.error("--rank must be >= 1")
@@ -286,7 +303,8 @@ def main(argv=None):
           + "   op/puretf op/roof bf16/fp32 (dense) lowrank/homog zero-inputs")
     for cls in (LargeModel, SmallModel):
         for members in members_list:
-            r = bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe)
+            r = bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe,
+                            args.observations)
             results.setdefault(cls.__name__, {})[str(members)] = r
             print(f"{cls.__name__:<12}{members:>5} " + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
                   + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f}"
@@ -296,6 +314,7 @@ def main(argv=None):
         "benchmark": "population_inference",
         "mode": "smoke" if args.smoke else "quick" if args.quick else "full",
         "unit": "observations/s",
+        "observations": args.observations,
         "read_gbps": round(read_gbps, 2),
         "read_gbps_numpy_1thread": round(read_one, 2),
         "read_gbps_tf_all_threads": round(read_all, 2),

@@ -18,6 +18,8 @@ def plain_forward(model, parameters, observation):
             k = kernel.reshape(layer.kernel_size, layer.kernel_size, -1, layer.filters)
             x = tf.nn.conv2d(x, k, strides=layer.stride, padding="SAME") + bias
         else:
+            if x.shape.rank == 4 and layer.flatten == "channels_first":  # rows in (channel, height, width) order
+                x = np.transpose(x.numpy(), (0, 3, 1, 2))
             x = tf.matmul(tf.reshape(x, [1, -1]), kernel) + bias
         if i < len(layers) - 1:
             x = tf.nn.relu(x)
@@ -51,6 +53,36 @@ def test_each_member_matches_plain_network(rng, cls, backend):
     expected = np.stack([plain_forward(model, params[s], o) for s, o in zip(slots, observations)])
     assert_close_to_scale(logits, expected)
     np.testing.assert_array_equal(model.act(observations, slots).numpy(), expected.argmax(-1))
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+@pytest.mark.parametrize("cls", [LargeModel, SmallModel])
+def test_the_flatten_orders_are_one_network_with_its_dense_rows_permuted(rng, cls, backend):
+    first = cls(num_actions=5, slots=2, backend=backend)  # the default
+    last = cls(num_actions=5, slots=2, flatten="channels_last", backend=backend)
+    assert first.layers[-2].flatten == "channels_first" and last.layers[-2].flatten == "channels_last"
+    params_last = np.stack([last.initial_parameters(seed) for seed in range(2)])
+    params_first = params_last.copy()
+    dense = len(last.layers) - 2
+    height, width, channels = last.output_shapes[dense - 1]
+    kernel_sizes = [depth * units + units for depth, units in last.kernel_shapes]
+    start = sum(kernel_sizes[:dense])
+    depth, units = last.kernel_shapes[dense]
+    rows = params_last[:, start : start + depth * units].reshape(2, height, width, channels, units)
+    params_first[:, start : start + depth * units] = rows.transpose(0, 3, 1, 2, 4).reshape(2, -1)
+    first.set_slots([0, 1], params_first)
+    last.set_slots([0, 1], params_last)
+    observations = rng.integers(0, 256, (4, 84, 84, 4), dtype=np.uint8)
+    slots = np.array([0, 1, 1, 0], np.int32)
+    expected = last(observations, slots).numpy()
+    assert_close_to_scale(first(observations, slots).numpy(), expected)
+    first.set_slots([0, 1], params_last)  # the same parameters in the other order: another network
+    assert not np.allclose(first(observations, slots).numpy(), expected, rtol=1e-3, atol=1e-3)
+
+
+def test_an_unknown_flatten_order_names_the_argument():
+    with pytest.raises(ValueError, match="flatten must be one of"):
+        SmallModel(num_actions=4, flatten="hwc")
 
 
 def test_mlp_member_matches_plain_network(rng):

@@ -16,7 +16,7 @@ def test_every_preset_configures_every_atari_algorithm(preset, algorithm):
     assert config.max_episode_frames == PRESETS[preset]["layout"]["max_episode_frames"]
     if algorithm == "random":
         assert settings.truncation == 0  # random search draws every generation fresh
-    assert RunConfig.from_json(config.to_json()) == config
+    assert RunConfig.from_json(config.to_json()).to_json() == config.to_json()  # JSON (what config.json holds) round-trips
 
 
 def test_the_pc_preset_and_overrides():

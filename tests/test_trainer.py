@@ -279,6 +279,25 @@ def test_run_configs_refuse_unknown_fields_and_values():
         Trainer.from_config(cartpole_config(), checkpoint_every=-1)
 
 
+def test_atari_run_directories_record_the_dense_layers_flatten_order(tmp_path):
+    """New runs write the Atari model's flatten order into config.json; a run directory written before the option
+    existed is read with the order its genomes were trained in ("channels_last")."""
+    data = RunConfig(env="pong", model="large").to_json()
+    assert data["model_options"] == {"flatten": "channels_first"}
+    assert RunConfig(env="CartPole-v1", model="mlp").to_json()["model_options"] == {}
+    for name, options, expected in (("new", {"flatten": "channels_first"}, "channels_first"),
+                                    ("old", {}, "channels_last"), ("old_mlp", None, None)):
+        os.makedirs(tmp_path / name)
+        saved = dict(data, model_options=options) if options is not None else cartpole_config().to_json()
+        with open(tmp_path / name / "config.json", "w") as f:
+            json.dump(saved, f)
+        config = RunConfig.from_run_dir(str(tmp_path / name))
+        assert config.model_options.get("flatten") == expected
+        if expected is not None:
+            spec = config.spec()
+            assert spec.build_model(spec.make_batch(2), 2).layers[-2].flatten == expected
+
+
 def test_the_episode_cap_changes_live_and_survives_a_resume(tmp_path):
     trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
     trainer.run(generations=1)

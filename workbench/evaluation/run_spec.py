@@ -26,7 +26,8 @@ from workbench.evolution.space import ParameterSpace
 from workbench.models import LargeModel, MLPModel, PopulationModel, SmallModel
 from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
 
-MODELS = ("small", "large", "mlp", "linear")
+ATARI_MODELS = ("small", "large")  # SmallModel, LargeModel (workbench.models.atari)
+MODELS = ATARI_MODELS + ("mlp", "linear")
 ModelSpec = str | Callable[..., PopulationModel]
 
 
@@ -39,7 +40,7 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
     options = dict(model_options or {})
     if callable(model) and not isinstance(model, str):
         network = model(tuple(env.observation_shape), env.num_actions, slots, **options)
-    elif model in ("small", "large"):
+    elif model in ATARI_MODELS:
         if len(env.observation_shape) != 3:
             raise ValueError(f'model "{model}" is an Atari network; for {type(env).__name__} use model="mlp"')
         network = (SmallModel if model == "small" else LargeModel)(num_actions=env.num_actions, slots=slots, **options)

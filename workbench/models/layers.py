@@ -47,12 +47,28 @@ class Conv2D:
         )
 
 
+# How a dense layer flattens a spatial input [height, width, channels] into the rows of its kernel:
+# "channels_first" puts each channel's map in one run of rows (c, h, w), "channels_last" is TensorFlow's
+# reshape of NHWC (h, w, c). Both are the same family of networks (a permutation of the kernel's rows); they
+# differ in speed: the dense kernel skips the weight rows whose input is zero, and a ReLU'd feature map is zero
+# in runs along a channel (uniform backgrounds), so channel-first makes the skipped rows contiguous and the
+# memory system fetches fewer of them (README, "Benchmark: population inference").
+FLATTEN_ORDERS = ("channels_first", "channels_last")
+
+
 @dataclass(frozen=True)
 class Dense:
-    """Fully connected layer; flattens a spatial input (height, width, channels order)."""
+    """Fully connected layer; flattens a spatial input in `flatten` order (FLATTEN_ORDERS)."""
 
     name: str
     units: int
+    flatten: str = "channels_last"
+
+    def flat(self, x: tf.Tensor) -> tf.Tensor:
+        """x [batch, ...] as [batch, features] in this layer's flatten order."""
+        if x.shape.rank == 4 and self.flatten == "channels_first":
+            x = tf.transpose(x, [0, 3, 1, 2])
+        return tf.reshape(x, [tf.shape(x)[0], -1])
 
     def output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
         return (self.units,)
@@ -65,11 +81,10 @@ class Dense:
 
     def forward_one(self, x: tf.Tensor, kernel: Any, bias: Any) -> tf.Tensor:
         """The layer for one member (numpy kernel [K, N] and bias [N]), no ReLU: plain TensorFlow."""
-        x = tf.reshape(x, [tf.shape(x)[0], -1])
-        return tf.matmul(x, np.asarray(kernel, np.float32)) + np.asarray(bias, np.float32)
+        return tf.matmul(self.flat(x), np.asarray(kernel, np.float32)) + np.asarray(bias, np.float32)
 
     def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
               perturbation: Any, backend: str | None) -> tf.Tensor:
         if x.shape.rank != 2:
-            x = tf.reshape(x, [tf.shape(x)[0], kernel.shape[1]])
+            x = tf.reshape(self.flat(x), [tf.shape(x)[0], kernel.shape[1]])
         return population_matmul(x, kernel, slots, bias=bias, relu=relu, perturbation=perturbation, backend=backend)

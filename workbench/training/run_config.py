@@ -24,6 +24,8 @@ from workbench.evolution import (
     PGPEConfig,
     Strategy,
 )
+from workbench.evaluation.run_spec import ATARI_MODELS
+from workbench.models.atari import DEFAULT_FLATTEN as ATARI_DEFAULT_FLATTEN
 from workbench.models.observation_normalization import ObservationNormalization
 from workbench.training.checkpoint import CheckpointError
 
@@ -137,7 +139,12 @@ class RunConfig:
             raise
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        """The config as JSON data; an Atari model's flatten order is written out (run directories written before
+        it existed are read as "channels_last" by from_run_dir)."""
+        data = dataclasses.asdict(self)
+        if self.model in ATARI_MODELS:
+            data["model_options"].setdefault("flatten", ATARI_DEFAULT_FLATTEN)
+        return data
 
     @classmethod
     def from_preset(cls, name: str, algorithm: str = "ga", **fields: Any) -> RunConfig:
@@ -157,7 +164,11 @@ class RunConfig:
         """The config.json of a run directory (CheckpointError when it is missing or corrupt)."""
         try:
             with open(os.path.join(run_dir, "config.json")) as f:
-                return cls.from_json(json.load(f))
+                data = json.load(f)
+            if isinstance(data, dict) and data.get("model", cls.model) in ATARI_MODELS \
+                    and "flatten" not in (data.get("model_options") or {}):  # saved before the option existed
+                data["model_options"] = dict(data.get("model_options") or {}, flatten="channels_last")
+            return cls.from_json(data)
         except FileNotFoundError as error:
             raise CheckpointError(f"{run_dir} has no config.json: not a run directory") from error
         except (json.JSONDecodeError, ValueError, TypeError) as error:
