@@ -24,8 +24,10 @@ Measured in the same run:
 The inputs are Pong screens after random play (--observations noise: uniform noise images, the inputs of
 earlier runs): the dense kernel's savings depend on where a feature map is zero, and screens have uniform
 backgrounds that noise lacks. Throughputs are observations per second, best of the timing rounds; the candidates of one
-model and P are timed in interleaved rounds. Ratios are what to read (absolute times on shared
-machines are noise). Prints a table, then one JSON line.
+model and P are timed in interleaved rounds, with a bandwidth probe in the same rounds (the limit is the best
+bandwidth seen). Each model and P is measured 3 times (quick and full modes): the JSON line gives the median of
+every figure and ratio and the spread (min, max) of each ratio; the targets (Large, P = 128) are read on the
+medians. Ratios are what to read (absolute times on shared machines are noise). Prints a table, then one JSON line.
 
   python bench/population_inference.py [--quick | --smoke] [--rank R] [--members 32 128] [--observations frames]
 """
@@ -49,7 +51,9 @@ from workbench.models import LargeModel, SmallModel  # noqa: E402
 from workbench.models.layers import Conv2D  # noqa: E402
 from workbench.ops import population_matmul  # noqa: E402
 
-TARGETS = {"op_vs_roofline": 0.8, "bf16_vs_fp32": 1.7, "lowrank_vs_homogeneous": 0.8, "op_vs_puretf": 1.3}
+TARGETS = {"op_vs_roofline": 0.8, "dense_layer_bf16_vs_fp32": 1.7, "lowrank_vs_homogeneous": 0.8, "op_vs_puretf": 1.3}
+RATIOS = ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32",
+          "conv_op_vs_im2col")
 
 
 def best_seconds(fn, repeats):
@@ -270,6 +274,19 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwi
     }
 
 
+def median_of_runs(runs):
+    """One model and P measured several times: the median of every figure and ratio, the spread (min, max) of each
+    ratio, and every run's ratios (a shared machine's drift shows as spread instead of moving a single figure)."""
+    result = dict(runs[len(runs) // 2])  # the descriptive fields (formulation, sizes) of one run
+    result["obs_per_s"] = {key: round(float(np.median([run["obs_per_s"][key] for run in runs])), 1)
+                           for key in runs[0]["obs_per_s"]}
+    for key in RATIOS + ("read_gbps", "dense_input_zero_fraction"):
+        result[key] = round(float(np.median([run[key] for run in runs])), 3)
+    result["spread"] = {key: [min(run[key] for run in runs), max(run[key] for run in runs)] for key in RATIOS}
+    result["runs"] = [{key: run[key] for key in RATIOS} for run in runs]
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
@@ -284,6 +301,7 @@ def main(argv=None):
     if args.rank < 1:
         parser.error("--rank must be >= 1")
     repeats = 1 if args.smoke else 3 if args.quick else 10
+    runs = 1 if args.smoke else 3  # measurements of each model and P; the JSON line gives their medians
     members_list = args.members or ([2] if args.smoke else [32, 128])
     if any(m < 1 for m in members_list):
         parser.error("--members must be positive")
@@ -303,8 +321,8 @@ def main(argv=None):
           + "   op/puretf op/roof bf16/fp32 (dense) lowrank/homog zero-inputs")
     for cls in (LargeModel, SmallModel):
         for members in members_list:
-            r = bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe,
-                            args.observations)
+            r = median_of_runs([bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng,
+                                            bandwidth_probe, args.observations) for _ in range(runs)])
             results.setdefault(cls.__name__, {})[str(members)] = r
             print(f"{cls.__name__:<12}{members:>5} " + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
                   + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f}"
@@ -320,6 +338,7 @@ def main(argv=None):
         "read_gbps_tf_all_threads": round(read_all, 2),
         "peak_gflops": round(peak_gflops, 1),
         "lowrank_rank": args.rank,
+        "runs": runs,
         "targets_large_p128": TARGETS,
         "results": results,
     }

@@ -25,7 +25,10 @@ def test_smoke_run_prints_ratios_as_json():
         for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32",
                       "conv_op_vs_im2col"):
             assert entry[ratio] > 0
+            assert entry["spread"][ratio][0] <= entry[ratio] <= entry["spread"][ratio][1]
+        assert len(entry["runs"]) == summary["runs"] == 1
         assert 0.0 <= entry["dense_input_zero_fraction"] <= 1.0
+    assert summary["observations"] == "frames" and summary["targets_large_p128"]["dense_layer_bf16_vs_fp32"] == 1.7
 
 
 def test_bad_arguments_are_refused():
