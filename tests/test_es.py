@@ -1,4 +1,5 @@
 """OpenAI-ES through ask/tell: optima, the gradient estimate, mirrored sampling, exact resume, live hyperparameters."""
+import dataclasses
 import math
 
 import numpy as np
@@ -126,11 +127,30 @@ def test_live_hyperparameters_apply_next_generation():
         (dict(center_episodes=-1), "center_episodes"),
         (dict(episodes_per_member=0), "episodes_per_member"),
         (dict(perturbation_rank=True), "perturbation_rank"),
+        (dict(survival_bonus=-1.0), "survival_bonus"),
     ],
 )
 def test_invalid_configurations_are_refused(changes, match):
     with pytest.raises(ValueError, match=match):
         make(ESConfig(**changes))
+
+
+def test_the_survival_bonus_ranks_shifted_returns_and_records_the_true_ones(rng):
+    """With survival_bonus b, a member's return minus b per step is what gets ranked: the update equals that of ES
+    told the shifted returns; the records keep the returns as played."""
+    config = ESConfig(population_size=8, sigma=0.1, learning_rate=0.05)
+    shifted, plain = make(dataclasses.replace(config, survival_bonus=2.0)), make(config)
+    for _ in range(3):
+        requests = shifted.ask()
+        assert [r.genome for r in requests] == [r.genome for r in plain.ask()]
+        returns, steps = rng.normal(100, 10, len(requests)), rng.integers(1, 60, len(requests))
+        shifted.tell([EvaluationResult([value], steps=[length]) for value, length in zip(returns, steps)])
+        plain.tell([EvaluationResult([value - 2.0 * length]) for value, length in zip(returns, steps)])
+        np.testing.assert_array_equal(shifted.center, plain.center)
+        assert shifted.history[-1].max == pytest.approx(returns[:-1].max())  # the center's own return left out
+    with pytest.raises(ValueError, match="steps"):
+        shifted.ask()
+        shifted.tell([EvaluationResult([1.0])] * 9)
 
 
 def test_a_corrupt_center_is_refused():  # the rest of the state contract: test_strategy_contract.py

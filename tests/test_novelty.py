@@ -1,5 +1,7 @@
 """NS-ES and NSR-ES: novelty, the archive, the meta-population, exploration without reward, exact resume."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -79,6 +81,23 @@ def test_behaviours_are_required_and_checked():
     ns.tell([EvaluationResult([0.0], [[0.0, 1.0]]), EvaluationResult([0.0], [[1.0, 0.0]])])
     with pytest.raises(ValueError, match="dimensions"):
         ns.tell([EvaluationResult([0.0], [[0.0, 1.0, 2.0]])] * 4)
+
+
+def test_nsr_es_ranks_rewards_minus_the_survival_bonus(rng):
+    """NSR-ES with survival_bonus b takes the same steps as NSR-ES told the returns minus b per step."""
+    config = NoveltyConfig.nsr_es(population_size=6, sigma=0.1, learning_rate=0.05, meta_population_size=2)
+    shifted, plain = make(dataclasses.replace(config, survival_bonus=1.5)), make(config)
+    for _ in range(5):
+        requests = shifted.ask()
+        assert [r.genome for r in requests] == [r.genome for r in plain.ask()]
+        returns, steps = rng.normal(50, 5, len(requests)), rng.integers(1, 40, len(requests))
+        behaviours = rng.normal(size=(len(requests), 1, 2))
+        shifted.tell([EvaluationResult([v], b, steps=[n]) for v, b, n in zip(returns, behaviours, steps)])
+        told = returns - 1.5 * steps if requests[0].role == "perturbation" else returns  # centers: unshifted
+        plain.tell([EvaluationResult([v], b) for v, b in zip(told, behaviours)])
+        for a, b in zip(shifted.centers, plain.centers):
+            np.testing.assert_array_equal(a, b)
+    assert shifted.generation == plain.generation >= 2
 
 
 @pytest.mark.parametrize(

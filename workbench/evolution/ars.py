@@ -35,7 +35,7 @@ from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
 from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationResult
+from workbench.evolution.strategy import shifted_returns
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,19 +72,6 @@ class ARSConfig:
     @property
     def kept(self) -> int:
         return self.directions if self.top_directions is None else self.top_directions
-
-
-def shifted_returns(results: Sequence[EvaluationResult], survival_bonus: float) -> np.ndarray:
-    """Each request's mean return minus survival_bonus per step (NaN stays NaN)."""
-    means = []
-    for k, result in enumerate(results):
-        returns = np.asarray(result.returns, np.float64)
-        if survival_bonus:
-            if result.steps is None:
-                raise ValueError(f"results[{k}] lacks steps per episode: survival_bonus needs them")
-            returns = returns - survival_bonus * np.asarray(result.steps, np.float64)
-        means.append(np.mean(returns))
-    return np.asarray(means, np.float64)
 
 
 def ars_step(space: ParameterSpace, indices: Sequence[int], plus: np.ndarray, minus: np.ndarray,

@@ -29,7 +29,7 @@ from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
 from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace, check_rank
-from workbench.evolution.strategy import centered_ranks
+from workbench.evolution.strategy import centered_ranks, shifted_returns
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +44,9 @@ class ESConfig:
     episodes_per_member: episodes of each member (1).
     center_episodes: episodes of the center each generation, for reporting (1; 0 = none).
     perturbation_rank: 0 = full-rank perturbations (the paper); r > 0 = rank r per layer.
+    survival_bonus: a per-step constant subtracted from every member's return before ranking (0 = none, the
+      paper). ARS's trick for tasks that pay for staying alive (Humanoid 5 per step): ranked on the rest of the
+      reward, members that stand still no longer beat those that move. Records stay unshifted.
     """
 
     population_size: int = 5000
@@ -56,6 +59,7 @@ class ESConfig:
     episodes_per_member: int = 1
     center_episodes: int = 1
     perturbation_rank: int = 0
+    survival_bonus: float = 0.0
 
     def validated(self) -> ESConfig:
         check_int("population_size", self.population_size, 2)
@@ -70,6 +74,7 @@ class ESConfig:
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_int("center_episodes", self.center_episodes, 0)
         check_rank(self.perturbation_rank, "perturbation_rank")
+        check_real("survival_bonus", self.survival_bonus, 0)
         return self
 
     @classmethod
@@ -139,7 +144,10 @@ class EvolutionStrategy(MirroredSearch):
 
     def _tell(self, requests, results, means):
         fitness = self._pair_fitness(means)
-        gradient = es_gradient(self.space, self.indices, fitness, self.config.perturbation_rank, fitness.size)
+        ranked = fitness
+        if self.config.survival_bonus:
+            ranked = shifted_returns(results[: fitness.size], self.config.survival_bonus).reshape(fitness.shape)
+        gradient = es_gradient(self.space, self.indices, ranked, self.config.perturbation_rank, fitness.size)
         self._record_generation(fitness, self.center_fitness if self.config.center_episodes else None,
                                 Genome(self._key), sum(r.episodes for r in requests),
                                 gradient_norm=float(np.linalg.norm(gradient)))

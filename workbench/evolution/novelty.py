@@ -27,7 +27,13 @@ from workbench.evolution.es import Adam, ESConfig, adam_update
 from workbench.evolution.genome import Genome, base_key
 from workbench.evolution.mirrored import checked_center
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, Strategy, centered_ranks, fitness_summary
+from workbench.evolution.strategy import (
+    EvaluationRequest,
+    Strategy,
+    centered_ranks,
+    fitness_summary,
+    shifted_returns,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,7 +137,8 @@ class NoveltySearchES(Strategy):
     def _tell(self, requests, results, means):
         behaviours = np.stack([r.behaviours.mean(axis=0) for r in results])
         if self.phase_name == "perturbation":
-            self._update_center(means, behaviours, sum(r.episodes for r in requests))
+            ranked = shifted_returns(results, self.config.survival_bonus) if self.config.survival_bonus else means
+            self._update_center(means, ranked, behaviours, sum(r.episodes for r in requests))
             self.phase_name = "center"
             return
         members = range(len(self.centers)) if self.chosen is None else [self.chosen]
@@ -148,11 +155,13 @@ class NoveltySearchES(Strategy):
             return int(self.rng.integers(len(self.centers)))
         return int(self.rng.choice(len(self.centers), p=scores / scores.sum()))
 
-    def _update_center(self, returns, behaviours, episodes):
+    def _update_center(self, returns, ranked_returns, behaviours, episodes):
+        """One ES step of the chosen center; returns are recorded, ranked_returns (minus the survival bonus) ranked."""
         config, m = self.config, self.chosen
         pairs = len(self.indices)
         scores = novelty(behaviours, self.archive, config.k_nearest)
-        shaped = config.reward_weight * centered_ranks(returns) + (1 - config.reward_weight) * centered_ranks(scores)
+        shaped = (config.reward_weight * centered_ranks(ranked_returns)
+                  + (1 - config.reward_weight) * centered_ranks(scores))
         weights = (shaped[0::2] - shaped[1::2]).astype(np.float32)
         gradient = self.space.combine(self.indices, weights, config.perturbation_rank) / np.float32(2 * pairs)
         self._pending_record = dict(  # the record's perturbation half, completed by the center round

@@ -124,6 +124,20 @@ def centered_ranks(values: np.ndarray | Sequence[float]) -> np.ndarray:
     return ranks.reshape(values.shape)
 
 
+def shifted_returns(results: Sequence[EvaluationResult], survival_bonus: float) -> np.ndarray:
+    """Each request's mean return minus survival_bonus per step (NaN stays NaN): the training returns of
+    strategies that remove a task's alive bonus (ARS's survival-bonus shift); records stay unshifted."""
+    means = []
+    for k, result in enumerate(results):
+        returns = np.asarray(result.returns, np.float64)
+        if survival_bonus:
+            if result.steps is None:
+                raise ValueError(f"results[{k}] lacks steps per episode: survival_bonus needs them")
+            returns = returns - survival_bonus * np.asarray(result.steps, np.float64)
+        means.append(np.mean(returns))
+    return np.asarray(means, np.float64)
+
+
 def fitness_summary(values: np.ndarray | Sequence[float]) -> dict[str, float]:
     """max / mean / median of fitness values, NaN as -inf and ignored by mean and median."""
     values = np.asarray(values, np.float64)
