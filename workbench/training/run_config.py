@@ -11,6 +11,7 @@ import numpy as np
 
 from workbench.checks import check_bool, check_choice
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
+from workbench.evaluation.run_spec import ATARI_MODELS
 from workbench.evolution import (
     PGPE,
     ARSConfig,
@@ -24,8 +25,7 @@ from workbench.evolution import (
     PGPEConfig,
     Strategy,
 )
-from workbench.evaluation.run_spec import ATARI_MODELS
-from workbench.models.atari import DEFAULT_FLATTEN as ATARI_DEFAULT_FLATTEN
+from workbench.models.atari import DEFAULT_FLATTEN
 from workbench.models.observation_normalization import ObservationNormalization
 from workbench.training.checkpoint import CheckpointError
 
@@ -143,7 +143,7 @@ class RunConfig:
         it existed are read as "channels_last" by from_run_dir)."""
         data = dataclasses.asdict(self)
         if self.model in ATARI_MODELS:
-            data["model_options"].setdefault("flatten", ATARI_DEFAULT_FLATTEN)
+            data["model_options"].setdefault("flatten", DEFAULT_FLATTEN)
         return data
 
     @classmethod
