@@ -204,9 +204,9 @@ def game_observations(members, seed, game="pong", steps=60):
     networks see in a run; a feature map of such screens has runs of zeros along each channel, noise has fewer)."""
     batch = AtariBatch(game, members, seed=seed)
     batch.reset()
-    actions = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)
     for _ in range(steps):
-        batch.step(None, actions.integers(0, batch.num_actions, members))
+        batch.step(None, rng.integers(0, batch.num_actions, members))
     return np.asarray(batch.observation())
 
 

@@ -125,8 +125,8 @@ def centered_ranks(values: np.ndarray | Sequence[float]) -> np.ndarray:
 
 
 def shifted_returns(results: Sequence[EvaluationResult], survival_bonus: float) -> np.ndarray:
-    """Each request's mean return minus survival_bonus per step (NaN stays NaN): the training returns of
-    strategies that remove a task's alive bonus (ARS's survival-bonus shift); records stay unshifted."""
+    """Each request's mean return minus survival_bonus per step, NaN as the worst (mean_return): the training
+    returns of strategies that remove a task's alive bonus (ARS's survival-bonus shift); records stay unshifted."""
     means = []
     for k, result in enumerate(results):
         returns = np.asarray(result.returns, np.float64)
@@ -134,7 +134,7 @@ def shifted_returns(results: Sequence[EvaluationResult], survival_bonus: float) 
             if result.steps is None:
                 raise ValueError(f"results[{k}] lacks steps per episode: survival_bonus needs them")
             returns = returns - survival_bonus * np.asarray(result.steps, np.float64)
-        means.append(np.mean(returns))
+        means.append(mean_return(returns))
     return np.asarray(means, np.float64)
 
 
