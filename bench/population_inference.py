@@ -210,15 +210,14 @@ def game_observations(members, seed, game="pong", steps=60):
     return np.asarray(batch.observation())
 
 
-def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, rng, bandwidth_probe, observations="frames"):
+def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, observations, bandwidth_probe):
     model = cls(num_actions=18, slots=members, backend="custom")
     fill_random(model, seed=members)
     model16 = cls(num_actions=18, slots=members, weight_dtype="bfloat16", backend="custom")
     copy_weights(model, model16)
     reference = cls(num_actions=18, slots=members, backend="reference")
     copy_weights(model, reference)
-    observations = tf.constant(game_observations(members, seed=members) if observations == "frames"
-                               else rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8))
+    observations = tf.constant(observations)
     distinct = tf.range(members, dtype=tf.int32)
     shared = tf.zeros([members], tf.int32)
     perturbations = model.random_perturbations(np.full(members, 0.002, np.float32), rank=rank, seed=members)
@@ -321,8 +320,10 @@ def main(argv=None):
           + "   op/puretf op/roof bf16/fp32 (dense) lowrank/homog zero-inputs")
     for cls in (LargeModel, SmallModel):
         for members in members_list:
-            r = median_of_runs([bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, rng,
-                                            bandwidth_probe, args.observations) for _ in range(runs)])
+            observations = (game_observations(members, seed=members) if args.observations == "frames"
+                            else rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8))
+            r = median_of_runs([bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, observations,
+                                            bandwidth_probe) for _ in range(runs)])
             results.setdefault(cls.__name__, {})[str(members)] = r
             print(f"{cls.__name__:<12}{members:>5} " + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
                   + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f}"

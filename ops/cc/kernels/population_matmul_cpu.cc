@@ -43,7 +43,6 @@ inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // one chain of multiply-adds in row order, so more rows per step make longer
 // chains: measured here with the paired bfloat16 loads below, 4 bfloat16 rows
 // per step ran 8-15 % faster than 8 (the same bytes per step as float32's 4).
-template <typename T>
 constexpr int64_t kStreamUnroll = 4;
 // How far ahead of the current weight rows the streaming kernel prefetches
 // (measured here: software prefetch adds ~20 % over the hardware prefetchers).
@@ -113,7 +112,7 @@ inline void UnpairColumns(float* out, int64_t paired) {
 template <typename T>
 void StreamRows(const float* const* xrows, int64_t num_rows, int64_t depth,
                 const T* w, int64_t ldw, int64_t width, float* acc) {
-  constexpr int64_t kUnroll = kStreamUnroll<T>;
+  constexpr int64_t kUnroll = kStreamUnroll;
   const int64_t paired = PairedColumns<T>(width);
   std::fill(acc, acc + num_rows * width, 0.0f);
   thread_local std::vector<int64_t> active;  // k with a non-zero input
