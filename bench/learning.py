@@ -43,10 +43,12 @@ from workbench.quiet import quiet_tensorflow  # noqa: E402
 quiet_tensorflow("--verbose" in sys.argv[1:])
 
 from workbench.envs import find_mujoco_task, resolve_atari_game  # noqa: E402
+from workbench.envs.humanoid_trap import REGIONS, trap_region  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
 from workbench.training.run_config import ALGORITHMS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
+from workbench.training.warm_start import inherited_fields  # noqa: E402
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
 PROTOCOL_PAGE = os.path.join(DOCS, "protocol.md")
@@ -219,6 +221,8 @@ def main():
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
     parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init-from", dest="init_from", metavar="RUN_DIR",
+                        help="every arm starts from that run's elite (its model and observation normalisation too)")
     parser.add_argument("--rescore", action="store_true",
                         help="do not train: score the run already in --out again (and write the curve and JSON line)")
     parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
@@ -273,6 +277,8 @@ def main():
                                         if key in known or key == "center_episodes"}
         if args.model is not None:
             overrides["model"] = args.model
+        if args.init_from is not None:  # a warm start: the source's model and normalisation, so its policy
+            overrides.update(inherited_fields(args.init_from), init_from=args.init_from)
         return RunConfig.from_preset(args.preset, algorithm, env=game, seed=args.seed, **overrides)
 
     base = preset_config(args.algorithm)
@@ -293,7 +299,8 @@ def main():
                 config = RunConfig.from_json(dict(config.to_json(), perturbed_rank=1, hyperparameters=dict(
                     config.hyperparameters, mutation_rank=1)))
             arms[algorithm + (f"+{option}" if option else "")] = config
-        run_arms(arms, dict(compare=list(arms), preset=args.preset), base, minutes, frames, episodes, out, name, paper)
+        describe = dict(compare=list(arms), preset=args.preset, **({"init_from": args.init_from} if args.init_from else {}))
+        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
         return
     run_dir = os.path.join(out, "run")
     if args.rescore:  # the run is there: score it again (a scoring step that failed, other test episodes)
@@ -390,6 +397,10 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
             positions = np.asarray(score.final_positions)
             results[label].update(final_x=round(float(positions[:, 0].mean()), 2),
                                   final_y=round(float(positions[:, 1].mean()), 2))
+            if base.env == "HumanoidTrap-v5":  # where the episodes ended: in the U, past it, or elsewhere
+                regions = [trap_region(x, y) for x, y in positions[:, :2]]
+                results[label].update(max_x=round(float(positions[:, 0].max()), 2), regions={
+                    region: round(regions.count(region) / len(regions), 3) for region in REGIONS})
         print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
               file=sys.stderr)
     curve = write_curve(curves, out, "steps" if find_mujoco_task(base.env) is not None else "frames")

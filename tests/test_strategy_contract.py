@@ -125,6 +125,36 @@ def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):
     assert len(phases) >= (1 if algorithm in one_phase else 2)  # every kind of round was a stopping point
 
 
+def test_a_warm_start_searches_from_the_given_weights_before_the_first_round(algorithm, tmp_path):
+    strategy = make(algorithm, seed=6)
+    n = strategy.space.num_parameters
+    weights = np.linspace(-0.3, 0.3, n, dtype=np.float32)
+    if ALGORITHMS[algorithm][0].kind == "GeneticAlgorithm":  # seed chains from random initialisations
+        with pytest.raises(ValueError, match="init_from"):
+            strategy.start_from(weights)
+        return
+    for bad in (np.ones(n + 1), np.full(n, np.nan)):
+        with pytest.raises(ValueError, match="weights must be"):
+            strategy.start_from(bad)
+    strategy.start_from(weights)
+    decoder = GenomeDecoder(strategy.space)
+    for key, base in strategy.bases().items():
+        decoder.add_base(key, base)
+    centers = [r.genome for r in strategy.ask() if not r.genome.mutations]  # what the round plays unmutated
+    for genome in centers + [strategy.elite]:
+        np.testing.assert_array_equal(decoder.decode(genome), weights)
+    with pytest.raises(ValueError, match="started already"):
+        strategy.start_from(weights)
+    run(strategy, 2)
+    with pytest.raises(ValueError, match="started already"):
+        checkpointed(strategy, tmp_path).start_from(weights)
+    if algorithm in ("es", "ars", "pgpe"):  # from the weights a cold start begins with, the same run
+        cold = run(make(algorithm, seed=6), 2)
+        twin = make(algorithm, seed=6)
+        twin.start_from(twin.center.copy())
+        assert run(twin, 2).history == cold.history
+
+
 def test_foreign_and_corrupt_states_are_refused(algorithm):
     strategy = run(make(algorithm), 1)
     strategy_class = type(strategy)

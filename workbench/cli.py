@@ -11,6 +11,8 @@ an option (--sigma, --truncation, --learning-rate, --top-directions, --max-speed
 FILE.json gives a RunConfig as JSON (options given on the command line override it). MuJoCo tasks:
 
   python -m workbench train --env HalfCheetah-v5 --algo ars --preset paper --minutes 10 --out runs/cheetah
+  python -m workbench train --env HumanoidTrap-v5 --algo es --preset pc --init-from runs/humanoid --out runs/trap
+      (--init-from: start from another run's elite; workbench/training/warm_start.py)
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ quiet_tensorflow("--verbose" in sys.argv[1:])  # before the imports below reach 
 
 from workbench.evolution import ARSConfig, ESConfig, GAConfig, NoveltyConfig, PGPEConfig  # noqa: E402
 from workbench.training.run_config import ALGORITHMS, RunConfig  # noqa: E402
+from workbench.training.warm_start import inherited_fields  # noqa: E402
 
 if TYPE_CHECKING:
     from workbench.evolution import GenerationRecord
@@ -76,6 +79,9 @@ def _add_train_options(parser):
                         "the MuJoCo presets set it)")
     parser.add_argument("--action-noise", dest="action_noise", type=float,
                         help="std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01; default 0)")
+    parser.add_argument("--init-from", dest="init_from", metavar="RUN_DIR",
+                        help="start from that run's newest elite and observation statistics (es, ns-es, nsr-es, ars, "
+                        "pgpe); its model and observation normalisation are taken over")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -132,6 +138,10 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         preset = RunConfig.from_preset(args.preset, algorithm, env=env, **({"model": model} if model else {})).to_json()
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     config = RunConfig.from_json(data)
+    if args.init_from is not None:  # the source's model and normalisation, so its weights compute the same policy
+        config.init_from = args.init_from
+        for name, value in inherited_fields(args.init_from).items():
+            setattr(config, name, value)
     for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
                  "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors", "virtual_batch_norm",
                  "action_noise"):

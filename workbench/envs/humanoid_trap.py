@@ -62,3 +62,16 @@ def humanoid_trap_path() -> str:
             f.write(text)
         os.replace(temporary, path)
     return path
+
+
+REGIONS = ("inside", "past", "outside")
+
+
+def trap_region(x: float, y: float) -> str:
+    """Where a final torso position (x, y) lies: "inside" the U (between its mouth and its back wall, between
+    its side walls), "past" its back wall, or "outside" (short of the mouth or beside the U)."""
+    if x > BACK_X:
+        return "past"
+    if MOUTH_X <= x and abs(y) <= HALF_WIDTH:
+        return "inside"
+    return "outside"

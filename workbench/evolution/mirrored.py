@@ -28,6 +28,10 @@ class MirroredSearch(Strategy):
         self.center_fitness = None
         self._rekey()
 
+    def start_from(self, weights: np.ndarray) -> None:
+        """The center starts at `weights` (before the first round; see Strategy.start_from)."""
+        self._start_center(self._starting_weights(weights))
+
     def base(self) -> np.ndarray:
         """The dense base members start from: the center (PGPE: the center and its scales, [2, n])."""
         return self.center

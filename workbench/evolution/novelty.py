@@ -113,6 +113,12 @@ class NoveltySearchES(Strategy):
     def phase(self) -> str:
         return self.phase_name
 
+    def start_from(self, weights: np.ndarray) -> None:
+        """Every center of the meta-population starts at `weights` (before the first round; see
+        Strategy.start_from); they part as each is chosen and stepped on its own."""
+        start = self._starting_weights(weights)
+        self.centers = [start.copy() for _ in self.centers]
+
     # -- ask/tell -------------------------------------------------------------------------
     def _ask(self):
         config = self.config

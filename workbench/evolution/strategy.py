@@ -14,6 +14,8 @@ What every strategy has (the interface the trainer, replays and the dashboard us
   elite, bases()           the best genome so far (None before the first generation) and the dense
                            bases ({key: weights}) genomes start from ({} for seed chains only)
   set(**changes)           hyperparameters from the next generation on, validated now
+  start_from(weights)      before the first round: search from these weights (strategies with a center;
+                           the GA refuses: its population is seed chains)
   state_dict() / from_state(state, space)   exact save and restore
 A subclass writes only what differs: _ask(), _tell(requests, results, means), _load(state), elite,
 phase, and calls _record_generation() and _start_next_generation() when its generation ends.
@@ -225,12 +227,14 @@ class Strategy(abc.ABC):
         self.hyperparameters = HyperparameterLog()
         self.history: list[GenerationRecord] = []
         self._requests = None
+        self._asked = False  # a round has been handed out (or the state was restored): no warm start any more
 
     # -- ask/tell (template) --------------------------------------------------------------
     def ask(self) -> list[EvaluationRequest]:
         """The evaluations this round needs (the same list again until tell() is called)."""
         if self._requests is None:
             self._requests = list(self._ask())
+            self._asked = True
         return list(self._requests)
 
     def tell(self, results: Sequence[Any]) -> None:
@@ -291,6 +295,24 @@ class Strategy(abc.ABC):
         self.generation += 1
         self.config = self.hyperparameters.apply(self.config, self.generation, self._validate)
 
+    # -- warm start -----------------------------------------------------------------------
+    def start_from(self, weights: np.ndarray) -> None:
+        """Searches from `weights` (float32 [n], e.g. another run's elite) instead of the seeded initialisation;
+        only before the first round. ValueError for a strategy without a center, or one that has started."""
+        raise ValueError(f"{self.kind} cannot start from given weights (init_from): only strategies with a center "
+                         "(es, ns-es, nsr-es, ars, pgpe) can; the GA's population is seed chains")
+
+    def _starting_weights(self, weights: Any) -> np.ndarray:
+        """start_from()'s checks: not started yet, weights [n] finite; returns them as a new float32 vector."""
+        if self._asked:
+            raise ValueError(f"start_from: the {self.kind} has started already (generation {self.generation}); "
+                             "a warm start comes before the first round")
+        vector = np.array(weights, np.float32)
+        size = self.space.num_parameters
+        if vector.shape != (size,) or not np.isfinite(vector).all():
+            raise ValueError(f"start_from: weights must be [{size}] finite values, got shape {vector.shape}")
+        return vector
+
     # -- hyperparameters ------------------------------------------------------------------
     def set(self, **changes: Any) -> None:
         """Changes hyperparameters from the next generation on (validated now; recorded when applied)."""
@@ -335,6 +357,7 @@ class Strategy(abc.ABC):
             strategy.history = [GenerationRecord.from_json(record) for record in state["history"]]
             strategy.hyperparameters.load(state["hyperparameters"])
             strategy._load(state)
+            strategy._asked = True
         except (KeyError, TypeError) as error:
             raise ValueError(f"corrupt {cls.kind} state: {error!r}") from error
         return strategy

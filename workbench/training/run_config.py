@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks import check_bool, check_choice
+from workbench.checks import check_bool, check_choice, check_type
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
 from workbench.evaluation.run_spec import ATARI_MODELS
 from workbench.evolution import (
@@ -52,6 +52,8 @@ class RunConfig:
     observation_normalization: None, True or a dict of ObservationNormalization's fields (fraction, clip,
     variance_floor): inputs normalised by the running statistics of the states seen (ARS V2, OpenAI-ES on
     MuJoCo). behaviour: the novelty-search BC (default "final_ram" on Atari, "final_position" on MuJoCo).
+    init_from: a run directory whose newest elite (weights and observation statistics) a new run of a strategy
+    with a center starts from (workbench.training.warm_start); a resumed run does not read it again.
     """
 
     env: str = "frostbite"
@@ -74,6 +76,7 @@ class RunConfig:
     virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
     observation_normalization: Any = None  # normalise inputs by running statistics (continuous control)
     action_noise: float = 0.0  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
+    init_from: str = None  # a run directory whose elite the search starts from (warm start)
 
     def algorithm_config(self) -> GAConfig | ESConfig | NoveltyConfig:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -104,6 +107,11 @@ class RunConfig:
         if spec.normalization is not None and spec.is_atari:
             raise ValueError("observation_normalization is for vector observations; Atari runs normalise hidden "
                              "layers with virtual_batch_norm")
+        if self.init_from is not None:
+            check_type("init_from", self.init_from, str, "a run directory")
+            if ALGORITHMS[self.algorithm][0] is GeneticAlgorithm:
+                raise ValueError(f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (its '
+                                 "population is seed chains); es, ns-es, nsr-es, ars and pgpe can")
 
     def reference_batch(self) -> np.ndarray | None:
         """The run's reference batch for virtual batch normalisation (128 observations of random play drawn from

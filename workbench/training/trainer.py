@@ -43,6 +43,7 @@ from workbench.training.checkpoint import CheckpointError, list_checkpoints, loa
 from workbench.training.events import EventBus
 from workbench.training.run_config import ALGORITHMS, RunConfig
 from workbench.training.run_logger import RunLogger
+from workbench.training.warm_start import load_warm_start
 
 if TYPE_CHECKING:
     import pandas
@@ -133,6 +134,11 @@ class Trainer:
             raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
         strategy, evaluator = config.build(reference_batch=_reference_batch)
         try:
+            if config.init_from is not None and not _resuming:  # a resumed run has its own checkpoint
+                start = load_warm_start(config.init_from, config.model, config.model_options, evaluator.spec)
+                strategy.start_from(start.weights)
+                if start.statistics is not None:
+                    evaluator.set_observation_statistics(start.statistics)
             return cls(strategy, evaluator, run_dir=run_dir, seed=config.seed, checkpoint_every=checkpoint_every,
                        config=config, _resuming=_resuming)
         except BaseException:
