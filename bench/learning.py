@@ -28,6 +28,7 @@ same frames. Both score each final elite at the training cap.
 """
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -97,6 +98,27 @@ def parse_study(text):
         raise ValueError(f"--study must look like sigma=0.002,0.005,0.01, got {text!r}")
     values = [json.loads(v) for v in match.group(2).split(",")]
     return match.group(1), values
+
+
+def parse_settings(text):
+    """{name: value} of --set "sigma=0.0075,learning_rate=0.005" (values as JSON numbers)."""
+    settings = {}
+    for item in (text or "").split(","):
+        match = re.fullmatch(r"([a-z_]+)=([^=,]+)", item.strip())
+        value = None
+        if match:
+            try:
+                value = json.loads(match.group(2))
+            except json.JSONDecodeError:
+                value = None
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(f"--set must look like sigma=0.0075,learning_rate=0.005, got {item.strip()!r}")
+        settings[match.group(1)] = value
+    return settings
+
+
+def hyperparameter_names(algorithm):
+    return {field.name for field in dataclasses.fields(ALGORITHMS[algorithm][1])}
 
 
 def parse_compare(text):
@@ -221,6 +243,8 @@ def main():
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
     parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", dest="settings", metavar="NAME=VALUE,...",
+                        help="hyperparameters for every arm, e.g. sigma=0.0075,learning_rate=0.005 (over the preset's)")
     parser.add_argument("--init-from", dest="init_from", metavar="RUN_DIR",
                         help="every arm starts from that run's elite (its model and observation normalisation too)")
     parser.add_argument("--rescore", action="store_true",
@@ -242,6 +266,11 @@ def main():
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
         study = parse_study(args.study) if args.study else None
         compare = parse_compare(args.compare) if args.compare else None
+        settings_given = parse_settings(args.settings) if args.settings else {}
+        trained = [algorithm for algorithm, _ in compare] if compare else [args.algorithm]
+        for key in settings_given:  # each setting goes to the arms that have it
+            if not any(key in hyperparameter_names(algorithm) for algorithm in trained):
+                raise ValueError(f"--set: none of {trained} has a hyperparameter {key!r}")
         if study and compare:
             raise ValueError("--study and --compare cannot be combined")
         if args.rescore and (study or compare):
@@ -275,6 +304,8 @@ def main():
             wanted.setdefault("center_episodes", 1)  # the policy's own training score, for the curve
         overrides["hyperparameters"] = {key: value for key, value in wanted.items()
                                         if key in known or key == "center_episodes"}
+        overrides["hyperparameters"].update({key: value for key, value in settings_given.items()
+                                             if key in hyperparameter_names(algorithm)})
         if args.model is not None:
             overrides["model"] = args.model
         if args.init_from is not None:  # a warm start: the source's model and normalisation, so its policy

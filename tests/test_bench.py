@@ -151,7 +151,8 @@ def test_learning_bench_refuses_bad_arguments(tmp_path):
     cases = ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
              (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes"),
              (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare"),
-             (["--compare", "es+lowrank"], "--compare"))
+             (["--compare", "es+lowrank"], "--compare"), (["--set", "sigma"], "--set"),
+             (["--algo", "ga", "--set", "step_size=0.1"], "--set"))
     # all at once: each process spends its seconds importing TensorFlow before argparse refuses
     processes = [(arguments, message, subprocess.Popen([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
                                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -179,6 +180,16 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert {arm["model"] for arm in summary["results"].values()} == {"mlp"} and summary["model"] == "mlp"
     assert all("final_x" in arm and "final_y" in arm for arm in summary["results"].values())
+    assert all(sum(arm["regions"].values()) == pytest.approx(1) for arm in summary["results"].values())
+    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--compare", "es,ns-es",
+                             "--init-from", str(tmp_path / "run"), "--set", "sigma=0.0075,learning_rate=0.002",
+                             "--out", str(tmp_path / "warm")], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["init_from"] == str(tmp_path / "run") and summary["model"] == "linear"  # the source's model
+    for arm in ("es", "ns-es"):
+        config = json.load(open(tmp_path / "warm" / arm / "config.json"))
+        assert config["init_from"] == str(tmp_path / "run") and config["hyperparameters"]["sigma"] == 0.0075
 
 
 @pytest.mark.slow
