@@ -45,11 +45,13 @@ quiet_tensorflow("--verbose" in sys.argv[1:])
 
 from workbench.envs import find_mujoco_task, resolve_atari_game  # noqa: E402
 from workbench.envs.humanoid_trap import REGIONS, trap_region  # noqa: E402
+from workbench.evolution import Genome, base_key  # noqa: E402
+from workbench.lab.plots import trap_positions_figure  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
 from workbench.training.run_config import ALGORITHMS  # noqa: E402
-from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
-from workbench.training.warm_start import inherited_fields  # noqa: E402
+from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run, score_genome  # noqa: E402
+from workbench.training.warm_start import inherited_fields, load_warm_start  # noqa: E402
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
 PROTOCOL_PAGE = os.path.join(DOCS, "protocol.md")
@@ -408,12 +410,42 @@ def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, m
         "curve": curve}))
 
 
+def starting_score(config, episodes):
+    """The Score of the policy a warm start begins from (config.init_from's elite) on config's task."""
+    spec = config.spec()
+    start = load_warm_start(config.init_from, config.model, config.model_options, spec)
+    if start.statistics is not None:
+        spec = spec.with_observation_statistics(start.statistics)
+    key = base_key(start.weights)
+    return score_genome(Genome(key), spec, bases={key: start.weights}, episodes=episodes,
+                        max_episode_frames=config.max_episode_frames, run_seed=config.seed,
+                        subpopulations=config.subpopulations, slots=config.slots)
+
+
+def add_positions(result, positions, label, score, env):
+    """MuJoCo: where the tested policy left the body, into result; on the humanoid trap also the share of episodes
+    ending in the U, past it or elsewhere, and the positions themselves (for the figure)."""
+    if not score.final_positions:
+        return
+    final = np.asarray(score.final_positions)
+    result.update(final_x=round(float(final[:, 0].mean()), 2), final_y=round(float(final[:, 1].mean()), 2))
+    if env == "HumanoidTrap-v5":
+        positions[label] = score.final_positions
+        regions = [trap_region(x, y) for x, y in final[:, :2]]
+        result.update(max_x=round(float(final[:, 0].max()), 2),
+                      regions={region: round(regions.count(region) / len(regions), 3) for region in REGIONS})
+
+
 def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
     """One run per arm ({label: RunConfig}) with equal budgets; curves side by side; each final elite tested at the
     training cap; ends with one JSON line (`describe` says what the arms vary)."""
     for config in arms.values():
         config.algorithm_config()  # every arm's error before the first arm trains
-    curves, results = {}, {}
+    curves, results, positions = {}, {}, {}
+    if base.init_from is not None:  # every arm starts from one policy: where it stands on this task
+        start = starting_score(base, episodes)
+        results["start"] = dict(test=test_summary(start), frames=0, init_from=base.init_from)
+        add_positions(results["start"], positions, "start", start, base.env)
     for label, config in arms.items():
         run_dir = os.path.join(out, label)
         history, seconds = train(config, run_dir, minutes, frames)
@@ -424,17 +456,13 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
                              json_path=os.path.join(out, f"{label}-test.json"), overwrite=True)
         results[label] = dict(test=test_summary(score), frames=history[-1].frames_total, seconds=round(seconds, 1),
                               final_elite_training=history[-1].elite, model=config.model)
-        if score.final_positions:  # MuJoCo: where the tested policy left the body (the humanoid trap's measure)
-            positions = np.asarray(score.final_positions)
-            results[label].update(final_x=round(float(positions[:, 0].mean()), 2),
-                                  final_y=round(float(positions[:, 1].mean()), 2))
-            if base.env == "HumanoidTrap-v5":  # where the episodes ended: in the U, past it, or elsewhere
-                regions = [trap_region(x, y) for x, y in positions[:, :2]]
-                results[label].update(max_x=round(float(positions[:, 0].max()), 2), regions={
-                    region: round(regions.count(region) / len(regions), 3) for region in REGIONS})
+        add_positions(results[label], positions, label, score, base.env)
         print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
               file=sys.stderr)
     curve = write_curve(curves, out, "steps" if find_mujoco_task(base.env) is not None else "frames")
+    if positions:  # the humanoid trap: where each arm's test episodes ended, with the U's walls
+        describe = dict(describe, positions=os.path.join(out, "positions.png"))
+        trap_positions_figure(positions).savefig(describe["positions"], dpi=120)
     models = sorted({config.model for config in arms.values()})  # the arms' own (base is the default algorithm's)
     print(json.dumps({"benchmark": "learning", "mode": name, **describe, "game": base.env,
                       "model": models[0] if len(models) == 1 else models,

@@ -181,12 +181,15 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
     assert {arm["model"] for arm in summary["results"].values()} == {"mlp"} and summary["model"] == "mlp"
     assert all("final_x" in arm and "final_y" in arm for arm in summary["results"].values())
     assert all(sum(arm["regions"].values()) == pytest.approx(1) for arm in summary["results"].values())
+    assert os.path.getsize(summary["positions"]) > 0  # the figure of where the episodes ended
     result = subprocess.run([sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--compare", "es,ns-es",
                              "--init-from", str(tmp_path / "run"), "--set", "sigma=0.0075,learning_rate=0.002",
                              "--out", str(tmp_path / "warm")], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["init_from"] == str(tmp_path / "run") and summary["model"] == "linear"  # the source's model
+    start = summary["results"]["start"]  # the source policy scored on this task, before any arm trains
+    assert start["frames"] == 0 and start["test"]["episodes"] == 2
     for arm in ("es", "ns-es"):
         config = json.load(open(tmp_path / "warm" / arm / "config.json"))
         assert config["init_from"] == str(tmp_path / "run") and config["hyperparameters"]["sigma"] == 0.0075

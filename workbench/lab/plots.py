@@ -220,6 +220,33 @@ def returns_histogram(returns: Sequence[float], width: float = 4.0, height: floa
     return figure_png(figure)
 
 
+def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width: float = 6.0,
+                          height: float = 4.0) -> Any:
+    """A matplotlib Figure of where episodes ended in the humanoid trap: the U's walls, the start and each
+    label's final torso positions [(x, y), ...] (Score.final_positions), with how many ended in each region."""
+    from workbench.envs import humanoid_trap as trap
+
+    figure = new_figure(width, height)
+    axes = figure.add_subplot()
+    walls = [((trap.BACK_X, trap.BACK_X), (-trap.HALF_WIDTH, trap.HALF_WIDTH)),
+             ((trap.MOUTH_X, trap.BACK_X), (trap.HALF_WIDTH, trap.HALF_WIDTH)),
+             ((trap.MOUTH_X, trap.BACK_X), (-trap.HALF_WIDTH, -trap.HALF_WIDTH))]
+    for xs, ys in walls:
+        axes.plot(xs, ys, color="saddlebrown", lw=4)
+    for label, points in positions.items():
+        points = np.asarray(points, np.float64).reshape(-1, 2)
+        regions = [trap.trap_region(x, y) for x, y in points]
+        counts = ", ".join(f"{regions.count(region)} {region}" for region in trap.REGIONS if region in regions)
+        axes.scatter(points[:, 0], points[:, 1], s=12, alpha=0.7, label=f"{label}: {counts}")
+    axes.scatter([0], [0], marker="x", color="black", label="start")
+    axes.set_xlabel("final x (m)")
+    axes.set_ylabel("final y (m)")
+    axes.set_aspect("equal", adjustable="datalim")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="best")
+    return figure
+
+
 def timeline_figure(timeline: Sequence[tuple], lanes: int | None = None, width: float = 8.0, height: float = 2.4,
                     window: tuple[float, float] | None = None) -> Any:
     """A matplotlib Figure of an evaluator timeline: one row per sub-population, coloured by category.
