@@ -410,3 +410,15 @@ def test_the_humanoid_trap_walls_stop_a_humanoid_pushed_forward():
         batch.close()
     assert final["Humanoid-v5"][0] > humanoid_trap.BACK_X + 0.5
     assert final["HumanoidTrap-v5"][0] < humanoid_trap.BACK_X
+    assert humanoid_trap.trap_region(*final["HumanoidTrap-v5"][:2]) == "inside"
+    assert humanoid_trap.trap_region(*final["Humanoid-v5"][:2]) == "past"
+
+
+def test_trap_regions_name_where_an_episode_ended():
+    from workbench.envs.humanoid_trap import REGIONS, trap_region
+
+    places = {(0.5, 0.0): "short", (0.9, 2.5): "short", (2.0, 1.0): "inside", (1.0, -1.5): "inside",
+              (2.0, -1.6): "beside", (2.9, 3.0): "beside", (3.1, 0.0): "past", (5.0, -4.0): "past"}
+    assert {trap_region(x, y) for x, y in places} == set(REGIONS)
+    for (x, y), region in places.items():
+        assert trap_region(x, y) == region, (x, y)

@@ -64,14 +64,15 @@ def humanoid_trap_path() -> str:
     return path
 
 
-REGIONS = ("inside", "past", "outside")
+REGIONS = ("short", "inside", "beside", "past")
 
 
 def trap_region(x: float, y: float) -> str:
-    """Where a final torso position (x, y) lies: "inside" the U (between its mouth and its back wall, between
-    its side walls), "past" its back wall, or "outside" (short of the mouth or beside the U)."""
+    """Where a final torso position (x, y) lies: "short" of the U's mouth (x < MOUTH_X), "inside" the U (between
+    its mouth and its back wall, between its side walls), "beside" it (as far as the U reaches, outside its side
+    walls: out of the trap sideways) or "past" its back wall (x > BACK_X)."""
     if x > BACK_X:
         return "past"
-    if MOUTH_X <= x and abs(y) <= HALF_WIDTH:
-        return "inside"
-    return "outside"
+    if x < MOUTH_X:
+        return "short"
+    return "inside" if abs(y) <= HALF_WIDTH else "beside"
