@@ -109,7 +109,7 @@ class RunConfig:
                              "layers with virtual_batch_norm")
         if self.init_from is not None:
             check_type("init_from", self.init_from, str, "a run directory")
-            if ALGORITHMS[self.algorithm][0] is GeneticAlgorithm:
+            if ALGORITHMS.get(self.algorithm, (None,))[0] is GeneticAlgorithm:
                 raise ValueError(f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (its '
                                  "population is seed chains); es, ns-es, nsr-es, ars and pgpe can")
 
