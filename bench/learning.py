@@ -444,6 +444,8 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
     curves, results, positions = {}, {}, {}
     if base.init_from is not None:  # every arm starts from one policy: where it stands on this task
         start = starting_score(base, episodes)
+        with open(os.path.join(out, "start-test.json"), "w") as f:
+            json.dump(start.to_json(), f, indent=1)
         results["start"] = dict(test=test_summary(start), frames=0, init_from=base.init_from)
         add_positions(results["start"], positions, "start", start, base.env)
     for label, config in arms.items():

@@ -238,7 +238,7 @@ def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width
         regions = [trap.trap_region(x, y) for x, y in points]
         counts = ", ".join(f"{regions.count(region)} {region}" for region in trap.REGIONS if region in regions)
         axes.scatter(points[:, 0], points[:, 1], s=12, alpha=0.7, label=f"{label}: {counts}")
-    axes.scatter([0], [0], marker="x", color="black", label="start")
+    axes.scatter([0], [0], marker="x", color="black", label="origin (where episodes begin)")
     axes.set_xlabel("final x (m)")
     axes.set_ylabel("final y (m)")
     axes.set_aspect("equal", adjustable="datalim")
