@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 from conftest import assert_close_to_scale
 
-from workbench.ops import LowRankPerturbation, population_conv2d
+from workbench.ops import LowRankPerturbation, population_conv2d, population_matmul
 
 
 def per_member_conv(x, filters, indices, stride, padding, bias=None, relu=False):
@@ -65,21 +65,39 @@ def test_bfloat16_filters(rng):
     assert_close_to_scale(population_conv2d(x, filters, indices), per_member_conv(x, filters, indices, 1, "SAME"))
 
 
-def test_perturbed_conv_equals_conv_with_materialised_filters(rng):
+@pytest.mark.parametrize("out, rank", [(5, 2), (32, 1), (16, 3)])  # patches built (5) or read in place
+def test_perturbed_conv_equals_conv_with_materialised_filters(rng, out, rank):
     x = rng.standard_normal((4, 9, 9, 3)).astype(np.float32)
-    filters = rng.standard_normal((2, 3, 3, 3, 5)).astype(np.float32)
+    filters = rng.standard_normal((2, 3, 3, 3, out)).astype(np.float32)
     parents = np.array([0, 0, 1, 0], np.int32)
     p = LowRankPerturbation(
         rng.uniform(0.1, 1, 4).astype(np.float32),
-        rng.standard_normal((4, 27, 2)).astype(np.float32),
-        rng.standard_normal((4, 5, 2)).astype(np.float32),
+        rng.standard_normal((4, 27, rank)).astype(np.float32),
+        rng.standard_normal((4, out, rank)).astype(np.float32),
     )
     materialised = np.stack(
-        [filters[parents[b]] + p.sigmas[b] * (p.factor_a[b] @ p.factor_b[b].T).reshape(3, 3, 3, 5) for b in range(4)]
+        [filters[parents[b]] + p.sigmas[b] * (p.factor_a[b] @ p.factor_b[b].T).reshape(3, 3, 3, out) for b in range(4)]
     )
     expected = per_member_conv(x, materialised, np.arange(4), 2, "SAME")
     for backend in ("custom", "reference"):
         assert_close_to_scale(population_conv2d(x, filters, parents, strides=2, perturbation=p, backend=backend), expected)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("size, kernel, stride, channels, out, padding", [
+    (84, 8, 4, 4, 32, "SAME"), (21, 4, 2, 8, 64, "SAME"), (11, 3, 1, 4, 16, "SAME"), (10, 3, 2, 3, 16, "VALID"),
+    (13, 3, 2, 5, 48, "SAME"), (4, 5, 3, 2, 16, "SAME"), (6, 2, 2, 3, 80, "VALID")])
+def test_patches_read_in_place_give_the_bits_of_built_patches(rng, dtype, size, kernel, stride, channels, out, padding):
+    """Output widths that are multiples of 16 read the patches in place from a padded image; the sums are the
+    matmul op's over tf.image.extract_patches, bit for bit (depth summed in order either way)."""
+    x = rng.standard_normal((5, size, size, channels)).astype(np.float32)
+    filters = tf.cast(rng.standard_normal((3, kernel * kernel * channels, out)).astype(np.float32), dtype)
+    indices = np.array([2, 0, 2, 1, 1], np.int32)
+    y = population_conv2d(x, filters, indices, kernel_size=kernel, strides=stride, padding=padding, backend="custom")
+    patches = tf.image.extract_patches(x, [1, kernel, kernel, 1], [1, stride, stride, 1], [1, 1, 1, 1], padding)
+    height, width = patches.shape[1:3]
+    y_matmul = population_matmul(tf.reshape(patches, [5, height * width, -1]), filters, indices, backend="custom")
+    np.testing.assert_array_equal(y.numpy(), tf.reshape(y_matmul, y.shape).numpy())
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@
 //     stacked on one shared slot), bound by arithmetic.
 // bfloat16 weights are widened to float32 on the fly; sums are in float32.
 // Bias, the low-rank perturbation and ReLU are fused into the epilogue.
-// Convolutions run as per-member GEMMs over patches built block by block in
-// cache (implicit im2col).
+// Convolutions run as per-member GEMMs over their patches, read in place from
+// a zero-padded copy of the image (or built block by block in cache when the
+// output width is not a multiple of 16): implicit im2col.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -167,16 +168,28 @@ inline float Dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
+// Where a GEMM's left operand lies: row r's depth index k = s * span + j
+// (segment s, j < span) is at x[r * ldx + s * segment_stride + j]. A plain
+// matrix is one segment of the whole depth; a convolution's patches, read in
+// place from a zero-padded image, are kernel_h segments (one kernel row each,
+// kernel_w * channels contiguous floats), so no patch is copied.
+struct RowLayout {
+  int64_t ldx, segments, segment_stride, span;
+  static RowLayout Matrix(int64_t ldx, int64_t depth) { return {ldx, 1, 0, depth}; }
+};
+
 // Register-blocked float GEMM for the per-member tasks (convolutions):
-// y[rows, width] = x[rows, depth] @ w[depth, width], all row-major with
-// strides. A tile keeps kRows x (16 * kVecs) sums in vector registers (24
-// AVX-512 registers for the shapes used) and reads x in place, so unlike a
-// packing GEMM it needs no copy of the patches. GCC vector extensions make the
-// register blocking explicit (plain loops vectorised unreliably: 8 to 118
-// GFLOP/s for the same tile); measured here ~115 GFLOP/s per core, against ~95
-// for Eigen's GEMM. Without AVX-512 the vectors are split: correct, slower.
+// y[rows, width] = x[rows, depth] @ w[depth, width], w and y row-major with
+// strides, x as `layout` says. A tile keeps kRows x (16 * kVecs) sums in vector
+// registers (24 AVX-512 registers for the shapes used) and reads x in place, so
+// unlike a packing GEMM it needs no copy of the patches. Depth is summed in
+// order, one multiply-add per step, whatever the layout: the same bits for
+// patches read in place or copied. GCC vector extensions make the register
+// blocking explicit (plain loops vectorised unreliably: 8 to 118 GFLOP/s for
+// the same tile); measured here ~115 GFLOP/s per core, against ~95 for Eigen's
+// GEMM. Without AVX-512 the vectors are split: correct, slower.
 template <int kRows, int kVecs>
-inline void GemmTile(const float* x, int64_t ldx, int64_t depth, const float* w,
+inline void GemmTile(const float* x, const RowLayout& layout, const float* w,
                      int64_t ldw, float* y, int64_t ldy, bool accumulate) {
   Vec16 acc[kRows][kVecs];
   for (int r = 0; r < kRows; ++r) {
@@ -185,14 +198,19 @@ inline void GemmTile(const float* x, int64_t ldx, int64_t depth, const float* w,
       if (accumulate) std::memcpy(&acc[r][v], y + r * ldy + 16 * v, sizeof(Vec16));
     }
   }
-  for (int64_t k = 0; k < depth; ++k) {
-    Vec16 wk[kVecs];
-    for (int v = 0; v < kVecs; ++v) {
-      std::memcpy(&wk[v], w + k * ldw + 16 * v, sizeof(Vec16));
-    }
-    for (int r = 0; r < kRows; ++r) {
-      const float a = x[r * ldx + k];
-      for (int v = 0; v < kVecs; ++v) acc[r][v] += a * wk[v];
+  const int64_t ldx = layout.ldx;
+  for (int64_t s = 0; s < layout.segments; ++s) {
+    const float* xs = x + s * layout.segment_stride;
+    const float* ws = w + s * layout.span * ldw;
+    for (int64_t k = 0; k < layout.span; ++k) {
+      Vec16 wk[kVecs];
+      for (int v = 0; v < kVecs; ++v) {
+        std::memcpy(&wk[v], ws + k * ldw + 16 * v, sizeof(Vec16));
+      }
+      for (int r = 0; r < kRows; ++r) {
+        const float a = xs[r * ldx + k];
+        for (int v = 0; v < kVecs; ++v) acc[r][v] += a * wk[v];
+      }
     }
   }
   for (int r = 0; r < kRows; ++r) {
@@ -204,48 +222,58 @@ inline void GemmTile(const float* x, int64_t ldx, int64_t depth, const float* w,
 
 // The last rows < kRows of a column strip, in one tile of exactly that many.
 template <int kRows, int kVecs>
-void GemmRemainderRows(int64_t rows, const float* x, int64_t ldx, int64_t depth,
+void GemmRemainderRows(int64_t rows, const float* x, const RowLayout& layout,
                        const float* w, int64_t ldw, float* y, int64_t ldy,
                        bool accumulate) {
   if constexpr (kRows > 0) {
     if (rows == kRows) {
-      GemmTile<kRows, kVecs>(x, ldx, depth, w, ldw, y, ldy, accumulate);
+      GemmTile<kRows, kVecs>(x, layout, w, ldw, y, ldy, accumulate);
     } else {
-      GemmRemainderRows<kRows - 1, kVecs>(rows, x, ldx, depth, w, ldw, y, ldy,
+      GemmRemainderRows<kRows - 1, kVecs>(rows, x, layout, w, ldw, y, ldy,
                                           accumulate);
     }
   }
 }
 
 template <int kRows, int kVecs>
-void GemmColumns(const float* x, int64_t ldx, int64_t rows, int64_t depth,
+void GemmColumns(const float* x, const RowLayout& layout, int64_t rows,
                  const float* w, int64_t ldw, float* y, int64_t ldy,
                  bool accumulate) {
   int64_t r = 0;
   for (; r + kRows <= rows; r += kRows) {
-    GemmTile<kRows, kVecs>(x + r * ldx, ldx, depth, w, ldw, y + r * ldy, ldy,
+    GemmTile<kRows, kVecs>(x + r * layout.ldx, layout, w, ldw, y + r * ldy, ldy,
                            accumulate);
   }
-  GemmRemainderRows<kRows - 1, kVecs>(rows - r, x + r * ldx, ldx, depth, w, ldw,
-                                      y + r * ldy, ldy, accumulate);
+  GemmRemainderRows<kRows - 1, kVecs>(rows - r, x + r * layout.ldx, layout, w,
+                                      ldw, y + r * ldy, ldy, accumulate);
+}
+
+// y (=|+=) x @ w over the columns [0, width - width % 16), strip by strip;
+// returns where the strips end.
+int64_t GemmStrips(const float* x, const RowLayout& layout, int64_t rows,
+                   const float* w, int64_t ldw, int64_t width, float* y,
+                   int64_t ldy, bool accumulate) {
+  int64_t c = 0;
+  for (; c + 64 <= width; c += 64) {
+    GemmColumns<6, 4>(x, layout, rows, w + c, ldw, y + c, ldy, accumulate);
+  }
+  if (c + 32 <= width) {
+    GemmColumns<12, 2>(x, layout, rows, w + c, ldw, y + c, ldy, accumulate);
+    c += 32;
+  }
+  if (c + 16 <= width) {
+    GemmColumns<12, 1>(x, layout, rows, w + c, ldw, y + c, ldy, accumulate);
+    c += 16;
+  }
+  return c;
 }
 
 // y (=|+=) x @ w for one block of depth, column strip by column strip.
 void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
                const float* w, int64_t ldw, int64_t width, float* y,
                int64_t ldy, bool accumulate) {
-  int64_t c = 0;
-  for (; c + 64 <= width; c += 64) {
-    GemmColumns<6, 4>(x, ldx, rows, depth, w + c, ldw, y + c, ldy, accumulate);
-  }
-  if (c + 32 <= width) {
-    GemmColumns<12, 2>(x, ldx, rows, depth, w + c, ldw, y + c, ldy, accumulate);
-    c += 32;
-  }
-  if (c + 16 <= width) {
-    GemmColumns<12, 1>(x, ldx, rows, depth, w + c, ldw, y + c, ldy, accumulate);
-    c += 16;
-  }
+  const int64_t c = GemmStrips(x, RowLayout::Matrix(ldx, depth), rows, w, ldw,
+                               width, y, ldy, accumulate);
   if (c == width) return;
   // Fewer than 16 columns left (logits, low-rank projections): dot products
   // against the transposed columns, vectorised along depth.
@@ -354,6 +382,124 @@ void BuildPatches(const ConvGeometry& g, const float* image, int64_t row_begin,
           std::fill(dst, dst + g.channels, 0.0f);
         } else {
           CopyFloats(src + j * g.channels, g.channels, dst);
+        }
+      }
+    }
+  }
+}
+
+// A convolution whose output width is a multiple of 16 reads its patches in
+// place (GemmStrips) from a zero-padded copy of the member's image: the padded
+// image [padded_height, padded_width, channels] holds every pixel a patch
+// touches, so every patch is kernel_h runs of kernel_w * channels floats. The
+// copy is a fraction of the patches' size (conv1 of the Atari models: 31 K
+// floats against 113 K), and the sums are the same bits as over built patches.
+struct PaddedImage {
+  int64_t height = 0, width = 0;  // padded rows and columns
+  std::vector<float> pixels;
+
+  void Fill(const ConvGeometry& g, const float* image) {
+    height = (g.out_height - 1) * g.stride_h + g.kernel_h;
+    width = (g.out_width - 1) * g.stride_w + g.kernel_w;
+    const int64_t c = g.channels;
+    pixels.assign(height * width * c, 0.0f);
+    // Image pixel (iy, ix) lands at (pad_top + iy, pad_left + ix); VALID
+    // padding may leave the last rows and columns unread.
+    const int64_t columns = std::min(g.width, width - g.pad_left);
+    if (columns <= 0) return;
+    for (int64_t py = 0; py < height; ++py) {
+      const int64_t iy = py - g.pad_top;
+      if (iy < 0 || iy >= g.height) continue;
+      std::memcpy(pixels.data() + (py * width + g.pad_left) * c,
+                  image + iy * g.width * c, sizeof(float) * columns * c);
+    }
+  }
+
+  // The layout of output positions along one output row, and where the patch
+  // of output position r begins.
+  RowLayout Layout(const ConvGeometry& g) const {
+    return {g.stride_w * g.channels, g.kernel_h, width * g.channels,
+            g.kernel_w * g.channels};
+  }
+  const float* Patch(const ConvGeometry& g, int64_t r) const {
+    const int64_t oy = r / g.out_width, ox = r % g.out_width;
+    return pixels.data() + (oy * g.stride_h * width + ox * g.stride_w) * g.channels;
+  }
+};
+
+// y[r - row_begin, 0:width] = patch(r) @ w for r in [row_begin, row_end),
+// one output row's run of positions at a time (there the patches are evenly
+// spaced); width is a multiple of 16.
+void ConvGemm(const ConvGeometry& g, const PaddedImage& image, int64_t row_begin,
+              int64_t row_end, const float* w, int64_t ldw, int64_t width,
+              float* y, int64_t ldy) {
+  const RowLayout layout = image.Layout(g);
+  for (int64_t r = row_begin; r < row_end;) {
+    const int64_t n = std::min(row_end - r, g.out_width - r % g.out_width);
+    GemmStrips(image.Patch(g, r), layout, n, w, ldw, width,
+               y + (r - row_begin) * ldy, ldy, false);
+    r += n;
+  }
+}
+
+// out[i * out_stride] = patches[i] . column for kRows patches at once (their
+// sums are independent chains, which the core overlaps): per patch the
+// operations of Dot over its kernel rows in turn (16 lane sums carried across
+// kernel rows, the leftover products, then the lanes in order).
+template <int kRows>
+void ProjectPatches(const float* const* patches, const RowLayout& layout,
+                    const float* column, float* out, int64_t out_stride) {
+  Vec16 partial[kRows];
+  float sum[kRows];
+  for (int i = 0; i < kRows; ++i) partial[i] = Vec16{}, sum[i] = 0.0f;
+  for (int64_t s = 0; s < layout.segments; ++s) {
+    const float* b = column + s * layout.span;
+    const int64_t offset = s * layout.segment_stride;
+    int64_t k = 0;
+    for (; k + 16 <= layout.span; k += 16) {
+      Vec16 vb;
+      std::memcpy(&vb, b + k, sizeof(Vec16));
+      for (int i = 0; i < kRows; ++i) {
+        Vec16 va;
+        std::memcpy(&va, patches[i] + offset + k, sizeof(Vec16));
+        partial[i] += va * vb;
+      }
+    }
+    for (; k < layout.span; ++k) {
+      for (int i = 0; i < kRows; ++i) sum[i] += patches[i][offset + k] * b[k];
+    }
+  }
+  for (int lane = 0; lane < 16; ++lane) {
+    for (int i = 0; i < kRows; ++i) sum[i] += partial[i][lane];
+  }
+  for (int i = 0; i < kRows; ++i) out[i * out_stride] = sum[i];
+}
+
+// out[r - row_begin, 0:rank] = patch(r) @ factor_a ([depth, rank]): the low-rank
+// projection of each position.
+void ConvProjection(const ConvGeometry& g, const PaddedImage& image,
+                    int64_t row_begin, int64_t row_end, const float* factor_a,
+                    int64_t rank, float* out) {
+  constexpr int kRows = 8;
+  const RowLayout layout = image.Layout(g);
+  const int64_t depth = layout.segments * layout.span;
+  thread_local std::vector<float> columns;  // factor_a transposed: [rank, depth]
+  columns.resize(rank * depth);
+  for (int64_t k = 0; k < depth; ++k) {
+    for (int64_t j = 0; j < rank; ++j) columns[j * depth + k] = factor_a[k * rank + j];
+  }
+  const float* patches[kRows];
+  for (int64_t r = row_begin; r < row_end; r += kRows) {
+    const int64_t n = std::min<int64_t>(kRows, row_end - r);
+    for (int64_t i = 0; i < n; ++i) patches[i] = image.Patch(g, r + i);
+    for (int64_t j = 0; j < rank; ++j) {
+      float* o = out + (r - row_begin) * rank + j;
+      const float* column = columns.data() + j * depth;
+      if (n == kRows) {
+        ProjectPatches<kRows>(patches, layout, column, o, rank);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          ProjectPatches<1>(patches + i, layout, column, o + i * rank, rank);
         }
       }
     }
@@ -529,11 +675,29 @@ class Plan {
   // the member's rows are contiguous; conv rows are patches built in cache.
   void RunMemberRows(int64_t member, const T* w, int64_t width, const Task& t) {
     thread_local std::vector<float> patches, projected, widened;
+    thread_local PaddedImage padded;
     const bool lowrank = p_.sigmas != nullptr && p_.rank > 0;
     int64_t ldw = 0;
     const float* wf = WeightsAsFloat(w, p_.cols, p_.depth, width, &widened, &ldw);
+    // Patches read in place when every column strip is a full 16 wide (the
+    // column chunks are multiples of 16 then); otherwise built block by block.
+    const bool in_place = p_.conv.enabled && p_.cols % 16 == 0;
+    const ConvGeometry& g = p_.conv;
+    if (in_place) padded.Fill(g, p_.x + member * g.height * g.width * g.channels);
     for (int64_t r0 = t.row_begin; r0 < t.row_end; r0 += kRowBlock) {
       const int64_t n = std::min(kRowBlock, t.row_end - r0);
+      float* out = p_.y + (member * p_.rows + r0) * p_.cols + t.col_begin;
+      if (in_place) {
+        ConvGemm(g, padded, r0, r0 + n, wf, ldw, width, out, p_.cols);
+        if (lowrank) {
+          projected.resize(n * p_.rank);
+          ConvProjection(g, padded, r0, r0 + n,
+                         p_.factor_a + member * p_.depth * p_.rank, p_.rank,
+                         projected.data());
+        }
+        FinishRows(member, r0, n, out, lowrank ? projected.data() : nullptr, t);
+        continue;
+      }
       const float* x = p_.x + (member * p_.rows + r0) * p_.depth;
       if (p_.conv.enabled) {
         const ConvGeometry& g = p_.conv;
@@ -542,17 +706,22 @@ class Plan {
                      r0 + n, patches.data());
         x = patches.data();
       }
-      float* out = p_.y + (member * p_.rows + r0) * p_.cols + t.col_begin;
       Gemm(x, p_.depth, n, p_.depth, wf, ldw, width, out, p_.cols);
       if (lowrank) {
         projected.resize(n * p_.rank);
         Gemm(x, p_.depth, n, p_.depth, p_.factor_a + member * p_.depth * p_.rank,
              p_.rank, p_.rank, projected.data(), p_.rank);
       }
-      for (int64_t r = 0; r < n; ++r) {
-        FinishRow(member, r0 + r, out + r * p_.cols,
-                  lowrank ? projected.data() + r * p_.rank : nullptr, t);
-      }
+      FinishRows(member, r0, n, out, lowrank ? projected.data() : nullptr, t);
+    }
+  }
+
+  // FinishRow for n rows from r0 whose sums are in place in y (out: row r0's
+  // first column of the task); u: their projections [n, rank] or nullptr.
+  void FinishRows(int64_t member, int64_t r0, int64_t n, const float* out,
+                  const float* u, const Task& t) {
+    for (int64_t r = 0; r < n; ++r) {
+      FinishRow(member, r0 + r, out + r * p_.cols, u ? u + r * p_.rank : nullptr, t);
     }
   }
 
@@ -577,7 +746,11 @@ class Plan {
       const float* factor_b = p_.factor_b + member * p_.cols * p_.rank;
       for (int64_t r = 0; r < p_.rank; ++r) {
         const float scale = sigma * u[r];
-        for (int64_t c = c0; c < c1; ++c) out[c] += scale * factor_b[c * p_.rank + r];
+        if (p_.rank == 1) {  // contiguous: vectorised
+          for (int64_t c = c0; c < c1; ++c) out[c] += scale * factor_b[c];
+        } else {
+          for (int64_t c = c0; c < c1; ++c) out[c] += scale * factor_b[c * p_.rank + r];
+        }
       }
     }
     if (p_.relu) {
