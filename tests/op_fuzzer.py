@@ -82,6 +82,10 @@ class Fuzzer:
             "population_conv2d": (lib.workbench_population_conv2d, dict(
                 x=floats(b, h, w, c), weights=floats(s, kh * kw * c, n), indices=slots(b), biases=[floats(s, n)]),
                 dict(kernel_size=[kh, kw], strides=[1, 1], padding="VALID", relu=True)),
+            "population_conv2d_uint8": (lib.workbench_population_conv2d, dict(
+                x=r.integers(0, 256, (b, h, w, c), dtype=np.uint8), weights=floats(s, kh * kw * c, 16),
+                indices=slots(b), biases=[floats(s, 16)]),
+                dict(kernel_size=[kh, kw], strides=[1, 2], padding="SAME", input_scale=1 / 255)),
             "perturbed_population_conv2d": (lib.workbench_perturbed_population_conv2d, dict(
                 x=floats(b, h, w, c), weights=floats(s, kh * kw * c, n), parents=slots(b), sigmas=floats(b),
                 factor_a=floats(b, kh * kw * c, rank), factor_b=floats(b, n, rank), biases=[floats(s, n)],
@@ -177,6 +181,8 @@ class Fuzzer:
             return not value
         if isinstance(value, int):
             return int(r.choice([-1, 0, 1, 3, 2**31 - 1, value * 1000]))
+        if isinstance(value, float):
+            return float(r.choice([np.nan, np.inf, -1.0, 0.0, 1e30]))
         if isinstance(value, list):
             options = [[], [0, 0], [-1, 2], [1, 1, 1], [10**6, 1]]
             return list(options[r.integers(len(options))])

@@ -186,3 +186,17 @@ def test_logits_do_not_depend_on_the_rest_of_the_batch(rng, weight_dtype):
     children = model(observations, siblings, perturbations).numpy()
     alone = [LowRankPerturbation(*(t[3:4] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise))) for p in perturbations]
     np.testing.assert_array_equal(model(observations[3:4], siblings[:1], alone).numpy()[0], children[3])
+
+
+@pytest.mark.parametrize("perturbed", [False, True])
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+def test_uint8_frames_are_read_by_the_first_convolution_as_the_scaled_floats(rng, backend, perturbed):
+    """The first conv reads uint8 frames itself (no float copy of the batch): the same bits as the frames
+    scaled to [0, 1] first, as the model did before."""
+    model = LargeModel(num_actions=6, slots=2, backend=backend)
+    model.set_slots([0, 1], np.stack([model.initial_parameters(seed) for seed in range(2)]))
+    frames = rng.integers(0, 256, (3, 84, 84, 4), dtype=np.uint8)
+    slots = np.array([1, 0, 1], np.int32)
+    perturbations = model.random_perturbations(np.full(3, 0.01), rank=1, seed=2) if perturbed else None
+    scaled = tf.cast(frames, tf.float32) * (1.0 / 255.0)
+    np.testing.assert_array_equal(model(frames, slots, perturbations).numpy(), model(scaled, slots, perturbations).numpy())

@@ -100,6 +100,18 @@ def test_patches_read_in_place_give_the_bits_of_built_patches(rng, dtype, size, 
     np.testing.assert_array_equal(y.numpy(), tf.reshape(y_matmul, y.shape).numpy())
 
 
+@pytest.mark.parametrize("out", [5, 32])
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+def test_uint8_images_are_read_as_scaled_floats(rng, backend, out):
+    x = rng.integers(0, 256, (3, 12, 10, 4), dtype=np.uint8)
+    filters = rng.standard_normal((2, 3, 3, 4, out)).astype(np.float32)
+    indices = np.array([1, 0, 1], np.int32)
+    for scale in (None, 0.5):
+        y = population_conv2d(x, filters, indices, strides=2, input_scale=scale, backend=backend)
+        floats = tf.cast(x, tf.float32) * (1.0 / 255.0 if scale is None else scale)
+        np.testing.assert_array_equal(y.numpy(), population_conv2d(floats, filters, indices, strides=2, backend=backend).numpy())
+
+
 @pytest.mark.parametrize(
     "kwargs, error, pattern",
     [
@@ -112,6 +124,10 @@ def test_patches_read_in_place_give_the_bits_of_built_patches(rng, dtype, size, 
         (dict(strides=0), ValueError, "strides must be"),
         (dict(kernel_size=5), ValueError, "kernel_size"),
         (dict(indices=np.array([0, 5], np.int32)), ValueError, r"indices\[1\] = 5 is out of range"),
+        (dict(x=np.ones((2, 8, 8, 3), np.int32)), TypeError, "x must be float32 or uint8"),
+        (dict(input_scale=0.5), ValueError, "input_scale applies to uint8 x"),
+        (dict(x=np.ones((2, 8, 8, 3), np.uint8), input_scale=float("nan")), ValueError, "input_scale must be a finite"),
+        (dict(x=np.ones((2, 8, 8, 3), np.uint8), input_scale=0), ValueError, "input_scale must be a finite"),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, error, pattern):

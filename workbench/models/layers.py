@@ -18,6 +18,7 @@ class Conv2D:
     filters: int
     kernel_size: int
     stride: int
+    reads_uint8 = True  # apply() takes uint8 images (read as float(x) * UINT8_SCALE inside the op)
 
     def output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
         height, width, _ = input_shape
@@ -63,6 +64,7 @@ class Dense:
     name: str
     units: int
     flatten: str = "channels_last"
+    reads_uint8 = False
 
     def flat(self, x: tf.Tensor) -> tf.Tensor:
         """x [batch, ...] as [batch, features] in this layer's flatten order."""

@@ -17,6 +17,7 @@ from workbench.checks import check_choice, check_positive_int
 from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
 from workbench.models.virtual_batch_norm import fold, reference_input
 from workbench.ops import LowRankPerturbation, assign_slots
+from workbench.ops.population import UINT8_SCALE
 
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
 ACTIVATIONS = ("relu", "tanh")  # between hidden layers
@@ -205,7 +206,8 @@ class PopulationModel(tf.Module):
     def __call__(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:
         """Logits [batch, num_actions] of each observation under its slot's weights.
 
-        observations: uint8 (scaled to [0, 1] here) or float32, [batch] + input_shape.
+        observations: uint8 (scaled to [0, 1]: float(x) * UINT8_SCALE, by the first layer's op when it
+        reads uint8, a convolution) or float32, [batch] + input_shape.
         slots: int [batch]. perturbations: optional list of LowRankPerturbation, one per
         layer, making entry b's weights those of slot slots[b] plus its perturbation.
         """
@@ -214,6 +216,8 @@ class PopulationModel(tf.Module):
             perturbations = list(perturbations)
             if len(perturbations) != len(self.layers):
                 raise ValueError(f"perturbations must have one entry per layer ({len(self.layers)}), got {len(perturbations)}")
+        if x.dtype == tf.uint8 and not self.layers[0].reads_uint8:
+            x = tf.cast(x, tf.float32) * UINT8_SCALE
         if self.observation_normalization is not None:
             x = self.normalize_observations(x)
         last = len(self.layers) - 1
@@ -304,10 +308,9 @@ class PopulationModel(tf.Module):
         return array.astype(np.int64)
 
     def _check_observations(self, observations):
+        """observations as a tensor, uint8 or float32 (uint8 is scaled by the first layer or before it)."""
         x = tf.convert_to_tensor(observations)
-        if x.dtype == tf.uint8:
-            x = tf.cast(x, tf.float32) * (1.0 / 255.0)
-        elif x.dtype != tf.float32:
+        if x.dtype not in (tf.uint8, tf.float32):
             raise TypeError(f"observations must be uint8 or float32, got {x.dtype.name}")
         if x.shape.rank is not None and tuple(x.shape[1:]) != self.input_shape and None not in x.shape[1:]:
             raise ValueError(f"observations must be [batch] + {list(self.input_shape)}, got shape {x.shape}")

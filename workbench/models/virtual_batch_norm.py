@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from workbench.ops.population import UINT8_SCALE
+
 EPSILON = 1e-5
 
 
@@ -28,7 +30,7 @@ def reference_input(reference_batch: Any, input_shape: tuple) -> tf.Tensor:
     if batch.ndim != len(input_shape) + 1 or tuple(batch.shape[1:]) != tuple(input_shape) or batch.shape[0] < 2:
         raise ValueError(f"reference_batch must be [n >= 2] + {list(input_shape)} observations, got shape {batch.shape}")
     if batch.dtype == np.uint8:
-        return tf.constant(batch.astype(np.float32) * np.float32(1.0 / 255.0))
+        return tf.constant(batch.astype(np.float32) * np.float32(UINT8_SCALE))
     if batch.dtype != np.float32 or not np.isfinite(batch).all():
         raise ValueError(f"reference_batch must be uint8 or finite float32, got {batch.dtype}")
     return tf.constant(batch)

@@ -18,6 +18,8 @@ from workbench.ops import _loader, reference
 from workbench.ops._loader import BACKENDS
 
 WEIGHT_DTYPES = (tf.float32, tf.bfloat16)
+# How uint8 images become the [0, 1] floats networks see (Atari frames): float(x) * UINT8_SCALE, one rounding.
+UINT8_SCALE = 1.0 / 255.0
 
 
 @dataclass
@@ -76,7 +78,8 @@ def population_matmul(x: Any, weights: Any, indices: Any, bias: Any = None, relu
 
 def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = None, strides: Any = 1,
                       padding: str = "SAME", bias: Any = None, relu: bool = False,
-                      perturbation: LowRankPerturbation | None = None, backend: str | None = None) -> tf.Tensor:
+                      perturbation: LowRankPerturbation | None = None, backend: str | None = None,
+                      input_scale: float | None = None) -> tf.Tensor:
     """2-D convolution where batch entry b uses the filters of slot indices[b].
 
     The custom kernel builds the im2col patches block by block in cache; the
@@ -84,14 +87,17 @@ def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = 
     batch entries passed are computed.
 
     Args:
-      x: float32 [batch, height, width, channels] (NHWC).
+      x: float32 [batch, height, width, channels] (NHWC), or uint8 images read as
+        float(x) * input_scale (default UINT8_SCALE = 1/255) without a float copy of the batch.
       filters: [slots, kh, kw, channels, out] or, im2col-flattened,
         [slots, kh * kw * channels, out] together with `kernel_size`.
       indices, bias, relu, perturbation, backend: as population_matmul; a
         perturbation's factor_a is [batch, kh * kw * channels, rank].
       strides: int or (sh, sw). padding: "SAME" or "VALID" (as tf.nn.conv2d).
+      input_scale: uint8 x only (see x).
     """
-    x = _as_tensor(x, "x", (tf.float32,))
+    x = _as_tensor(x, "x", (tf.float32, tf.uint8))
+    input_scale = _input_scale(x, input_scale)
     filters = _as_tensor(filters, "filters", WEIGHT_DTYPES)
     _check_rank(x, "x", (4,), "[batch, height, width, channels]")
     _check_rank(filters, "filters", (3, 5), "[slots, kh, kw, channels, out] or [slots, kh*kw*channels, out]")
@@ -112,6 +118,8 @@ def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = 
     if channels is not None:
         _check_match(kernel_h * kernel_w * channels, filters.shape[1], "kh*kw*channels of x", "filters.shape[1]")
     if resolve_backend(backend) == "reference":
+        if x.dtype == tf.uint8:
+            x = tf.cast(x, tf.float32) * input_scale
         return _reference_conv2d(x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu,
                                  perturbation)
     indices, bias = _checked_slots_and_bias(x, filters, "filters", indices, bias, perturbation)
@@ -126,7 +134,22 @@ def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = 
         strides=[stride_h, stride_w],
         padding=padding,
         relu=relu,
+        input_scale=input_scale,
     )
+
+
+def _input_scale(x, input_scale):
+    """The scale the conv reads x with: uint8 x's (UINT8_SCALE by default), 1.0 for float32 x."""
+    if x.dtype != tf.uint8:
+        if input_scale is not None and input_scale != 1.0:
+            raise ValueError(f"input_scale applies to uint8 x; x is {x.dtype.name}, got input_scale={input_scale!r}")
+        return 1.0
+    if input_scale is None:
+        return UINT8_SCALE
+    if isinstance(input_scale, bool) or not isinstance(input_scale, (int, float)) or not np.isfinite(input_scale) \
+            or input_scale <= 0:
+        raise ValueError(f"input_scale must be a finite number > 0, got {input_scale!r}")
+    return float(input_scale)
 
 
 def _reference_conv2d(x, filters, indices, kernel_size, strides, padding, bias, relu, perturbation):

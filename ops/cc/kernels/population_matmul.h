@@ -26,6 +26,9 @@ struct ConvGeometry {
 template <typename T>
 struct PopulationMatmulProblem {
   const float* x = nullptr;         // [batch, rows, depth], or images (conv)
+  // Convolutions only: uint8 images instead of x, read as float(x) * x_scale.
+  const uint8_t* x_uint8 = nullptr;
+  float x_scale = 1.0f;
   const T* weights = nullptr;       // [slots, depth, cols]
   const int32_t* slots = nullptr;   // [batch], validated in [0, num_slots)
   const T* bias = nullptr;          // [num_slots, cols] or nullptr

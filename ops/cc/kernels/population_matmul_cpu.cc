@@ -673,8 +673,22 @@ class Plan {
 
   // Rows of one member (a row block at a time): GEMM straight into y, where
   // the member's rows are contiguous; conv rows are patches built in cache.
+  // Member b's image [height, width, channels] as floats: in place, or
+  // uint8 pixels times x_scale in `buffer`.
+  const float* MemberImage(int64_t member, std::vector<float>* buffer) const {
+    const ConvGeometry& g = p_.conv;
+    const int64_t size = g.height * g.width * g.channels;
+    if (p_.x_uint8 == nullptr) return p_.x + member * size;
+    buffer->resize(size);
+    const uint8_t* pixels = p_.x_uint8 + member * size;
+    for (int64_t i = 0; i < size; ++i) {
+      (*buffer)[i] = static_cast<float>(pixels[i]) * p_.x_scale;
+    }
+    return buffer->data();
+  }
+
   void RunMemberRows(int64_t member, const T* w, int64_t width, const Task& t) {
-    thread_local std::vector<float> patches, projected, widened;
+    thread_local std::vector<float> patches, projected, widened, converted;
     thread_local PaddedImage padded;
     const bool lowrank = p_.sigmas != nullptr && p_.rank > 0;
     int64_t ldw = 0;
@@ -683,7 +697,8 @@ class Plan {
     // column chunks are multiples of 16 then); otherwise built block by block.
     const bool in_place = p_.conv.enabled && p_.cols % 16 == 0;
     const ConvGeometry& g = p_.conv;
-    if (in_place) padded.Fill(g, p_.x + member * g.height * g.width * g.channels);
+    const float* image = g.enabled ? MemberImage(member, &converted) : nullptr;
+    if (in_place) padded.Fill(g, image);
     for (int64_t r0 = t.row_begin; r0 < t.row_end; r0 += kRowBlock) {
       const int64_t n = std::min(kRowBlock, t.row_end - r0);
       float* out = p_.y + (member * p_.rows + r0) * p_.cols + t.col_begin;
@@ -698,13 +713,13 @@ class Plan {
         FinishRows(member, r0, n, out, lowrank ? projected.data() : nullptr, t);
         continue;
       }
-      const float* x = p_.x + (member * p_.rows + r0) * p_.depth;
-      if (p_.conv.enabled) {
-        const ConvGeometry& g = p_.conv;
+      const float* x = nullptr;
+      if (g.enabled) {
         patches.resize(n * p_.depth);
-        BuildPatches(g, p_.x + member * g.height * g.width * g.channels, r0,
-                     r0 + n, patches.data());
+        BuildPatches(g, image, r0, r0 + n, patches.data());
         x = patches.data();
+      } else {
+        x = p_.x + (member * p_.rows + r0) * p_.depth;
       }
       Gemm(x, p_.depth, n, p_.depth, wf, ldw, width, out, p_.cols);
       if (lowrank) {

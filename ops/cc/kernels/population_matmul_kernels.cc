@@ -1,6 +1,7 @@
 // TensorFlow CPU kernels of the population ops: validate the inputs
 // (every bad call becomes an InvalidArgument error naming the argument), then
 // hand a PopulationMatmulProblem to the CPU math on TF's intra-op thread pool.
+#include <cmath>
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ class PopulationMatmulOp : public OpKernel {
       OP_REQUIRES(ctx, strides_.size() == 2 && strides_[0] > 0 && strides_[1] > 0,
                   InvalidArgument("strides must be two positive integers"));
       same_padding_ = padding == "SAME";
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("input_scale", &input_scale_));
+      OP_REQUIRES(ctx, std::isfinite(input_scale_),
+                  InvalidArgument("input_scale must be finite, got ", input_scale_));
     }
   }
 
@@ -184,7 +188,15 @@ class PopulationMatmulOp : public OpKernel {
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &y));
     if (y->NumElements() == 0) return;
-    p.x = x.flat<float>().data();  // images when kConv
+    if (x.dtype() == tensorflow::DT_UINT8) {  // conv only (the op's type constraint)
+      p.x_uint8 = x.flat<uint8_t>().data();
+      p.x_scale = input_scale_;
+    } else {
+      OP_REQUIRES(ctx, !kConv || input_scale_ == 1.0f,
+                  InvalidArgument("input_scale applies to uint8 x; float32 x needs "
+                                  "input_scale = 1, got ", input_scale_));
+      p.x = x.flat<float>().data();  // images when kConv
+    }
     p.weights = weights.flat<T>().data();
     p.slots = slots.data();
     p.y = y->flat<float>().data();
@@ -206,6 +218,7 @@ class PopulationMatmulOp : public OpKernel {
   bool relu_ = false;
   std::vector<int32_t> kernel_size_, strides_;  // conv only
   bool same_padding_ = true;                    // conv only
+  float input_scale_ = 1.0f;                    // conv only: uint8 x's scale
 };
 
 #define REGISTER_POPULATION_MATMUL(T)                                       \

@@ -232,12 +232,14 @@ materialised.
 )doc");
 
 REGISTER_OP("Workbench>PopulationConv2D")
-    .Input("x: float")
+    .Input("x: TX")
     .Input("weights: T")
     .Input("indices: int32")
     .Input("biases: num_biases * T")
     .Output("y: float")
     .Attr("T: {float, bfloat16}")
+    .Attr("TX: {float, uint8}")
+    .Attr("input_scale: float = 1.0")
     .Attr("num_biases: int >= 0 = 0")
     .Attr("kernel_size: list(int)")
     .Attr("strides: list(int)")
@@ -250,11 +252,12 @@ REGISTER_OP("Workbench>PopulationConv2D")
 2-D convolution (NHWC, as tf.nn.conv2d) of image x[b] with the filters of slot
 indices[b]. weights: [slots, kernel_h * kernel_w * channels, filters], the
 im2col flattening of [kernel_h, kernel_w, channels, filters].
-y: [batch, out_height, out_width, filters].
+y: [batch, out_height, out_width, filters]. x may be uint8 (e.g. Atari frames):
+it is read as float(x) * input_scale; float32 x needs input_scale = 1.
 )doc");
 
 REGISTER_OP("Workbench>PerturbedPopulationConv2D")
-    .Input("x: float")
+    .Input("x: TX")
     .Input("weights: T")
     .Input("parents: int32")
     .Input("sigmas: float")
@@ -264,6 +267,8 @@ REGISTER_OP("Workbench>PerturbedPopulationConv2D")
     .Input("bias_noise: num_bias_noise * float")
     .Output("y: float")
     .Attr("T: {float, bfloat16}")
+    .Attr("TX: {float, uint8}")
+    .Attr("input_scale: float = 1.0")
     .Attr("num_biases: int >= 0 = 0")
     .Attr("num_bias_noise: int >= 0 = 0")
     .Attr("kernel_size: list(int)")
