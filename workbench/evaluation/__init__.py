@@ -11,6 +11,7 @@
   WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
   Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
   behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
+  tune_allocator      glibc keeps freed megabyte buffers for reuse instead of returning them (allocator.py)
 """
 from __future__ import annotations
 

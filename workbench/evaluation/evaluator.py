@@ -32,6 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from workbench.checks import check_bool, check_int, check_positive_int, check_real
+from workbench.evaluation.allocator import tune_allocator
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.run_spec import RunSpec
@@ -96,6 +97,7 @@ class Evaluator(BaseEvaluator):
 
     def _build(self, spec, noise, subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
                frame_listener, frame_interval, action_noise=0.0, longest_first=True):
+        tune_allocator()  # weights of megabytes come and go: reuse freed buffers (allocator.py)
         check_positive_int("subpopulations", subpopulations)
         check_bool("longest_first", longest_first)
         self.episode_lengths = EpisodeLengths() if longest_first else None
