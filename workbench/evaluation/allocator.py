@@ -40,12 +40,12 @@ def tune_allocator() -> bool:
 def _apply() -> bool:
     if os.environ.get("WORKBENCH_MALLOC_TUNING", "1") == "0":
         return False
-    name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name)
-        mallopt, gnu_version = libc.mallopt, libc.gnu_get_libc_version  # glibc only
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        mallopt = libc.mallopt
     except (OSError, AttributeError, TypeError):
         return False
-    del gnu_version
+    if not hasattr(libc, "gnu_get_libc_version"):  # mallopt's parameter numbers are glibc's
+        return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))

@@ -671,8 +671,6 @@ class Plan {
     }
   }
 
-  // Rows of one member (a row block at a time): GEMM straight into y, where
-  // the member's rows are contiguous; conv rows are patches built in cache.
   // Member b's image [height, width, channels] as floats: in place, or
   // uint8 pixels times x_scale in `buffer`.
   const float* MemberImage(int64_t member, std::vector<float>* buffer) const {
@@ -687,6 +685,9 @@ class Plan {
     return buffer->data();
   }
 
+  // Rows of one member (a row block at a time): GEMM straight into y, where
+  // the member's rows are contiguous; conv rows are patches read in place from
+  // the padded image, or built in cache.
   void RunMemberRows(int64_t member, const T* w, int64_t width, const Task& t) {
     thread_local std::vector<float> patches, projected, widened, converted;
     thread_local PaddedImage padded;
