@@ -398,7 +398,10 @@ struct PaddedImage {
   int64_t height = 0, width = 0;  // padded rows and columns
   std::vector<float> pixels;
 
-  void Fill(const ConvGeometry& g, const float* image) {
+  // From a member's image: float pixels as they are, or uint8 ones times
+  // `scale` (converted here, in the one copy the padding makes anyway).
+  template <typename Pixel>
+  void Fill(const ConvGeometry& g, const Pixel* image, float scale) {
     height = (g.out_height - 1) * g.stride_h + g.kernel_h;
     width = (g.out_width - 1) * g.stride_w + g.kernel_w;
     const int64_t c = g.channels;
@@ -410,8 +413,15 @@ struct PaddedImage {
     for (int64_t py = 0; py < height; ++py) {
       const int64_t iy = py - g.pad_top;
       if (iy < 0 || iy >= g.height) continue;
-      std::memcpy(pixels.data() + (py * width + g.pad_left) * c,
-                  image + iy * g.width * c, sizeof(float) * columns * c);
+      float* out = pixels.data() + (py * width + g.pad_left) * c;
+      const Pixel* in = image + iy * g.width * c;
+      if constexpr (std::is_same_v<Pixel, float>) {
+        std::memcpy(out, in, sizeof(float) * columns * c);
+      } else {
+        for (int64_t i = 0; i < columns * c; ++i) {
+          out[i] = static_cast<float>(in[i]) * scale;
+        }
+      }
     }
   }
 
@@ -698,8 +708,17 @@ class Plan {
     // column chunks are multiples of 16 then); otherwise built block by block.
     const bool in_place = p_.conv.enabled && p_.cols % 16 == 0;
     const ConvGeometry& g = p_.conv;
-    const float* image = g.enabled ? MemberImage(member, &converted) : nullptr;
-    if (in_place) padded.Fill(g, image);
+    const float* image = nullptr;  // the member's float image (built patches)
+    if (in_place) {
+      const int64_t offset = member * g.height * g.width * g.channels;
+      if (p_.x_uint8 != nullptr) {
+        padded.Fill(g, p_.x_uint8 + offset, p_.x_scale);
+      } else {
+        padded.Fill(g, p_.x + offset, 1.0f);
+      }
+    } else if (g.enabled) {
+      image = MemberImage(member, &converted);
+    }
     for (int64_t r0 = t.row_begin; r0 < t.row_end; r0 += kRowBlock) {
       const int64_t n = std::min(kRowBlock, t.row_end - r0);
       float* out = p_.y + (member * p_.rows + r0) * p_.cols + t.col_begin;
