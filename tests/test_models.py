@@ -200,3 +200,27 @@ def test_uint8_frames_are_read_by_the_first_convolution_as_the_scaled_floats(rng
     perturbations = model.random_perturbations(np.full(3, 0.01), rank=1, seed=2) if perturbed else None
     scaled = tf.cast(frames, tf.float32) * (1.0 / 255.0)
     np.testing.assert_array_equal(model(frames, slots, perturbations).numpy(), model(scaled, slots, perturbations).numpy())
+
+
+@pytest.mark.parametrize("weight_dtype", ["float32", "bfloat16"])
+def test_rows_and_a_stacked_array_load_the_same_slots(weight_dtype):
+    """set_slots takes n rows (as WeightSlots passes decoded genomes) or one [n, P] array, with the same result."""
+    by_rows, by_array = (SmallModel(num_actions=4, slots=3, weight_dtype=weight_dtype) for _ in range(2))
+    params = np.stack([by_rows.initial_parameters(seed) for seed in range(2)])
+    params[:, -4:] = [[1, 2, 3, 4], [5, 6, 7, 8]]
+    by_rows.set_slots([2, 0], [params[0], params[1]], check_finite=False)
+    by_array.set_slots([2, 0], params)
+    for slot in range(3):
+        np.testing.assert_array_equal(by_rows.get_slot(slot), by_array.get_slot(slot))
+    np.testing.assert_array_equal(by_rows.get_slot(1), np.zeros(by_rows.num_parameters))
+
+
+def test_rows_are_checked_one_by_one():
+    model = SmallModel(num_actions=3, slots=2)
+    good = model.initial_parameters(0)
+    with pytest.raises(ValueError, match=r"parameters\[1\] must be \[num_parameters\]"):
+        model.set_slots([0, 1], [good, good[:-1]])
+    with pytest.raises(ValueError, match=r"parameters\[1\] contains NaN"):
+        model.set_slots([0, 1], [good, np.full_like(good, np.inf)])
+    with pytest.raises(ValueError, match="slots has 2 entries but parameters has 1 rows"):
+        model.set_slots([0, 1], [good])

@@ -61,10 +61,10 @@ class WeightSlots:
         """Decodes and writes the weights of the slots acquired since the last flush."""
         if self._loads:
             slots = np.array([slot for slot, _ in self._loads])
-            weights = np.stack([self.decoder.decode(key) for _, key in self._loads])
-            finite = np.isfinite(weights).all(axis=1)
+            rows = [self.decoder.decode(key) for _, key in self._loads]
+            finite = np.array([np.isfinite(row).all() for row in rows], bool)
             self._invalid[slots] = ~finite
-            self.model.set_slots(slots[finite], weights[finite])
+            self.model.set_slots(slots[finite], [row for row, ok in zip(rows, finite) if ok], check_finite=False)
             self.loads += len(slots)
             self._loads = []
 

@@ -17,6 +17,7 @@ from workbench.checks import check_choice, check_positive_int
 from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
 from workbench.models.virtual_batch_norm import fold, reference_input
 from workbench.ops import LowRankPerturbation, assign_slots
+from workbench.ops.host_memory import aligned_empty, as_tensor
 from workbench.ops.population import UINT8_SCALE
 
 WEIGHT_DTYPES = {"float32": tf.float32, "bfloat16": tf.bfloat16}
@@ -140,28 +141,39 @@ class PopulationModel(tf.Module):
         arrays = np.split(parameters, np.cumsum(self._sizes)[:-1])
         return [(arrays[2 * i].reshape(k), arrays[2 * i + 1]) for i, k in enumerate(self.kernel_shapes)]
 
-    def set_slots(self, slots: Sequence[int] | np.ndarray, parameters: np.ndarray) -> None:
-        """Loads members' flat parameters [n, num_parameters] into slots [n].
+    def set_slots(self, slots: Sequence[int] | np.ndarray, parameters: np.ndarray | Sequence[np.ndarray],
+                  check_finite: bool = True) -> None:
+        """Loads members' flat parameters into slots [n]: an array [n, num_parameters] or n rows [num_parameters].
 
-        With a reference batch, each member's virtual batch normalisation is folded in first, so the
-        slots (and get_slot) hold the folded weights.
+        Rows are written into each layer's variable without stacking them first. check_finite=False
+        skips the NaN/infinity check, for callers that have just made it (WeightSlots). With a reference
+        batch, each member's virtual batch normalisation is folded in first, so the slots (and get_slot)
+        hold the folded weights.
         """
-        parameters = self._check_parameters(parameters, "parameters", 2)
+        if isinstance(parameters, np.ndarray) or not isinstance(parameters, (list, tuple)):
+            rows = list(self._check_parameters(parameters, "parameters", 2, check_finite))
+        else:
+            rows = [self._check_parameters(row, f"parameters[{i}]", 1, check_finite) for i, row in enumerate(parameters)]
         slots = self._check_slot_indices(slots, "slots")
-        if len(slots) != parameters.shape[0]:
-            raise ValueError(f"slots has {len(slots)} entries but parameters has {parameters.shape[0]} rows")
+        if len(slots) != len(rows):
+            raise ValueError(f"slots has {len(slots)} entries but parameters has {len(rows)} rows")
         if len(np.unique(slots)) != len(slots):
             raise ValueError("slots must not repeat: each slot receives one member")
         if len(slots) == 0:
             return
         if self.reference is not None:
-            parameters = np.stack([self.normalized(row) for row in parameters])
+            rows = [self.normalized(row) for row in rows]
         offsets = np.concatenate([[0], np.cumsum(self._sizes)])
         variables = [v for pair in zip(self.kernels, self.biases) for v in pair]
         for i, variable in enumerate(variables):
-            piece = parameters[:, offsets[i] : offsets[i + 1]].reshape((len(slots),) + tuple(variable.shape[1:]))
+            piece = aligned_empty((len(rows),) + tuple(variable.shape[1:]))
+            for j, row in enumerate(rows):
+                piece[j] = row[offsets[i] : offsets[i + 1]].reshape(piece.shape[1:])
+            piece = as_tensor(piece)  # the one copy above, none here
+            if variable.dtype != tf.float32:
+                piece = tf.cast(piece, variable.dtype)
             # In place, keeping reads zero-copy (a scatter update would make every inference copy the variable).
-            assign_slots(variable, slots, tf.cast(piece, variable.dtype), backend=self.backend)
+            assign_slots(variable, slots, piece, backend=self.backend)
 
     def normalized(self, parameters: np.ndarray) -> np.ndarray:
         """A member's flat parameters with virtual batch normalisation folded in (needs reference_batch)."""
@@ -172,7 +184,7 @@ class PopulationModel(tf.Module):
 
     def set_slot(self, slot: int, parameters: np.ndarray) -> None:
         """Loads one member's flat parameters into `slot`."""
-        self.set_slots([slot], self._check_parameters(parameters, "parameters", 1)[None, :])
+        self.set_slots([slot], [self._check_parameters(parameters, "parameters", 1)], check_finite=False)  # just checked
 
     def get_slot(self, slot: int) -> np.ndarray:
         """The flat float32 parameters held in `slot`."""
@@ -287,14 +299,14 @@ class PopulationModel(tf.Module):
             raise ValueError("action_range must have low <= high everywhere, without NaN")
         return tf.constant(low), tf.constant(high)
 
-    def _check_parameters(self, parameters, name, rank):
+    def _check_parameters(self, parameters, name, rank, check_finite=True):
         array = np.asarray(parameters)
         if array.ndim != rank or array.shape[-1] != self.num_parameters:
             expected = "[num_parameters]" if rank == 1 else "[n, num_parameters]"
             raise ValueError(f"{name} must be {expected} with num_parameters={self.num_parameters}, got shape {array.shape}")
         if not np.issubdtype(array.dtype, np.floating):
             raise TypeError(f"{name} must be floating point, got {array.dtype}")
-        if not np.all(np.isfinite(array)):
+        if check_finite and not np.all(np.isfinite(array)):
             raise ValueError(f"{name} contains NaN or infinite values")
         return array.astype(np.float32, copy=False)
 
