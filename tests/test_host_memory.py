@@ -35,7 +35,8 @@ def test_the_tensor_keeps_the_array_alive():
     lambda a: a[:, ::2],  # not contiguous
     lambda a: a[:0],  # empty
     lambda a: np.frombuffer(a.tobytes(), np.float32).reshape(a.shape),  # read-only
-], ids=["misaligned", "strided", "empty", "read-only"])
+    lambda a: a.view(a.dtype.newbyteorder()),  # not in native byte order (the values read differently)
+], ids=["misaligned", "strided", "empty", "read-only", "byte-swapped"])
 def test_arrays_tensorflow_cannot_take_are_copied(make, rng):
     base = aligned_empty((8, 64))
     base[...] = rng.standard_normal(base.shape)
@@ -46,3 +47,9 @@ def test_arrays_tensorflow_cannot_take_are_copied(make, rng):
     if array.size and array.flags.writeable:
         array[...] = 0.0
         assert np.any(tensor.numpy() != 0.0)  # a copy: the write did not reach it
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, object, np.dtype("V3")])
+def test_aligned_empty_refuses_a_dtype_it_cannot_align(dtype):
+    with pytest.raises(ValueError, match="dtype must be a numeric type"):
+        aligned_empty((4,), dtype)

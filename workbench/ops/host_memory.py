@@ -17,6 +17,8 @@ ALIGNMENT = 64  # bytes: Eigen's widest vectors (AVX-512)
 def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type = np.float32) -> np.ndarray:
     """An uninitialised C-contiguous array whose data starts on an ALIGNMENT-byte boundary."""
     dtype = np.dtype(dtype)
+    if dtype.kind not in "fiu" or ALIGNMENT % dtype.itemsize:
+        raise ValueError(f"dtype must be a numeric type whose size divides {ALIGNMENT} bytes, got {dtype}")
     count = int(np.prod(shape, dtype=np.int64))
     spare = ALIGNMENT // dtype.itemsize
     buffer = np.empty(count + spare, dtype)
@@ -25,9 +27,11 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type = np.float32) -
 
 
 def zero_copy_eligible(array: np.ndarray) -> bool:
-    """Whether TensorFlow can take the array's memory as it is (aligned, C-contiguous, writeable, not empty)."""
-    return (isinstance(array, np.ndarray) and array.size > 0 and array.flags.c_contiguous
-            and array.flags.writeable and array.ctypes.data % ALIGNMENT == 0)
+    """Whether TensorFlow can take the array's memory as it is (numeric in native byte order, aligned,
+    C-contiguous, writeable, not empty)."""
+    return (isinstance(array, np.ndarray) and array.dtype.kind in "fiu" and array.dtype.isnative
+            and array.size > 0 and array.flags.c_contiguous and array.flags.writeable
+            and array.ctypes.data % ALIGNMENT == 0)
 
 
 def as_tensor(array: np.ndarray) -> tf.Tensor:
