@@ -1,5 +1,6 @@
 """MuJoCo in TensorFlow ops against Gymnasium's own v5 environments: bit-equal episodes for all seven tasks,
-the reference backend as twin, layout and history independence, instability, and bad input.
+the reference backend as twin, layout and history independence, instability, bad input, and a task's rules on
+other models (xml_file).
 
 Measured tolerance: zero. Same libmujoco, same steps, rewards summed in numpy's order and rounding
 (the MuJoCo library is compiled without fused multiply-adds): observations (float32), rewards (float32),
@@ -8,11 +9,16 @@ One exception: `distance_from_origin`, which Gymnasium computes with np.linalg.n
 depends on numpy's OpenBLAS build and the CPU (numpy 2.4.6's OpenBLAS 0.3.31 fuses the second product into the
 sum on AVX-512 machines; the op computes x*x + y*y): it is compared to within one unit in the last place.
 """
+import glob
 import inspect
+import os
+import warnings
 
 import gymnasium
+import gymnasium.envs.mujoco
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from workbench.envs import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, RAM, MujocoBatch, make_batch
 from workbench.envs.mujoco_reference import reset_noise
@@ -20,6 +26,7 @@ from workbench.envs.mujoco_tasks import INFO_TERMS, TASKS, find_mujoco_task, res
 from workbench.ops import mujoco_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+HERE = os.path.dirname(os.path.abspath(__file__))
 TASK_IDS = list(TASKS)
 TERMINATING = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "InvertedPendulum-v5")
 
@@ -282,7 +289,6 @@ def test_the_ops_refuse_bad_calls_themselves():
     settings = task.settings()
     handle, sizes, _ = mujoco_env.create(task.id, task.xml_path(settings), 2, task.parameters(settings), frame_skip=4)
     indices = np.array([0], np.int32)
-    import tensorflow as tf
 
     for call, message in ((lambda: mujoco_env.step(handle, indices, np.zeros((1, 3), np.float32)), "reset"),
                           (lambda: mujoco_env.reset(handle, np.array([3], np.int32), np.zeros(1, np.int64)),
@@ -422,3 +428,107 @@ def test_trap_regions_name_where_an_episode_ended():
     assert {trap_region(x, y) for x, y in places} == set(REGIONS)
     for (x, y), region in places.items():
         assert trap_region(x, y) == region, (x, y)
+
+
+# -- a task's rules on other models: every Gymnasium asset and two tiny models (no joint, one hinge) under every
+# task. Where Gymnasium's own environment runs the pair, the ops play the same episodes bit for bit and report the
+# observation length Gymnasium's _get_obs() returns; where Gymnasium fails on it (an IndexError or a failed
+# unpacking in reset or step, a negative observation size at creation), MujocoBatch on both backends and the raw
+# create op refuse it at creation with an error naming xml_file. (tests/op_fuzzer.py creates the same pairs under
+# the sanitizers.)
+ASSETS = os.path.join(os.path.dirname(gymnasium.envs.mujoco.__file__), "assets")
+MODELS = sorted(glob.glob(os.path.join(ASSETS, "*.xml"))) + sorted(glob.glob(os.path.join(HERE, "data", "mujoco",
+                                                                                            "*.xml")))
+RULES = [task for task in TASKS if TASKS[task].rules is None]  # the variants' rules are among these
+
+
+def gymnasium_runs(task_id, path):
+    """Whether Gymnasium's own environment of task_id makes, resets and steps 20 times on the model at path."""
+    kwargs = {"terminate_when_unhealthy": False} if "terminate_when_unhealthy" in TASKS[task_id].defaults else {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = gymnasium.make(task_id, xml_file=path, **kwargs)
+            env.reset(seed=0)
+            for _ in range(20):
+                env.step(env.action_space.sample())
+        env.close()
+        return True
+    except (IndexError, ValueError):
+        return False
+
+
+PAIRS = [(task_id, path) for task_id in RULES for path in MODELS]
+
+
+def pair_id(pair):
+    return f"{pair[0]}-{os.path.basename(pair[1])}"
+
+
+@pytest.mark.parametrize("task_id,path", PAIRS, ids=[pair_id(p) for p in PAIRS])
+def test_every_model_under_every_task_runs_as_gymnasium_or_is_refused(task_id, path):
+    task = TASKS[task_id]
+    if gymnasium_runs(task_id, path):
+        kwargs = {"terminate_when_unhealthy": False} if "terminate_when_unhealthy" in task.defaults else {}
+        play_against_gymnasium(task_id, 60, seed=2, xml_file=path, **kwargs)
+        return
+    for backend in ("custom", "reference"):
+        with pytest.raises(ValueError, match=r"xml_file .* does not fit .*rules read .* it has nq = "):
+            MujocoBatch(task_id, 2, backend=backend, xml_file=path)
+    settings = task.settings(xml_file=path)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="xml_file .* does not fit the task"):
+        mujoco_env.create(task_id, path, 2, task.parameters(settings), frame_skip=settings["frame_skip"])
+
+
+def test_the_reported_cases_run_as_gymnasium_runs_them():
+    """Humanoid's rules on swimmer.xml: 74 values per step (Gymnasium declares 73 and returns 74); 300 steps of 8
+    simulations, the twin backends equal. Humanoid on inverted_pendulum.xml (nq = 2): refused, naming xml_file."""
+    batches = [MujocoBatch("Humanoid-v5", 8, backend=backend, xml_file="swimmer.xml", terminate_when_unhealthy=False)
+               for backend in ("custom", "reference")]
+    assert [b.observation_shape for b in batches] == [(74,), (74,)]
+    observations = [b.reset() for b in batches]
+    assert np.array_equal(*observations)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        actions = random_actions(batches[0], rng, 8)
+        results = [b.step_and_observe(range(8), actions) for b in batches]
+        for ours, theirs in zip(*results):
+            assert np.array_equal(ours, theirs)
+    for b in batches:
+        b.close()
+    with pytest.raises(ValueError, match=r"xml_file 'inverted_pendulum.xml'.*qpos\[2\].*nq = 2"):
+        MujocoBatch("Humanoid-v5", 64, backend="custom", xml_file="inverted_pendulum.xml")
+
+
+def test_ant_reads_its_height_from_the_state_vector_on_a_model_with_two_positions():
+    """Gymnasium's Ant reads the height as state_vector()[2]: qvel[0] on inverted_pendulum.xml (nq = 2). The ops read
+    the same value, so health and termination agree when termination is on."""
+    episodes = play_against_gymnasium("Ant-v5", 200, seed=5, xml_file="inverted_pendulum.xml",
+                                      healthy_z_range=(-0.5, 0.5))
+    assert episodes > 1  # the rule terminated episodes
+
+
+@pytest.mark.parametrize("backend", ["custom", "reference"])
+def test_non_finite_observations_from_finite_inputs_end_the_episode_as_unstable(backend):
+    """A reset noise of 1e300 or a state of 1e39 gives observations beyond float32: the episode ends at once,
+    truncated and flagged unstable, observing zeros; stepping it is refused until it is reset."""
+    batch = MujocoBatch("HalfCheetah-v5", 2, backend=backend, reset_noise_scale=1e300)
+    observations = batch.reset()
+    status = batch.status()
+    assert np.all(observations == 0) and status["unstable"].all() and status["truncated"].all()
+    assert batch.done().all() and not status["terminated"].any()
+    with pytest.raises(ValueError, match="end of its episode"):
+        batch.step([0], np.zeros((1, 6), np.float32))
+    batch.close()
+    batch = MujocoBatch("HalfCheetah-v5", 2, backend=backend)
+    batch.reset()
+    qpos, qvel = batch.physics_state()
+    qpos[1, 1] = 1e39
+    observations = batch.set_physics_state([0, 1], qpos, qvel)
+    status = batch.status()
+    assert status["unstable"].tolist() == [False, True] and batch.done().tolist() == [False, True]
+    assert np.all(observations[1] == 0) and np.all(np.isfinite(observations))
+    batch.step([0], np.zeros((1, 6), np.float32))  # the other episode goes on
+    batch.reset([1])
+    assert not batch.status([1])["unstable"][0] and not batch.done([1])[0]
+    batch.close()

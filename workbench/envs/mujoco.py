@@ -12,7 +12,16 @@ with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 
 Episodes end as Gymnasium's do (terminated by the task's health rule, truncated at
 max_episode_steps, default 1,000), and also, truncated and flagged `unstable`, when the simulation
-goes unstable (workbench.envs.mujoco_reference). One frame is one step (frame_skip physics steps).
+goes unstable (workbench.envs.mujoco_reference): after a step, and after a reset or set_physics_state
+whose observation is not finite in float32 (a huge reset_noise_scale or state), which end the episode
+at once.
+
+`xml_file` may put a task's rules on another model. Observations then have the length Gymnasium's own
+environment returns (its slices of qpos, cinert, qfrc_actuator[6:] ... on that model; Gymnasium's declared
+observation_space can be shorter), and a model that lacks a coordinate the rules read (Hopper's height at
+qpos[1], ...) is refused at creation with a ValueError naming xml_file; Gymnasium fails on it in reset or step.
+
+One frame is one step (frame_skip physics steps).
 Actions are float32 [n, action_size]; MuJoCo clamps them to the control range (action_low,
 action_high) when it computes forces, while the control cost uses them as given, as in Gymnasium.
 
@@ -35,18 +44,27 @@ from workbench.envs.batch import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, SCREEN,
 from workbench.envs.mujoco_tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
 
 
-def _main_body_id(task, settings):
-    body = settings.get("main_body", 1)
-    if not isinstance(body, str):
-        return int(body)
+def _check_model(task, settings):
+    """Compiles the task's model with MuJoCo's Python bindings and checks that the task's rules fit it (ValueError
+    naming xml_file); returns the index of its main body (ValueError naming main_body)."""
     import mujoco
 
-    model = mujoco.MjModel.from_xml_path(task.xml_path(settings))
-    index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
-    if index < 0:
-        names = [model.body(k).name for k in range(model.nbody)]
-        raise ValueError(f"main_body {body!r} is not a body of {task.id}'s model; its bodies: {names}")
-    return index
+    path = task.xml_path(settings)
+    try:
+        model = mujoco.MjModel.from_xml_path(path)
+    except ValueError as error:  # MuJoCo's compiler message
+        raise ValueError(f"xml_file {settings['xml_file']!r} is not a model MuJoCo can compile: {error}") from None
+    task.check_model(model.nq, model.nv, settings)
+    body = settings.get("main_body", 1)
+    if isinstance(body, str):
+        index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
+        if index < 0:
+            names = [model.body(k).name for k in range(model.nbody)]
+            raise ValueError(f"main_body {body!r} is not a body of {task.id}'s model; its bodies: {names}")
+        return index
+    if body >= model.nbody:
+        raise ValueError(f"main_body {body} is not a body of {task.id}'s model (0..{model.nbody - 1})")
+    return int(body)
 
 
 def _make_backend(backend, task, settings, batch_size, max_episode_steps, main_body):
@@ -89,7 +107,7 @@ class MujocoBatch(EnvBatch):
                                             else max_episode_frames)
         self.max_episode_steps = MAX_EPISODE_STEPS if limit is None else limit
         self.settings = self.task.settings(**task_kwargs)
-        self.main_body = _main_body_id(self.task, self.settings)
+        self.main_body = _check_model(self.task, self.settings)
         self._backend = _make_backend(backend, self.task, self.settings, self.batch_size, self.max_episode_steps,
                                       self.main_body)
         self.action_size = self._backend.action_size
@@ -131,6 +149,11 @@ class MujocoBatch(EnvBatch):
     # Hooks of EnvBatch.
     def _reset(self, indices, seeds):
         self._backend.reset(indices, seeds)
+        return self._ended(indices)  # a reset whose observation is not finite ends its episode (unstable)
+
+    def _ended(self, indices):
+        status = self._backend.status(indices)
+        return status["terminated"] | status["truncated"]
 
     def _step(self, indices, actions):
         rewards, terminated, truncated = self._backend.step(indices, actions)
@@ -174,7 +197,9 @@ class MujocoBatch(EnvBatch):
         return qpos, qvel
 
     def set_physics_state(self, indices: Indices, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
-        """Puts started simulations in the state (qpos [n, nq], qvel [n, nv]); returns their observations."""
+        """Puts started simulations in the state (qpos [n, nq], qvel [n, nv]); returns their observations. A state
+        whose observation is not finite in float32 (finite but huge values) ends its episode as a step would: done,
+        truncated, flagged unstable, observing zeros."""
         indices = self.check_indices(indices, started=True)
         arrays = []
         for name, values, width in (("qpos", qpos, self._backend.nq), ("qvel", qvel, self._backend.nv)):
@@ -184,7 +209,9 @@ class MujocoBatch(EnvBatch):
             if not np.all(np.isfinite(array)):
                 raise ValueError(f"{name} must be finite")
             arrays.append(array)
-        return self._backend.set_physics_state(indices, *arrays)
+        observations = self._backend.set_physics_state(indices, *arrays)
+        self._done[indices] |= self._ended(indices)
+        return observations
 
     def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB frames uint8 [n, height, width, 3] (render_size) of the simulations' current states, rendered by

@@ -7,8 +7,11 @@ observations, rewards and terminations; the two things the ops define themselves
                 qpos0 + noise, qvel0 + noise drawn from SplitMix64(seed) (workbench.envs.rng): nq values
                 for qpos, then nv for qvel, uniform in +-scale, or scale * N(0, 1) for the velocities
                 of the tasks whose Gymnasium noise is normal (HalfCheetah, Ant); then mj_forward.
-  instability   a step after which MuJoCo counted a bad qpos/qvel/qacc warning, or whose observation is
-                not finite, ends the episode: truncated, flagged unstable, reward 0, observation zeros.
+  instability   a step after which MuJoCo counted a bad qpos/qvel/qacc warning, or a step, reset or
+                set_physics_state whose observation is not finite in float32, ends the episode:
+                truncated, flagged unstable, reward 0, observation zeros, info NaN.
+  length        observations have the length of Gymnasium's _get_obs() on the model, which on a
+                foreign model (xml_file) can exceed its declared observation_space.
 
 Slow (one Python environment per simulation), but exact; the fallback when the ops library is missing.
 """
@@ -34,6 +37,11 @@ def reset_noise(task: MujocoTask, settings: dict, qpos0: np.ndarray, nv: int, se
     return qpos, qvel
 
 
+def _float32(observation):
+    with np.errstate(over="ignore"):  # beyond float32 becomes inf: unstable
+        return np.asarray(observation).astype(np.float32)
+
+
 class ReferenceMujocoBackend:
     """One gymnasium.make(task.id) per simulation, behind the same calls as OpsMujocoBackend."""
 
@@ -51,7 +59,8 @@ class ReferenceMujocoBackend:
         self.envs = [gymnasium.make(task.gymnasium_id, max_episode_steps=max_episode_steps, **kwargs) for _ in range(batch_size)]
         model = self.envs[0].unwrapped.model
         self.nq, self.nv, self.action_size = int(model.nq), int(model.nv), int(model.nu)
-        self.observation_size = int(self.envs[0].observation_space.shape[0])
+        self.envs[0].reset(seed=0)
+        self.observation_size = int(self.envs[0].unwrapped._get_obs().size)  # not observation_space (module doc)
         limited = model.actuator_ctrllimited.astype(bool)
         self.ctrl_range = np.where(limited[:, None], model.actuator_ctrlrange, [-np.inf, np.inf]).astype(np.float32)
         self._observations = np.zeros((batch_size, self.observation_size), np.float32)
@@ -76,12 +85,23 @@ class ReferenceMujocoBackend:
             self._mujoco.mj_resetData(raw.model, raw.data)
             qpos, qvel = reset_noise(self.task, self.settings, raw.model.qpos0, self.nv, int(seed))
             raw.set_state(qpos, qvel)
-            self._observations[i] = raw._get_obs()
             self._returns[i], self._steps[i] = 0.0, 0
             self._terminated[i] = self._truncated[i] = self._unstable[i] = False
             self._info[i] = np.nan
-            self._reset_info(i)
+            if self._observe(i):
+                self._reset_info(i)
         return self._observations[indices].copy()
+
+    def _observe(self, i):
+        """Keeps simulation i's observation; a non-finite one ends the episode as unstable. True if finite."""
+        observation = _float32(self.envs[i].unwrapped._get_obs())
+        if np.all(np.isfinite(observation)):
+            self._observations[i] = observation
+            return True
+        self._observations[i] = 0.0
+        self._truncated[i] = self._unstable[i] = True
+        self._info[i] = np.nan
+        return False
 
     def _reset_info(self, i):
         qpos = self.envs[i].unwrapped.data.qpos
@@ -103,6 +123,7 @@ class ReferenceMujocoBackend:
             before = self._warnings(env)
             observation, reward, terminated, truncated, info = env.step(np.asarray(action, np.float32))
             self._steps[i] += 1
+            observation = _float32(observation)
             unstable = self._warnings(env) != before or not np.all(np.isfinite(observation))
             if unstable:
                 observation, reward, terminated, truncated, info = np.zeros_like(observation), 0.0, False, True, {}
@@ -137,7 +158,7 @@ class ReferenceMujocoBackend:
         for k, i in enumerate(indices):
             raw = self.envs[i].unwrapped
             raw.set_state(np.asarray(qpos[k], np.float64), np.asarray(qvel[k], np.float64))
-            self._observations[i] = raw._get_obs()
+            self._observe(i)
         return self._observations[indices].copy()
 
     def close(self) -> None:

@@ -17,6 +17,7 @@
 #include "tensorflow/core/framework/resource_mgr.h"
 #include "tensorflow/core/framework/tensor.h"
 #include "tensorflow/core/framework/tensor_shape.h"
+#include "tsl/platform/denormal.h"
 
 namespace workbench {
 namespace {
@@ -50,6 +51,12 @@ void SwitchOffProfilingTimer() {
   if (mjcb_time != nullptr) mjcb_time = nullptr;
 }
 
+// TensorFlow's threads flush denormal floats to zero; numpy and MuJoCo in
+// Gymnasium's process do not, and a physics value or observation can be a
+// denormal (a contact force of 1e-43 on a foreign model). Every piece of
+// simulation work runs under DenormalsKept, so that it rounds as Gymnasium's.
+using DenormalsKept = tsl::port::ScopedDontFlushDenormal;
+
 // Runs fn(i) for i in [0, n) on the intra-op pool and turns a C++ exception
 // into an error. A simulation step takes microseconds to a fraction of a
 // millisecond, so items go in blocks of n / (4 x threads): few enough tasks
@@ -63,6 +70,7 @@ absl::Status ForEach(OpKernelContext* ctx, int64_t n, Fn fn) {
   auto* workers = ctx->device()->tensorflow_cpu_worker_threads()->workers;
   const int64_t block = std::max<int64_t>(1, n / (4 * std::max(1, workers->NumThreads())));
   workers->ParallelFor(n, tsl::thread::ThreadPool::SchedulingParams::Fixed(block), [&](int64_t begin, int64_t end) {
+    DenormalsKept denormals_kept;
     for (int64_t i = begin; i < end; ++i) {
       try {
         fn(i);
@@ -193,6 +201,7 @@ class MujocoEnvOp : public OpKernel {
   explicit MujocoEnvOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) final {
+    DenormalsKept denormals_kept;
     ::tensorflow::core::RefCountPtr<MujocoEnvBatch> batch;
     OP_REQUIRES_OK(ctx, ::tensorflow::LookupResource(ctx, ::tensorflow::HandleFromInput(ctx, 0), &batch));
     std::lock_guard<std::mutex> lock(batch->mu);

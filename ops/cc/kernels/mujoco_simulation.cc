@@ -1,6 +1,9 @@
 // Gymnasium v5's locomotion rules on MuJoCo's C API; see mujoco_simulation.h.
 #include "mujoco_simulation.h"
 
+#include "debug_checks.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -10,17 +13,36 @@
 namespace workbench {
 namespace {
 
+// Each task with what its rules read from the model: at least `min_nq`
+// position coordinates and `min_state` values of (qpos, qvel) (`reads` says
+// which). workbench/envs/mujoco_tasks.py states the same needs for the Python
+// layer; tests/test_mujoco_models.py checks both against Gymnasium.
 struct TaskName {
   const char* id;
   MujocoTaskKind kind;
+  int min_nq;
+  int min_state;
+  const char* reads;
 };
 
 constexpr TaskName kTasks[] = {
-    {"HalfCheetah-v5", MujocoTaskKind::kHalfCheetah}, {"Hopper-v5", MujocoTaskKind::kHopper},
-    {"Walker2d-v5", MujocoTaskKind::kWalker2d},       {"Ant-v5", MujocoTaskKind::kAnt},
-    {"Humanoid-v5", MujocoTaskKind::kHumanoid},       {"Swimmer-v5", MujocoTaskKind::kSwimmer},
-    {"InvertedPendulum-v5", MujocoTaskKind::kInvertedPendulum},
+    {"HalfCheetah-v5", MujocoTaskKind::kHalfCheetah, 1, 1, "the x position at qpos[0]"},
+    {"Hopper-v5", MujocoTaskKind::kHopper, 3, 3, "the x position, height and angle at qpos[0], qpos[1] and qpos[2]"},
+    {"Walker2d-v5", MujocoTaskKind::kWalker2d, 3, 3,
+     "the x position, height and angle at qpos[0], qpos[1] and qpos[2]"},
+    {"Ant-v5", MujocoTaskKind::kAnt, 2, 3,
+     "the x and y position at qpos[0] and qpos[1] and the height as the third value of (qpos, qvel)"},
+    {"Humanoid-v5", MujocoTaskKind::kHumanoid, 3, 3, "the x and y position and the height at qpos[0], qpos[1] and qpos[2]"},
+    {"Swimmer-v5", MujocoTaskKind::kSwimmer, 2, 2, "the x and y position at qpos[0] and qpos[1]"},
+    {"InvertedPendulum-v5", MujocoTaskKind::kInvertedPendulum, 0, 2, "the pole angle as the second value of (qpos, qvel)"},
 };
+
+const TaskName& FindTask(MujocoTaskKind kind) {
+  for (const TaskName& task : kTasks) {
+    if (task.kind == kind) return task;
+  }
+  return kTasks[0];  // unreachable: every kind is in the table
+}
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -96,6 +118,51 @@ std::string CheckMujocoTask(const std::string& name) {
   return "is not a MuJoCo task of this library (known: " + known + ")";
 }
 
+MujocoLayout MujocoTaskLayout(const mjModel* m, MujocoTaskKind kind, const MujocoTaskConfig& config) {
+  MujocoLayout layout;
+  layout.nq = m->nq;
+  layout.nv = m->nv;
+  layout.nu = m->nu;
+  layout.nbody = m->nbody;
+  layout.contact_forces = 6 * m->nbody;
+  auto add = [&layout](MujocoSource source, int length, int begin, MujocoClip clip = MujocoClip::kNone) {
+    const int size = std::max(0, length - begin);  // numpy's array[begin:]
+    layout.observation.push_back({source, begin, size, clip});
+    layout.observation_size += size;
+  };
+  int skipped = 0;  // exclude_current_positions_from_observation: qpos[1:] (planar) or qpos[2:]
+  if (config.exclude_current_positions_from_observation && kind != MujocoTaskKind::kInvertedPendulum) {
+    const bool planar =
+        kind == MujocoTaskKind::kHalfCheetah || kind == MujocoTaskKind::kHopper || kind == MujocoTaskKind::kWalker2d;
+    skipped = planar ? 1 : 2;
+  }
+  const bool clip_velocities = kind == MujocoTaskKind::kHopper || kind == MujocoTaskKind::kWalker2d;
+  add(MujocoSource::kQpos, m->nq, skipped);
+  add(MujocoSource::kQvel, m->nv, 0, clip_velocities ? MujocoClip::kVelocity : MujocoClip::kNone);
+  if (kind == MujocoTaskKind::kAnt && config.include_cfrc_ext_in_observation) {
+    add(MujocoSource::kCfrcExt, 6 * m->nbody, 6, MujocoClip::kContactForce);  // bodies 1..
+  }
+  if (kind == MujocoTaskKind::kHumanoid) {
+    if (config.include_cinert_in_observation) add(MujocoSource::kCinert, 10 * m->nbody, 10);
+    if (config.include_cvel_in_observation) add(MujocoSource::kCvel, 6 * m->nbody, 6);
+    if (config.include_qfrc_actuator_in_observation) add(MujocoSource::kQfrcActuator, m->nv, 6);
+    if (config.include_cfrc_ext_in_observation) add(MujocoSource::kCfrcExt, 6 * m->nbody, 6);
+  }
+  return layout;
+}
+
+std::string CheckModelFitsTask(const mjModel* m, MujocoTaskKind kind) {
+  const TaskName& task = FindTask(kind);
+  if (m->nq >= task.min_nq && m->nq + m->nv >= task.min_state) return "";
+  std::string need = "at least " + std::to_string(task.min_nq) + " position coordinates (nq)";
+  if (task.min_state > task.min_nq) {
+    need = (task.min_nq > 0 ? need + " and " : std::string("")) + "at least " + std::to_string(task.min_state) +
+           " values of (qpos, qvel)";
+  }
+  return std::string(task.id) + "'s rules read " + task.reads + ", so the model needs " + need + "; it has nq = " +
+         std::to_string(m->nq) + ", nv = " + std::to_string(m->nv);
+}
+
 MujocoTask::MujocoTask(const MujocoTaskConfig& config) : config_(config) {
   const std::string problem = CheckMujocoTask(config.task);
   if (!problem.empty()) throw std::invalid_argument("task '" + config.task + "' " + problem);
@@ -104,33 +171,13 @@ MujocoTask::MujocoTask(const MujocoTaskConfig& config) : config_(config) {
   }
   model_ = CompiledModel(config.xml_path);
   const mjModel* m = model_.get();
-  const int skipped = config.exclude_current_positions_from_observation
-                          ? (kind_ == MujocoTaskKind::kHalfCheetah || kind_ == MujocoTaskKind::kHopper ||
-                                     kind_ == MujocoTaskKind::kWalker2d
-                                 ? 1
-                                 : 2)
-                          : 0;
-  switch (kind_) {
-    case MujocoTaskKind::kInvertedPendulum:
-      observation_size_ = m->nq + m->nv;
-      break;
-    case MujocoTaskKind::kAnt:
-      observation_size_ = m->nq - skipped + m->nv + (config.include_cfrc_ext_in_observation ? 6 * (m->nbody - 1) : 0);
-      break;
-    case MujocoTaskKind::kHumanoid:
-      observation_size_ = m->nq - skipped + m->nv +
-                          (config.include_cinert_in_observation ? 10 * (m->nbody - 1) : 0) +
-                          (config.include_cvel_in_observation ? 6 * (m->nbody - 1) : 0) +
-                          (config.include_qfrc_actuator_in_observation ? m->nv - 6 : 0) +
-                          (config.include_cfrc_ext_in_observation ? 6 * (m->nbody - 1) : 0);
-      break;
-    default:
-      observation_size_ = m->nq - skipped + m->nv;
-  }
+  const std::string misfit = CheckModelFitsTask(m, kind_);
+  if (!misfit.empty()) throw std::invalid_argument("xml_file " + config.xml_path + " does not fit the task: " + misfit);
   if (config.main_body < 0 || config.main_body >= m->nbody) {
     throw std::invalid_argument("main_body " + std::to_string(config.main_body) + " is not a body of the model (0.." +
                                 std::to_string(m->nbody - 1) + ")");
   }
+  layout_ = MujocoTaskLayout(m, kind_, config);
 }
 
 MujocoSimulation::MujocoSimulation(const MujocoTask* task)
@@ -159,6 +206,7 @@ void MujocoSimulation::Reset(uint64_t seed) {
   steps_ = 0;
   episode_return_ = 0.0;
   SetState(qpos.data(), qvel.data());
+  if (unstable_) return;  // SetState ended the episode: info stays NaN
   for (double& value : info_) value = kNaN;
   StepInfo(kNaN, kNaN, kNaN, kNaN);
 }
@@ -168,6 +216,24 @@ void MujocoSimulation::SetState(const double* qpos, const double* qvel) {
   for (int i = 0; i < model_->nv; ++i) data_->qvel[i] = qvel[i];
   mj_forward(model_, data_);
   ComputeObservation();
+  if (!ObservationFinite()) EndAsUnstable();
+}
+
+bool MujocoSimulation::ObservationFinite() const {
+  bool finite = true;
+  for (double value : observation_) finite &= std::isfinite(static_cast<float>(value));
+  return finite;
+}
+
+void MujocoSimulation::EndAsUnstable() {
+  unstable_ = truncated_ = true;
+  for (double& value : observation_) value = 0.0;
+  for (double& value : info_) value = kNaN;
+}
+
+double MujocoSimulation::StateValue(int i) const {
+  WORKBENCH_DCHECK(i >= 0 && i < model_->nq + model_->nv, "state index outside (qpos, qvel)");
+  return i < model_->nq ? data_->qpos[i] : data_->qvel[i - model_->nq];
 }
 
 void MujocoSimulation::MassCenterXy(double* xy) const {
@@ -194,7 +260,7 @@ double MujocoSimulation::Step(const float* action) {
       MassCenterXy(before);
       break;
     default:
-      before[0] = data_->qpos[0];
+      before[0] = model_->nq > 0 ? data_->qpos[0] : 0.0;  // InvertedPendulum reads neither
       before[1] = model_->nq > 1 ? data_->qpos[1] : 0.0;
   }
   for (int i = 0; i < nu; ++i) data_->ctrl[i] = action[i];
@@ -207,12 +273,9 @@ double MujocoSimulation::Step(const float* action) {
   mj_rnePostConstraint(model_, data_);
   ++steps_;
   ComputeObservation();
-  for (double value : observation_) unstable_ |= !std::isfinite(value);
   if (config.max_episode_steps > 0 && steps_ >= config.max_episode_steps) truncated_ = true;
-  if (unstable_) {  // the episode ends here: the step earns nothing and observes zeros (never NaN)
-    truncated_ = true;
-    for (double& value : observation_) value = 0.0;
-    for (double& value : info_) value = kNaN;
+  if (unstable_ || !ObservationFinite()) {  // the episode ends here: nothing earned, zeros observed (never NaN)
+    EndAsUnstable();
     return 0.0;
   }
 
@@ -227,7 +290,7 @@ double MujocoSimulation::Step(const float* action) {
       MassCenterXy(after);
       break;
     default:
-      after[0] = data_->qpos[0];
+      after[0] = model_->nq > 0 ? data_->qpos[0] : 0.0;  // InvertedPendulum reads neither
       after[1] = model_->nq > 1 ? data_->qpos[1] : 0.0;
   }
   const double x_velocity = (after[0] - before[0]) / dt;
@@ -256,7 +319,7 @@ double MujocoSimulation::Step(const float* action) {
       forward = x_velocity * config.forward_reward_weight;
       survive = static_cast<double>(Healthy()) * config.healthy_reward;
       const float ctrl_cost = Float32SquaredSum(action, nu, config.ctrl_cost_weight);
-      std::vector<double> forces(6 * model_->nbody);
+      std::vector<double> forces(task_->layout().contact_forces);
       for (size_t i = 0; i < forces.size(); ++i) forces[i] = Clip(data_->cfrc_ext[i], config.contact_force_range);
       const double contact_cost = config.contact_cost_weight * SquaredSum(forces.data(), forces.size());
       reward = (forward + survive) - (ctrl_cost + contact_cost);
@@ -270,7 +333,8 @@ double MujocoSimulation::Step(const float* action) {
       survive = static_cast<double>(Healthy()) * config.healthy_reward;
       const double ctrl_cost = config.ctrl_cost_weight * SquaredSum(data_->ctrl, nu);
       const double contact_cost =
-          Clip(config.contact_cost_weight * SquaredSum(data_->cfrc_ext, 6 * model_->nbody), config.contact_cost_range);
+          Clip(config.contact_cost_weight * SquaredSum(data_->cfrc_ext, task_->layout().contact_forces),
+               config.contact_cost_range);
       reward = (forward + survive) - (ctrl_cost + contact_cost);
       ctrl = -ctrl_cost;
       contact = -contact_cost;
@@ -322,7 +386,7 @@ bool MujocoSimulation::Healthy() const {
       const double z = qpos[1], angle = qpos[2];
       bool healthy_state = true;
       for (int i = 2; i < model_->nq + model_->nv; ++i) {
-        const double value = i < model_->nq ? qpos[i] : data_->qvel[i - model_->nq];
+        const double value = StateValue(i);
         healthy_state &= config.healthy_state_range[0] < value && value < config.healthy_state_range[1];
       }
       return healthy_state && config.healthy_z_range[0] < z && z < config.healthy_z_range[1] &&
@@ -335,9 +399,9 @@ bool MujocoSimulation::Healthy() const {
     }
     case MujocoTaskKind::kAnt: {
       bool finite = true;
-      for (int i = 0; i < model_->nq; ++i) finite &= std::isfinite(qpos[i]);
-      for (int i = 0; i < model_->nv; ++i) finite &= std::isfinite(data_->qvel[i]);
-      return finite && config.healthy_z_range[0] <= qpos[2] && qpos[2] <= config.healthy_z_range[1];
+      for (int i = 0; i < model_->nq + model_->nv; ++i) finite &= std::isfinite(StateValue(i));
+      const double z = StateValue(2);  // Gymnasium's state_vector()[2]: qpos[2], or a velocity on small models
+      return finite && config.healthy_z_range[0] <= z && z <= config.healthy_z_range[1];
     }
     case MujocoTaskKind::kHumanoid:
       return config.healthy_z_range[0] < qpos[2] && qpos[2] < config.healthy_z_range[1];
@@ -353,42 +417,38 @@ bool MujocoSimulation::Healthy() const {
 
 void MujocoSimulation::ComputeObservation() {
   const MujocoTaskConfig& config = task_->config();
-  const MujocoTaskKind kind = task_->kind();
-  const mjModel* m = model_;
+  const MujocoLayout& layout = task_->layout();
+  WORKBENCH_DCHECK(observation_.size() == static_cast<size_t>(layout.observation_size),
+                   "observation buffer of another size than the layout");
   double* out = observation_.data();
-  int skipped = 0;
-  if (config.exclude_current_positions_from_observation && kind != MujocoTaskKind::kInvertedPendulum) {
-    skipped = kind == MujocoTaskKind::kHalfCheetah || kind == MujocoTaskKind::kHopper ||
-                      kind == MujocoTaskKind::kWalker2d
-                  ? 1
-                  : 2;
-  }
-  for (int i = skipped; i < m->nq; ++i) *out++ = data_->qpos[i];
-  const bool clip_velocities = kind == MujocoTaskKind::kHopper || kind == MujocoTaskKind::kWalker2d;
-  for (int i = 0; i < m->nv; ++i) {
-    const double v = data_->qvel[i];
-    *out++ = clip_velocities ? (v < -10.0 ? -10.0 : (v > 10.0 ? 10.0 : v)) : v;
-  }
-  if (kind == MujocoTaskKind::kAnt && config.include_cfrc_ext_in_observation) {
-    for (int i = 6; i < 6 * m->nbody; ++i) *out++ = Clip(data_->cfrc_ext[i], config.contact_force_range);
-  }
-  if (kind == MujocoTaskKind::kHumanoid) {
-    if (config.include_cinert_in_observation) {
-      for (int i = 10; i < 10 * m->nbody; ++i) *out++ = data_->cinert[i];
+  double* const end = out + observation_.size();
+  for (const MujocoObservationPart& part : layout.observation) {
+    const double* source = nullptr;
+    int length = 0;
+    switch (part.source) {
+      case MujocoSource::kQpos: source = data_->qpos, length = layout.nq; break;
+      case MujocoSource::kQvel: source = data_->qvel, length = layout.nv; break;
+      case MujocoSource::kCinert: source = data_->cinert, length = 10 * layout.nbody; break;
+      case MujocoSource::kCvel: source = data_->cvel, length = 6 * layout.nbody; break;
+      case MujocoSource::kQfrcActuator: source = data_->qfrc_actuator, length = layout.nv; break;
+      case MujocoSource::kCfrcExt: source = data_->cfrc_ext, length = layout.contact_forces; break;
     }
-    if (config.include_cvel_in_observation) {
-      for (int i = 6; i < 6 * m->nbody; ++i) *out++ = data_->cvel[i];
-    }
-    if (config.include_qfrc_actuator_in_observation) {
-      for (int i = 6; i < m->nv; ++i) *out++ = data_->qfrc_actuator[i];
-    }
-    if (config.include_cfrc_ext_in_observation) {
-      for (int i = 6; i < 6 * m->nbody; ++i) *out++ = data_->cfrc_ext[i];
+    WORKBENCH_DCHECK(part.size == 0 || part.begin + part.size <= length, "observation part reads past its array");
+    WORKBENCH_DCHECK(part.size <= end - out, "observation part written past the buffer");
+    for (int i = part.begin; i < part.begin + part.size; ++i) {
+      const double value = source[i];
+      switch (part.clip) {
+        case MujocoClip::kNone: *out++ = value; break;
+        case MujocoClip::kVelocity: *out++ = value < -10.0 ? -10.0 : (value > 10.0 ? 10.0 : value); break;
+        case MujocoClip::kContactForce: *out++ = Clip(value, config.contact_force_range); break;
+      }
     }
   }
+  WORKBENCH_DCHECK(out == end, "observation shorter than the layout");
 }
 
 void MujocoSimulation::WriteObservation(float* out) const {
+  // `out` holds observation_size() floats: the kernels allocate [n, task.observation_size()].
   for (size_t i = 0; i < observation_.size(); ++i) out[i] = static_cast<float>(observation_[i]);
 }
 

@@ -9,9 +9,10 @@
 // Gymnasium's are float32), so that an episode equals Gymnasium's step for
 // step. Two deliberate differences: the reset noise comes from SplitMix64
 // seeded per episode (workbench/envs/mujoco_reference.py draws the same), and a
-// simulation that goes unstable (MuJoCo's bad qpos/qvel/qacc warnings or a
-// non-finite state) ends its episode, truncated, flagged `unstable`; that
-// step's reward is 0 and its observation all zeros.
+// simulation that goes unstable (MuJoCo's bad qpos/qvel/qacc warnings during a
+// step, or an observation that is not finite in float32 after a step, a reset
+// or a state set from outside) ends its episode, truncated, flagged
+// `unstable`; that step's reward is 0 and its observation all zeros.
 #ifndef WORKBENCH_OPS_KERNELS_MUJOCO_SIMULATION_H_
 #define WORKBENCH_OPS_KERNELS_MUJOCO_SIMULATION_H_
 
@@ -62,24 +63,59 @@ enum MujocoInfo {
 // Empty string when `name` is a task of this family, else the reason.
 std::string CheckMujocoTask(const std::string& name);
 
+// The mjData arrays an observation reads, and how a value is clipped on the way.
+enum class MujocoSource { kQpos, kQvel, kCinert, kCvel, kQfrcActuator, kCfrcExt };
+enum class MujocoClip { kNone, kVelocity, kContactForce };  // +-10 (Hopper, Walker2d); contact_force_range (Ant)
+
+// One run of observation values: the flat array `source` from `begin` to its
+// end, as Gymnasium's numpy slice array[begin:] reads it: `size` values,
+// max(0, length - begin), so a slice that starts past the end is empty.
+struct MujocoObservationPart {
+  MujocoSource source;
+  int begin;
+  int size;
+  MujocoClip clip;
+};
+
+// Every length a simulation of a task reads or writes, derived in one place
+// (MujocoTaskLayout) from the compiled model and the task's settings.
+struct MujocoLayout {
+  int nq = 0, nv = 0, nu = 0, nbody = 0;
+  int contact_forces = 0;                          // 6 * nbody values of cfrc_ext
+  std::vector<MujocoObservationPart> observation;  // Gymnasium v5's _get_obs(), in order
+  int observation_size = 0;                        // the sum of the parts' sizes
+};
+
+MujocoLayout MujocoTaskLayout(const mjModel* model, MujocoTaskKind kind, const MujocoTaskConfig& config);
+
+// Empty when the model has every coordinate the task's rules read (Hopper's
+// height and angle at qpos[1] and qpos[2], ...); else what the rules need and
+// what the model has. Gymnasium's own environment fails on exactly these
+// models (an IndexError or a failed unpacking in its reset or step, or a
+// negative observation size at creation).
+std::string CheckModelFitsTask(const mjModel* model, MujocoTaskKind kind);
+
 class MujocoTask {
  public:
   // Compiles the model (shared by every task of the same path; compiled once
-  // per process). Throws std::runtime_error with MuJoCo's message on failure.
+  // per process) and derives its layout. Throws std::runtime_error with
+  // MuJoCo's message when the model does not compile, std::invalid_argument
+  // when the task's rules do not fit the model.
   explicit MujocoTask(const MujocoTaskConfig& config);
 
   const MujocoTaskConfig& config() const { return config_; }
   const mjModel* model() const { return model_.get(); }
   MujocoTaskKind kind() const { return kind_; }
-  int observation_size() const { return observation_size_; }
-  int action_size() const { return model_->nu; }
+  const MujocoLayout& layout() const { return layout_; }
+  int observation_size() const { return layout_.observation_size; }
+  int action_size() const { return layout_.nu; }
   double dt() const { return model_->opt.timestep * config_.frame_skip; }
 
  private:
   MujocoTaskConfig config_;
   MujocoTaskKind kind_;
   std::shared_ptr<const mjModel> model_;
-  int observation_size_ = 0;
+  MujocoLayout layout_;
 };
 
 class MujocoSimulation {
@@ -91,9 +127,12 @@ class MujocoSimulation {
 
   // Starts an episode: mj_resetData, qpos0 + noise and qvel0 + noise (drawn
   // from SplitMix64(seed): nq values for qpos, then nv for qvel), mj_forward.
+  // An episode whose first observation is not finite (a huge reset noise)
+  // ends at once as unstable.
   void Reset(uint64_t seed);
   // Puts the physics in the state (qpos [nq], qvel [nv]) and runs mj_forward;
   // the episode's counters are kept. Used by replays and the equivalence tests.
+  // A state whose observation is not finite ends the episode as unstable.
   void SetState(const double* qpos, const double* qvel);
   // One step: ctrl = action (MuJoCo clamps it to the control range when it
   // computes forces; the control cost uses the action as given), frame_skip
@@ -118,6 +157,12 @@ class MujocoSimulation {
 
  private:
   void ComputeObservation();
+  // Whether every observation value is finite in float32 (what the ops output).
+  bool ObservationFinite() const;
+  // Ends the episode, truncated and flagged unstable: zeros observed, info NaN.
+  void EndAsUnstable();
+  // Gymnasium's state_vector()[i]: qpos then qvel.
+  double StateValue(int i) const;
   bool Healthy() const;
   void MassCenterXy(double* xy) const;
   void StepInfo(double reward_forward, double reward_ctrl, double reward_contact, double reward_survive);
