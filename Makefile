@@ -1,6 +1,8 @@
 # The two commands of the README: `make demo` (installs, then runs the main job) and
 # `make test` (installs, then lints and runs the whole test suite). Both create ./.venv on first use.
 # `make test-fast` is the edit-test loop: lint and every test but the slow, notebook, browser and Ray tiers.
+# `make test-sanitize` runs the op fuzzer and the ops' equivalence tests on a build of the ops under
+# AddressSanitizer and UndefinedBehaviorSanitizer (docs/sanitizers.md); CI runs it after make test.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -13,7 +15,7 @@ MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install system demo lint test test-fast bench lab clean
+.PHONY: install system demo lint test test-fast test-sanitize sanitize-build bench lab clean
 
 install: $(INSTALLED)
 
@@ -58,6 +60,42 @@ test: lint system
 
 test-fast: lint system
 	$(PYTEST) -m "not slow and not notebook and not browser and not ray"
+
+# The sanitizer tier (docs/sanitizers.md). The ops are built again with -fsanitize=address,undefined and their debug
+# checks on, into build/sanitize (the package keeps its release build; WORKBENCH_OPS_DIR points the loader there).
+# Python is not instrumented, so GCC's ASan runtime is preloaded (with libstdc++, whose exceptions ASan intercepts);
+# leak detection is off (Python and TensorFlow keep their allocations until exit). Reports go to files; any report
+# fails the target, and so does any failed call or test.
+SANITIZE_DIR := build/sanitize
+SANITIZE_OPS := $(SANITIZE_DIR)/workbench/ops
+SANITIZE_REPORTS := $(SANITIZE_DIR)/reports
+SANITIZER_ENV = LD_PRELOAD="$$(g++ -print-file-name=libasan.so) $$(g++ -print-file-name=libstdc++.so.6)" \
+	ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(SANITIZE_REPORTS)/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(SANITIZE_REPORTS)/ubsan \
+	WORKBENCH_OPS_DIR=$(CURDIR)/$(SANITIZE_OPS) TF_CPP_MIN_LOG_LEVEL=2
+SANITIZE_TESTS := tests/test_mujoco_env.py tests/test_atari_env.py tests/test_population_matmul.py \
+	tests/test_population_conv.py tests/test_assign_slots.py tests/test_frame_preprocessing.py tests/test_env_contract.py
+
+sanitize-build: $(SANITIZE_OPS)/.built
+
+$(SANITIZE_OPS)/.built: $(INSTALLED) setup.py $(OPS_SOURCES)
+	mkdir -p $(SANITIZE_DIR)
+	WORKBENCH_SANITIZE=1 $(PY) setup.py -q build_ext --force --build-lib $(SANITIZE_DIR) \
+		--build-temp $(SANITIZE_DIR)/temp 2>$(SANITIZE_DIR)-build.log || { tail -40 $(SANITIZE_DIR)-build.log; exit 1; }
+	touch $@
+
+test-sanitize: sanitize-build
+	rm -rf $(SANITIZE_REPORTS) && mkdir -p $(SANITIZE_REPORTS)
+	$(SANITIZER_ENV) $(PY) tests/op_fuzzer.py --calls 1500 --seed 20261203 --log $(SANITIZE_REPORTS)/fuzzer-calls.log \
+		>$(SANITIZE_REPORTS)/fuzzer-output.log 2>&1 || { tail -40 $(SANITIZE_REPORTS)/fuzzer-output.log; \
+		tail -3 $(SANITIZE_REPORTS)/fuzzer-calls.log; cat $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan* 2>/dev/null; exit 1; }
+	@tail -1 $(SANITIZE_REPORTS)/fuzzer-output.log
+	$(SANITIZER_ENV) $(PY) -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider $(SANITIZE_TESTS) \
+		-k "not fallback_to_the_reference_backend" -W ignore::UserWarning -W ignore::DeprecationWarning \
+		|| { cat $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan* 2>/dev/null; exit 1; }
+	@if ls $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan* >/dev/null 2>&1; then \
+		cat $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan*; echo "sanitizer reports: see above"; exit 1; fi
+	@echo "test-sanitize: no AddressSanitizer or UndefinedBehaviorSanitizer report"
 
 # System packages: Debian's Chromium for the browser test (tests/test_browser.py), and EGL with Mesa's
 # software OpenGL for headless MuJoCo rendering (workbench/envs/mujoco_render.py). As root, the

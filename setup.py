@@ -20,6 +20,11 @@ library, so it can share a process with ale-py's own copy of ALE.
 Environment variables:
   WORKBENCH_CXXFLAGS  extra compiler flags (default: -march=native -mno-avx512fp16;
                       set to an empty string for a portable build).
+  WORKBENCH_SANITIZE  1: a debug build under AddressSanitizer and UndefinedBehaviorSanitizer
+                      (-fsanitize=address,undefined, -O1 -g, NDEBUG not defined, so the kernels'
+                      WORKBENCH_DCHECK bounds checks are on). `make test-sanitize` builds it into
+                      build/sanitize (never into the package) and runs the fuzzer and the ops'
+                      equivalence tests on it; docs/sanitizers.md says how.
   WORKBENCH_ALE_CACHE where finished ALE builds are kept (default ~/.cache/...).
 """
 import glob
@@ -36,6 +41,16 @@ import build_ale  # noqa: E402  (ops/build_ale.py)
 import build_mujoco  # noqa: E402  (ops/build_mujoco.py)
 
 DEFAULT_ARCH_FLAGS = "-march=native -mno-avx512fp16"
+SANITIZERS = ["-fsanitize=address,undefined"]
+# -UNDEBUG: Python's own compile flags define NDEBUG; the debug checks need it undefined. GCC 12's null-pointer
+# checks make Abseil's constexpr function-pointer comparisons non-constant (GCC bug 71962), so TensorFlow's headers
+# do not compile with them; a null dereference still stops the run (AddressSanitizer reports the SEGV).
+SANITIZE_FLAGS = SANITIZERS + ["-O1", "-g", "-UNDEBUG", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined",
+                               "-fno-sanitize=null,nonnull-attribute,returns-nonnull-attribute"]
+
+
+def sanitize_requested():
+    return os.environ.get("WORKBENCH_SANITIZE", "").strip().lower() not in ("", "0", "false", "no")
 
 
 class BuildTensorFlowOps(build_ext):
@@ -57,13 +72,14 @@ class BuildTensorFlowOps(build_ext):
             ) from error
         arch_flags = shlex.split(os.environ.get("WORKBENCH_CXXFLAGS", DEFAULT_ARCH_FLAGS))
         ale_version = build_ale.installed_ale_version()
+        build_flags = SANITIZE_FLAGS if sanitize_requested() else ["-O3", "-DNDEBUG"]
         ext.extra_compile_args = (
-            ["-std=c++17", "-O3", "-fPIC", "-DNDEBUG", "-Wno-deprecated-declarations", "-Wno-interference-size"]
+            ["-std=c++17", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"] + build_flags
             + [flag for flag in tf.sysconfig.get_compile_flags() if not flag.startswith("--std")]
             + arch_flags
             + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"', f'-DWORKBENCH_ALE_VERSION="{ale_version}"']
         )
-        ext.extra_link_args = list(tf.sysconfig.get_link_flags())
+        ext.extra_link_args = list(tf.sysconfig.get_link_flags()) + (SANITIZERS if sanitize_requested() else [])
         if ext.name == MUJOCO_LIBRARY:
             mujoco_version, mujoco_include, mujoco_directory, mujoco_library = build_mujoco.find_mujoco()
             # No fused multiply-adds: the task's rewards and observations are computed in the order and rounding

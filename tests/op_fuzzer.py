@@ -1,17 +1,23 @@
 """Fuzzes every custom op of the project (population, Atari and MuJoCo ops) with random, mostly invalid calls.
 
-Each call starts from a valid template of the op and mutates one to three of its arguments: dtypes,
-ranks, sizes (0 included), out-of-range and repeated indices, NaN and infinite values, bad
-attributes, destroyed handles and handles of another resource type. Calls run eagerly or inside a
+First, every MuJoCo task's rules go on every model the fuzzer knows (Gymnasium's assets and the
+tiny models of tests/data/mujoco: no joint, one hinge): each pair is created with the raw op
+(refused, or created and then reset, stepped with random and huge actions, observed, set to huge
+states and read back). Then each call starts from a valid template of the op and mutates one to
+three of its arguments: dtypes, ranks, sizes (0 included), out-of-range and repeated indices, NaN
+and infinite values, bad attributes (models of other tasks among them), destroyed handles and
+handles of another resource type. Calls run eagerly or inside a
 tf.function whose inputs have unknown shapes. A call may succeed or raise an error (TensorFlow's
 OpError, or TypeError/ValueError from the op wrappers); anything else fails the run, and a crash of
 the process is caught by the caller: every call is written to --log before it runs, so the last
 line names the call that crashed.
 
     python tests/op_fuzzer.py --calls 10000 --seed 1 --log /tmp/fuzz.log      # the long form
-    (tests/test_op_fuzz.py runs a fixed-seed short form in a subprocess)
+    (tests/test_op_fuzz.py runs a fixed-seed short form in a subprocess; `make test-sanitize` runs
+    it on the sanitizer build, docs/sanitizers.md)
 """
 import argparse
+import glob
 import os
 import sys
 import traceback
@@ -23,11 +29,21 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from workbench.envs.games import rom_path  # noqa: E402
-from workbench.envs.mujoco_tasks import TASKS  # noqa: E402
+from workbench.envs.mujoco_tasks import FLAGS, TASKS  # noqa: E402
 from workbench.ops import _loader, atari_env, mujoco_env  # noqa: E402
 
 DTYPES = [tf.float32, tf.float64, tf.bfloat16, tf.int32, tf.int64, tf.uint8, tf.bool, tf.string]
 EXPECTED = (tf.errors.OpError, TypeError, ValueError)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def mujoco_models():
+    """Every model file the fuzzer puts a task's rules on: Gymnasium's assets, then the tiny test models."""
+    import gymnasium.envs.mujoco
+
+    assets = os.path.join(os.path.dirname(gymnasium.envs.mujoco.__file__), "assets")
+    return sorted(glob.glob(os.path.join(assets, "*.xml"))) + sorted(
+        glob.glob(os.path.join(HERE, "data", "mujoco", "*.xml")))
 
 
 class Fuzzer:
@@ -42,10 +58,60 @@ class Fuzzer:
         self.task = task
         self.settings = task.settings()
         self.xml = task.xml_path(self.settings)
+        self.models = mujoco_models()
         self.variable = tf.Variable(tf.zeros([4, 3, 2]))
         self.handles = {}
         self.fresh_handles()
         self.outcomes = {"ok": 0, "error": 0}
+        self.pairs = {"created": 0, "refused": 0}
+
+    # -- every task's rules on every model ---------------------------------------------------
+    def cross_model_creates(self):
+        """Creates every (task, model) pair with the raw op; plays the created ones with random, huge and extreme
+        inputs. Refusals must be InvalidArgument errors naming xml_file; anything else fails the run."""
+        r = self.rng
+        for task_id, task in TASKS.items():
+            if task.rules is not None:
+                continue
+            settings = task.settings()
+            flags = {name: bool(r.random() < 0.8) for name in FLAGS if name in settings}
+            for path in self.models:
+                self.log.write(f"cross-model: {task_id} on {os.path.basename(path)} flags={flags}\n")
+                self.log.flush()
+                try:
+                    handle, sizes, _ = mujoco_env.create(task_id, path, 3, task.parameters(settings),
+                                                         frame_skip=settings["frame_skip"], max_episode_steps=30,
+                                                         **flags)
+                except tf.errors.InvalidArgumentError as error:
+                    if "xml_file" not in str(error):
+                        raise AssertionError(f"{task_id} on {path} refused without naming xml_file: {error}") from None
+                    self.pairs["refused"] += 1
+                    continue
+                self.pairs["created"] += 1
+                self.play_foreign(handle, *(int(v) for v in sizes.numpy()))
+                mujoco_env.destroy(handle)
+
+    def play_foreign(self, handle, observation_size, action_size, nq, nv):
+        r = self.rng
+        every = np.arange(3, dtype=np.int32)
+        observations = mujoco_env.reset(handle, every, r.integers(-2**62, 2**62, 3))
+        assert observations.shape == (3, observation_size), (observations.shape, observation_size)
+        for t in range(40):
+            live = every[~np.logical_or(*[v.numpy() for v in mujoco_env.status(handle, every)[2:4]])]
+            if not live.size:
+                mujoco_env.reset(handle, every, r.integers(-2**62, 2**62, 3))
+                continue
+            scale = [1.0, 1e3, 1e30][t % 3]
+            actions = (r.standard_normal((live.size, action_size)) * scale).astype(np.float32)
+            _, _, _, observations = mujoco_env.step_and_observe(handle, live, actions)
+            assert observations.shape == (live.size, observation_size)
+            assert np.all(np.isfinite(observations.numpy()))
+        qpos, qvel, _ = mujoco_env.state(handle, every)
+        huge = np.where(r.random(qpos.shape) < 0.3, 1e39, qpos.numpy())
+        observations = mujoco_env.set_state(handle, every, huge, qvel.numpy() * 1e20)
+        assert np.all(np.isfinite(observations.numpy()))
+        mujoco_env.observation(handle, every)
+        mujoco_env.status(handle, every)
 
     # -- resources -------------------------------------------------------------------------
     def fresh_handles(self):
@@ -187,7 +253,7 @@ class Fuzzer:
             options = [[], [0, 0], [-1, 2], [1, 1, 1], [10**6, 1]]
             return list(options[r.integers(len(options))])
         if isinstance(value, str):
-            return str(r.choice(["", "VALID", "nonsense", "/no/such/file", "Humanoid-v5", "Pong-v9"]))
+            return str(r.choice(["", "VALID", "nonsense", "/no/such/file", "Humanoid-v5", "Pong-v9"] + self.models))
         return value
 
     # -- one call ----------------------------------------------------------------------------
@@ -260,9 +326,12 @@ def main():
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log", default=os.devnull, help="every call is written here before it runs")
+    parser.add_argument("--no-cross-model", action="store_true", help="skip the creates of every task on every model")
     args = parser.parse_args()
     with open(args.log, "w") as log:
         fuzzer = Fuzzer(args.seed, log)
+        if not args.no_cross_model:
+            fuzzer.cross_model_creates()
         for number in range(args.calls):
             try:
                 fuzzer.call(number)
@@ -271,7 +340,9 @@ def main():
                 log.flush()
                 print(f"call {number} raised an unexpected exception:\n{traceback.format_exc()}", file=sys.stderr)
                 sys.exit(3)
-    print(f"{args.calls} calls: {fuzzer.outcomes['ok']} ran, {fuzzer.outcomes['error']} refused with an error")
+    print(f"{args.calls} calls: {fuzzer.outcomes['ok']} ran, {fuzzer.outcomes['error']} refused with an error; "
+          f"task rules on foreign models: {fuzzer.pairs['created']} created and played, {fuzzer.pairs['refused']} "
+          "refused")
 
 
 if __name__ == "__main__":

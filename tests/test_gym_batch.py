@@ -1,4 +1,5 @@
-"""GymBatch (Gymnasium environments behind the EnvBatch interface) and make_batch."""
+"""GymBatch (Gymnasium environments behind the EnvBatch interface) and make_batch. The contract every batch keeps
+(seeding, per-index stepping, bad indices and actions) is checked on GymBatch by tests/test_env_contract.py."""
 import numpy as np
 import pytest
 
@@ -15,26 +16,13 @@ def test_cartpole_batch_shapes_and_per_index_stepping():
     status = batch.status()
     assert status["episode_steps"].tolist() == [0, 1, 0, 1]
     assert status["episode_return"].tolist() == [0.0, 1.0, 0.0, 1.0]
-    assert not np.array_equal(batch.observation([1]), obs[1:2])  # only stepped ones moved
-    np.testing.assert_array_equal(batch.observation([0]), obs[0:1])
 
 
-def test_same_seed_same_episodes_and_seeds_per_episode():
-    def play(batch):
-        trace = [batch.reset()]
-        rng = np.random.default_rng(0)
-        for _ in range(300):
-            finished = np.flatnonzero(batch.done())
-            if finished.size:
-                trace.append(batch.reset(finished))
-            rewards, done = batch.step(np.arange(3), rng.integers(2, size=3))
-            trace += [rewards, done, batch.observation()]
-        return trace
-
-    a, b = play(GymBatch("CartPole-v1", 3, seed=9)), play(GymBatch("CartPole-v1", 3, seed=9))
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
-    c = play(GymBatch("CartPole-v1", 3, seed=10))
-    assert not np.array_equal(a[0], c[0])
+def test_the_batch_seed_and_the_episode_count_choose_the_episodes():
+    a, b = GymBatch("CartPole-v1", 3, seed=9), GymBatch("CartPole-v1", 3, seed=10)
+    first = a.reset()
+    assert not np.array_equal(first, b.reset())  # another batch seed
+    assert not np.array_equal(first, a.reset())  # the next episodes of the same environments
 
 
 def test_episode_limit_truncates():
@@ -59,8 +47,6 @@ def test_bad_environments_and_arguments():
     assert GymBatch("CartPole-v1", 1, max_episode_steps=3).envs[0].spec.max_episode_steps == 3
     batch = GymBatch("Acrobot-v1", 2)
     batch.reset()
-    with pytest.raises(ValueError, match="actions\\[0\\] = 3"):
-        batch.step([0], [3])
     with pytest.raises(ValueError, match="render_mode"):
         batch.screen()
 
@@ -86,7 +72,3 @@ def test_box_actions_step_gymnasiums_continuous_tasks():
     rewards, done, observations = batch.step_and_observe([0, 1], actions)
     observation, reward, *_ = env.step(actions[0])
     assert np.array_equal(observations[0], observation.astype(np.float32)) and rewards[0] == np.float32(reward)
-    with pytest.raises(ValueError, match=r"shape \[1, 1\]"):
-        batch.step([0], [1])
-    with pytest.raises(ValueError, match="not finite"):
-        batch.step([0], [[np.nan]])

@@ -44,6 +44,18 @@ def test_missing_library_says_how_to_rebuild(fresh_loader, monkeypatch):
         fresh_loader.load_library()
 
 
+def test_a_directory_of_libraries_can_be_named(fresh_loader, monkeypatch, tmp_path):
+    """WORKBENCH_OPS_DIR points the loader at another build (the sanitizer tier's); a missing one says where."""
+    import importlib.machinery
+
+    stale = tmp_path / ("_workbench_ops" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    stale.write_bytes(b"\x7fELF...WORKBENCH_BUILD_INFO tensorflow=2.13.0;...")
+    monkeypatch.setenv("WORKBENCH_OPS_DIR", str(tmp_path))
+    assert fresh_loader.library_path() == str(stale)
+    with pytest.raises(fresh_loader.OpsLibraryError, match=f"was not found in {tmp_path}"):
+        fresh_loader.load_library(fresh_loader.MUJOCO)
+
+
 def test_library_built_for_another_tensorflow_is_refused(fresh_loader, monkeypatch, tmp_path):
     stale = tmp_path / "_workbench_ops.so"
     stale.write_bytes(b"\x7fELF...WORKBENCH_BUILD_INFO tensorflow=2.13.0;...")

@@ -267,19 +267,10 @@ def test_bad_input_names_the_argument():
         MujocoBatch("ant", 1, xml_file="no_such_model.xml")
     with pytest.raises(ValueError, match="max_episode_steps"):
         MujocoBatch("ant", 1, max_episode_steps=0)
-    batch = MujocoBatch("hopper", 2)
+    batch = MujocoBatch("hopper", 2)  # (bad indices and actions in general: the contract, tests/test_env_contract.py)
     batch.reset()
-    for actions, error, message in ((np.zeros((2, 2), np.float32), ValueError, r"shape \[2, 3\]"),
-                                    (np.zeros(6, np.float32), ValueError, r"shape \[2, 3\]"),
-                                    (np.array([["a"] * 3] * 2), TypeError, "real numbers"),
-                                    (np.full((2, 3), np.nan), ValueError, r"actions\[0, 0\]"),
-                                    (np.full((2, 3), 1e39), ValueError, "not finite")):
-        with pytest.raises(error, match=message):
-            batch.step([0, 1], actions)
-    with pytest.raises(ValueError, match="out of range"):
-        batch.step([2], np.zeros((1, 3)))
-    with pytest.raises(ValueError, match="distinct"):
-        batch.step([1, 1], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"actions\[0, 0\] = inf is not finite"):  # float64 beyond float32
+        batch.step([0, 1], np.full((2, 3), 1e39))
     with pytest.raises(ValueError, match="qvel"):
         batch.set_physics_state([0], np.zeros((1, 6)), np.full((1, 6), np.inf))
 
@@ -465,6 +456,10 @@ def pair_id(pair):
     return f"{pair[0]}-{os.path.basename(pair[1])}"
 
 
+FOREIGN = pytest.mark.filterwarnings("ignore::UserWarning")  # Gymnasium's checker: obs outside the declared space
+
+
+@FOREIGN
 @pytest.mark.parametrize("task_id,path", PAIRS, ids=[pair_id(p) for p in PAIRS])
 def test_every_model_under_every_task_runs_as_gymnasium_or_is_refused(task_id, path):
     task = TASKS[task_id]
@@ -480,6 +475,7 @@ def test_every_model_under_every_task_runs_as_gymnasium_or_is_refused(task_id, p
         mujoco_env.create(task_id, path, 2, task.parameters(settings), frame_skip=settings["frame_skip"])
 
 
+@FOREIGN
 def test_the_reported_cases_run_as_gymnasium_runs_them():
     """Humanoid's rules on swimmer.xml: 74 values per step (Gymnasium declares 73 and returns 74); 300 steps of 8
     simulations, the twin backends equal. Humanoid on inverted_pendulum.xml (nq = 2): refused, naming xml_file."""
@@ -500,6 +496,7 @@ def test_the_reported_cases_run_as_gymnasium_runs_them():
         MujocoBatch("Humanoid-v5", 64, backend="custom", xml_file="inverted_pendulum.xml")
 
 
+@FOREIGN
 def test_ant_reads_its_height_from_the_state_vector_on_a_model_with_two_positions():
     """Gymnasium's Ant reads the height as state_vector()[2]: qvel[0] on inverted_pendulum.xml (nq = 2). The ops read
     the same value, so health and termination agree when termination is on."""

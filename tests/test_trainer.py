@@ -215,55 +215,118 @@ def test_a_directory_without_a_run_is_refused_and_one_with_a_run_is_not_overwrit
 
 
 KILL_SCRIPT = """
-import os, sys
+import os, sys, time
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 sys.path.insert(0, {root!r})
-from tests.test_trainer import GENERATIONS, cartpole_config
-from workbench.training import Trainer, list_checkpoints
-run_dir = sys.argv[1]
-if list_checkpoints(run_dir):
+import numpy as np
+from tests.test_trainer import GENERATIONS, KILL_CONFIGS
+from workbench.training import Trainer, checkpoint
+run_dir, kind = sys.argv[1], sys.argv[2]
+savez = np.savez
+def slow_savez(*args, **kwargs):  # the test kills some runs here: state.json written, arrays.npz not yet
+    print("writing", flush=True)
+    time.sleep(0.3)
+    savez(*args, **kwargs)
+checkpoint.np.savez = slow_savez
+print("started", flush=True)
+if os.path.exists(os.path.join(run_dir, "config.json")):
     trainer = Trainer.resume_from(run_dir)
 else:
-    trainer = Trainer.from_config(cartpole_config(), run_dir=run_dir)
+    trainer = Trainer.from_config(KILL_CONFIGS[kind](), run_dir=run_dir)
 print("ready", flush=True)
-if trainer.generation < GENERATIONS:
-    trainer.run(generations=GENERATIONS - trainer.generation)
+if trainer.generation < GENERATIONS[kind]:
+    trainer.run(generations=GENERATIONS[kind] - trainer.generation)
 """
 
 
-GENERATIONS = 12  # enough that a run cannot finish between five kills
+def atari_config():
+    return RunConfig(env="pong", model="small", algorithm="ga", subpopulations=2, slots=4, max_episode_frames=120,
+                     noise_size=2**20, hyperparameters=dict(population_size=8, truncation=2, sigma=0.01,
+                                                            elite_candidates=1, elite_episodes=1))
+
+
+KILL_CONFIGS = {"cartpole": cartpole_config, "atari": atari_config}
+GENERATIONS = {"cartpole": 10, "atari": 2}  # enough that a run cannot finish between the kills
+
+
+def run_until_killed(script, run_dir, kind, moment, rng):
+    """Starts the training script and kills it with SIGKILL at `moment`: "start" (soon after the process starts),
+    "ready" (soon after the trainer exists: usually before the first checkpoint), "writing" (in the middle of a
+    checkpoint write) or "late" (at a random later time). Returns whether the kill happened."""
+    process = subprocess.Popen([sys.executable, str(script), run_dir, kind], stdout=subprocess.PIPE, text=True)
+    wanted = {"start": "started", "ready": "ready", "writing": "writing", "late": "ready"}[moment]
+    for line in process.stdout:
+        if line.strip() == wanted:
+            break
+    delay = {"start": rng.uniform(0, 0.3), "ready": rng.uniform(0, 0.05), "writing": 0.1,
+             "late": rng.uniform(0.1, 1.0)}[moment]
+    time.sleep(delay)
+    killed = process.poll() is None
+    if killed:
+        os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stdout.close()
+    return killed
 
 
 @pytest.mark.slow
-def test_kill_9_at_random_moments_loses_at_most_the_generation_in_progress(tmp_path):
+@pytest.mark.parametrize("kind,moments", [
+    ("cartpole", ["ready", "writing", "start", "late"]),
+    ("atari", ["ready", "writing"]),
+])
+def test_kill_9_at_any_moment_loses_at_most_the_generation_in_progress(tmp_path, kind, moments):
+    """SIGKILL soon after start, before the first checkpoint exists, while a checkpoint is being written, and at
+    random later moments: every restart resumes (a run without a checkpoint starts again from generation 0 with its
+    config), nothing checkpointed is lost, and the finished run equals one that was never interrupted."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     script = tmp_path / "train.py"
     script.write_text(KILL_SCRIPT.format(root=root))
     run_dir = str(tmp_path / "run")
     rng = np.random.default_rng(0)
-    kills = 0
-    for _ in range(25):
-        process = subprocess.Popen([sys.executable, str(script), run_dir], stdout=subprocess.PIPE, text=True)
-        assert process.stdout.readline().strip() == "ready"
+    states = set()
+    for moment in moments:
         before = load_checkpoint(run_dir)[0] if list_checkpoints(run_dir) else 0
-        time.sleep(rng.uniform(0.05, 0.5))
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            kills += 1
-        process.wait()
-        after = load_checkpoint(run_dir)[0] if list_checkpoints(run_dir) else 0
+        assert run_until_killed(script, run_dir, kind, moment, rng), f"the run ended before the {moment!r} kill"
+        has_config = os.path.exists(os.path.join(run_dir, "config.json"))
+        checkpoints = list_checkpoints(run_dir)
+        states.add("config, no checkpoint" if has_config and not checkpoints else "other")
+        after = load_checkpoint(run_dir)[0] if checkpoints else 0
         assert after >= before  # nothing already checkpointed is lost
-        if kills >= 5:
-            break
-    assert kills >= 5
-    process = subprocess.run([sys.executable, str(script), run_dir], capture_output=True, text=True, timeout=300)
+    assert "config, no checkpoint" in states  # a kill landed before the first checkpoint, and was resumed
+    process = subprocess.run([sys.executable, str(script), run_dir, kind], capture_output=True, text=True, timeout=600)
     assert process.returncode == 0, process.stderr[-2000:]
     resumed = Trainer.resume_from(run_dir)
-    reference = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "reference"))
-    reference.run(generations=GENERATIONS)
+    reference = Trainer.from_config(KILL_CONFIGS[kind](), run_dir=str(tmp_path / "reference"))
+    reference.run(generations=GENERATIONS[kind])
     assert fitness(resumed.history) == fitness(reference.history)
     lines = [json.loads(line) for line in open(os.path.join(run_dir, "history.jsonl"))]
-    assert [line["generation"] for line in lines] == list(range(GENERATIONS))
+    assert [line["generation"] for line in lines] == list(range(GENERATIONS[kind]))
+    resumed.close()
+    reference.close()
+
+
+def test_a_run_stopped_before_its_first_checkpoint_resumes_from_generation_0(tmp_path, capsys):
+    """config.json and no checkpoint (killed during generation 0): resume_from starts the config again, dropping what
+    the killed process had logged, and equals a fresh run; `python -m workbench resume` says so."""
+    from workbench.cli import main
+
+    run_dir = str(tmp_path / "run")
+    Trainer.from_config(cartpole_config(), run_dir=run_dir).close()
+    assert os.listdir(run_dir) and not list_checkpoints(run_dir)
+    with open(os.path.join(run_dir, "history.jsonl"), "w") as f:
+        f.write('{"generation": 0}\n')  # logged, then killed before its checkpoint
+    trainer = Trainer.resume_from(run_dir)
+    assert trainer.generation == 0 and trainer.history == []
+    assert open(os.path.join(run_dir, "history.jsonl")).read() == ""
+    trainer.run(generations=1)
+    trainer.close()
+    reference = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path / "reference"))
+    assert fitness(reference.run(generations=1)) == fitness(trainer.history)
+    reference.close()
+    fresh = str(tmp_path / "fresh")
+    Trainer.from_config(cartpole_config(), run_dir=fresh).close()
+    assert main(["resume", fresh, "--generations", "1"]) == 0
+    assert "no checkpoint yet" in capsys.readouterr().out and len(list_checkpoints(fresh)) == 1
 
 
 def test_run_configs_refuse_unknown_fields_and_values():

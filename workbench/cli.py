@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if code:
                 return code
         return 0
-    from workbench.training import CheckpointError, Trainer
+    from workbench.training import CheckpointError, Trainer, list_checkpoints
 
     try:
         if args.command == "train":
@@ -283,8 +283,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "evaluate":
             evaluate(args)
         elif args.command == "resume":
+            started = bool(list_checkpoints(args.run_dir))
             trainer = Trainer.resume_from(args.run_dir, checkpoint_every=args.checkpoint_every)
-            print(f"resuming {args.run_dir} at generation {trainer.generation}")
+            if started:
+                print(f"resuming {args.run_dir} at generation {trainer.generation}")
+            else:
+                print(f"{args.run_dir} has no checkpoint yet (it stopped during its first generation): starting it "
+                      "again from generation 0 with its config")
             train(trainer, args)
         else:
             from workbench.training.replay import replay_run, save_video

@@ -8,12 +8,14 @@
   make_batch   any of them, from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1"
   EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH,
                PHYSICS_STATE, BODY_POSITION
+  check_batch  checks a batch (any EnvBatch, yours too) against the contract they all keep
 """
 from __future__ import annotations
 
 from workbench.envs.atari import AtariBatch
 from workbench.envs.atari_config import AtariConfig
 from workbench.envs.batch import BODY_POSITION, CAPABILITIES, IN_GRAPH, PHYSICS_STATE, RAM, SCREEN, EnvBatch
+from workbench.envs.contract import BatchContractError, check_batch
 from workbench.envs.games import atari_game_ids, close_matches, find_atari_game, resolve_atari_game
 from workbench.envs.gym_batch import GymBatch
 from workbench.envs.mujoco import MujocoBatch
@@ -52,10 +54,12 @@ __all__ = [
     "SCREEN",
     "AtariBatch",
     "AtariConfig",
+    "BatchContractError",
     "EnvBatch",
     "GymBatch",
     "MujocoBatch",
     "atari_game_ids",
+    "check_batch",
     "find_atari_game",
     "find_mujoco_task",
     "make_batch",

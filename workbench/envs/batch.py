@@ -52,7 +52,7 @@ def _integer_vector(values, name):
         array = array.reshape(1)
     if array.ndim != 1:
         raise ValueError(f"{name} must be a vector, got shape {array.shape}")
-    return array
+    return array.astype(np.int64) if array.size == 0 else array  # [] is float64 to numpy
 
 
 class EnvBatch:

@@ -1,7 +1,8 @@
 """Finds and loads the compiled ops libraries once each, checking they were built for the running TensorFlow.
 
 The library carries a build record, `WORKBENCH_BUILD_INFO tensorflow=X;ale=Y;`,
-read from the file before loading it (build_record()).
+read from the file before loading it (build_record()). The libraries are looked for inside the package, or
+in the directory WORKBENCH_OPS_DIR names (the sanitizer build of `make test-sanitize`; docs/sanitizers.md).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import tensorflow as tf
 
 PURE_TF_VARIABLE = "WORKBENCH_PURE_TF"
+OPS_DIR_VARIABLE = "WORKBENCH_OPS_DIR"
 BACKENDS = ("custom", "reference")  # the compiled kernels, or their pure-TF / ale-py references
 REBUILD_HINT = (
     "Rebuild it with `make install` (or `pip install --no-build-isolation -e .` in the project "
@@ -33,8 +35,9 @@ class OpsLibraryError(RuntimeError):
 
 
 def library_path(name: str = INFERENCE) -> str:
-    """Path of the compiled library `name` inside the package, or None if it was never built."""
-    directory = os.path.dirname(os.path.abspath(__file__))
+    """Path of the compiled library `name` inside the package (or in $WORKBENCH_OPS_DIR), or None if it was never
+    built."""
+    directory = os.environ.get(OPS_DIR_VARIABLE) or os.path.dirname(os.path.abspath(__file__))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         candidates = glob.glob(os.path.join(directory, name + suffix))
         if candidates:
@@ -68,8 +71,9 @@ def _load_checked(name):
     path = library_path(name)
     if path is None:
         raise OpsLibraryError(
-            f"The workbench ops library (workbench/ops/{name}*.so) was not found: the "
-            "package was installed without building its C++ ops. " + REBUILD_HINT
+            f"The workbench ops library ({name}*.so) was not found in "
+            f"{os.environ.get(OPS_DIR_VARIABLE) or 'workbench/ops'}: the package was installed without building its "
+            "C++ ops. " + REBUILD_HINT
         )
     built_for = built_for_tensorflow(path)
     if built_for is None:

@@ -147,8 +147,14 @@ class Trainer:
 
     @classmethod
     def resume_from(cls, run_dir: str, checkpoint_every: int = 1) -> Trainer:
-        """The trainer of a run directory, continuing from its newest checkpoint."""
+        """The trainer of a run directory, continuing from its newest checkpoint. A run stopped before its first
+        checkpoint (config.json and no checkpoint) starts again from generation 0 with its config; whatever its
+        first generation had logged is dropped."""
         config = RunConfig.from_run_dir(run_dir)
+        if not list_checkpoints(run_dir):
+            trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every)
+            trainer.logger.restart([])
+            return trainer
         generation, state = load_checkpoint(run_dir)
         if config.virtual_batch_norm and state.get("reference_batch") is None:
             raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} lacks the run's reference "

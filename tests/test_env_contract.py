@@ -1,0 +1,95 @@
+"""The environment contract (workbench.envs.check_batch) on every family and backend: Atari on the ops (with ale-py as
+its twin) and on ale-py, each MuJoCo task on the ops (with Gymnasium as its twin) and on Gymnasium, GymBatch with
+discrete and Box actions; and batches that break a clause are caught."""
+import numpy as np
+import pytest
+
+from workbench.envs import MUJOCO_TASKS, SCREEN, AtariBatch, BatchContractError, GymBatch, MujocoBatch, check_batch
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.mark.parametrize("backend,twin", [("custom", "reference"), ("reference", None)])
+def test_atari_batches_keep_the_contract(backend, twin):
+    options = dict(max_episode_frames=160, repeat_action_probability=0.25)
+    batch = AtariBatch("breakout", 3, seed=4, backend=backend, **options)
+    other = AtariBatch("breakout", 3, seed=4, backend=twin, **options) if twin else None
+    clauses = check_batch(batch, twin=other, steps=25)
+    assert clauses[-1] == ("twin" if twin else "bad_input")
+    for b in (batch, other):
+        if b is not None:
+            b.close()
+
+
+@pytest.mark.parametrize("task_id", list(MUJOCO_TASKS))
+def test_mujoco_batches_keep_the_contract_on_both_backends(task_id):
+    """Each task on the ops with Gymnasium as its twin, and Gymnasium's backend on its own; the renderer (a process
+    per batch) is exercised on one task."""
+    skip = () if task_id == "Hopper-v5" else (SCREEN,)
+    options = dict(max_episode_steps=40, seed=2)
+    batch = MujocoBatch(task_id, 3, backend="custom", render_size=(48, 64), **options)
+    twin = MujocoBatch(task_id, 3, backend="reference", render_size=(48, 64), **options)
+    check_batch(batch, twin=twin, skip=skip)
+    check_batch(twin, skip=(SCREEN,))
+    batch.close()
+    twin.close()
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_gymnasium_batches_keep_the_contract(env_id):
+    batch = GymBatch(env_id, 3, seed=5, max_episode_frames=30)
+    assert batch.continuous_actions == (env_id == "Pendulum-v1")
+    check_batch(batch)
+    batch.close()
+
+
+class _LeakyCartPole(GymBatch):
+    """Breaks the indices clause: a step also advances the first environment that was not asked for."""
+
+    def _step(self, indices, actions):
+        rewards, done = super()._step(indices, actions)
+        others = np.setdiff1d(np.arange(self.batch_size), indices)
+        if others.size:
+            self._observations[others[0]] += 1.0
+        return rewards, done
+
+
+class _UnseededCartPole(GymBatch):
+    """Breaks the seeding clause: resets ignore the seeds they are given."""
+
+    def _reset(self, indices, seeds):
+        super()._reset(indices, np.random.default_rng().integers(1 << 30, size=len(indices)))
+
+
+class _SilentCartPole(GymBatch):
+    """Breaks the bad-input clause: an action out of range is clipped instead of refused."""
+
+    def _check_actions(self, actions, n):
+        return np.clip(np.asarray(actions, np.int64), 0, self.num_actions - 1).astype(np.int32)
+
+
+@pytest.mark.parametrize("broken,clause", [(_LeakyCartPole, "indices"), (_UnseededCartPole, "seeding"),
+                                           (_SilentCartPole, "bad_input")])
+def test_a_batch_that_breaks_a_clause_is_caught(broken, clause):
+    batch = broken("CartPole-v1", 3, seed=1, max_episode_frames=30)
+    with pytest.raises(BatchContractError, match=rf"(?m)^  {clause}: "):
+        check_batch(batch)
+    check_batch(batch, skip=(clause,))  # the other clauses hold
+    batch.close()
+
+
+def test_twins_that_differ_are_caught():
+    ours = MujocoBatch("Hopper-v5", 2, seed=1, backend="custom")
+    theirs = MujocoBatch("Hopper-v5", 2, seed=1, backend="reference", ctrl_cost_weight=0.5)  # another reward
+    with pytest.raises(BatchContractError, match="twin: the twins differ at step 0"):
+        check_batch(ours, twin=theirs, skip=(SCREEN,))
+
+
+def test_bad_arguments_of_the_check_itself():
+    batch = GymBatch("CartPole-v1", 1)
+    with pytest.raises(TypeError, match="batch"):
+        check_batch("CartPole-v1")
+    with pytest.raises(ValueError, match="skip"):
+        check_batch(batch, skip=("screne",))
+    with pytest.raises(ValueError, match="steps"):
+        check_batch(batch, steps=0)
