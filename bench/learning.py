@@ -228,7 +228,7 @@ def test_summary(score):
                 max_episode_frames=score.max_episode_frames, capped=score.capped)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
@@ -252,7 +252,7 @@ def main():
     parser.add_argument("--rescore", action="store_true",
                         help="do not train: score the run already in --out again (and write the curve and JSON line)")
     parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     settings = MODES[name]
     try:

@@ -10,6 +10,25 @@ from conftest import module_available, requires_component
 BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "population_inference.py")
 
 
+def load_bench(name):
+    """The benchmark script bench/<name>.py as a module, to call its main(argv) in this process (the argument
+    checks run before any work; a subprocess would spend its seconds importing TensorFlow first)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", os.path.join(os.path.dirname(BENCH), f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_refused(bench, arguments, message, capsys):
+    """main(arguments) stops with argparse's exit code 2 and an error that contains `message`."""
+    with pytest.raises(SystemExit) as stop:
+        bench.main(arguments)
+    stderr = capsys.readouterr().err
+    assert stop.value.code == 2 and message in stderr, (arguments, stderr[-500:])
+
+
 @pytest.mark.slow
 def test_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
@@ -82,12 +101,10 @@ def test_end_to_end_smoke_run_prints_ratios_as_json():
 
 
 @pytest.mark.slow
-def test_end_to_end_bench_refuses_bad_arguments():
-    result = subprocess.run([sys.executable, END_TO_END_BENCH, "--game", "frostbyte"], capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 2 and "frostbite" in result.stderr
-    result = subprocess.run([sys.executable, END_TO_END_BENCH, "--slots", "0"], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 2 and "--slots" in result.stderr
+def test_end_to_end_bench_refuses_bad_arguments(capsys):
+    bench = load_bench("end_to_end")
+    assert_refused(bench, ["--game", "frostbyte"], "frostbite", capsys)
+    assert_refused(bench, ["--slots", "0"], "--slots", capsys)
 
 
 @pytest.mark.ray
@@ -146,20 +163,16 @@ def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path):
 
 
 @pytest.mark.slow
-def test_learning_bench_refuses_bad_arguments(tmp_path):
-    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
+def test_learning_bench_refuses_bad_arguments(tmp_path, capsys):
+    bench = load_bench("learning")
     cases = ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
              (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes"),
              (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare"),
              (["--compare", "es+lowrank"], "--compare"), (["--set", "sigma"], "--set"),
              (["--algo", "ga", "--set", "step_size=0.1"], "--set"))
-    # all at once: each process spends its seconds importing TensorFlow before argparse refuses
-    processes = [(arguments, message, subprocess.Popen([sys.executable, bench, "--smoke", "--out", str(tmp_path), *arguments],
-                                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-                 for arguments, message in cases]
-    for arguments, message, process in processes:
-        _, stderr = process.communicate(timeout=300)
-        assert process.returncode == 2 and message in stderr, (arguments, stderr[-500:])
+    for arguments, message in cases:
+        assert_refused(bench, ["--smoke", "--out", str(tmp_path), *arguments], message, capsys)
+    assert not os.listdir(tmp_path)  # refused before anything was written
 
 
 @pytest.mark.slow
@@ -233,19 +246,14 @@ def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop
     assert set(pong["in_order_rounds"]) == set(pong["rounds"])
 
 
-def test_training_runs_bench_refuses_bad_arguments():
-    result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--generations", "0"], capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 2 and "--generations must be >= 1" in result.stderr
-    result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--games", "frostbyte"], capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 2 and "frostbite" in result.stderr
-    for arguments, message in ((["--warmup", "-1"], "--warmup"), (["--from-run", "/nonexistent"], "--from-run"),
+def test_training_runs_bench_refuses_bad_arguments(capsys):
+    bench = load_bench("training_runs")
+    for arguments, message in ((["--generations", "0"], "--generations must be >= 1"),
+                               (["--games", "frostbyte"], "frostbite"), (["--warmup", "-1"], "--warmup"),
+                               (["--from-run", "/nonexistent"], "--from-run"),
                                (["--from-run", os.path.dirname(__file__), "--games", "pong", "frostbite"],
                                 "--from-run")):
-        result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, *arguments], capture_output=True, text=True,
-                                timeout=300)
-        assert result.returncode == 2 and message in result.stderr, (arguments, result.stderr[-500:])
+        assert_refused(bench, arguments, message, capsys)
 
 
 SOAK_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "soak.py")

@@ -18,9 +18,10 @@ batches: what the evaluator, the trainer and the dashboards rely on without look
   capabilities  each declared capability works and returns what it declares; each undeclared
                 one raises a ValueError naming it
   bad input     out-of-range, repeated and non-integer indices, actions of the wrong shape, dtype
-                or range, non-finite continuous actions, seeds of the wrong length, stepping before
-                a reset or after the end of an episode: a ValueError/TypeError that names the
-                argument, and the batch unchanged
+                or range, non-finite continuous actions, seeds of the wrong length: a ValueError or
+                TypeError that names the argument, and the batch unchanged; stepping after the end of
+                an episode, and (on a batch with environments never reset) stepping or observing
+                before a reset: a ValueError that says to reset
   twin          with twin= (the same environments on the other backend, or any batch that must
                 agree), both play the same seeds and actions to the same observations, rewards,
                 done flags and frame counts
@@ -64,6 +65,11 @@ def check_batch(batch: EnvBatch, *, twin: EnvBatch | None = None, steps: int = 2
         raise ValueError(f"steps must be a positive int, got {steps!r}")
     checker = _Checker(batch, np.random.default_rng(seed), steps, skip)
     clauses = [c for c in CLAUSES if c not in skip and (c != "twin" or twin is not None)]
+    if "bad_input" in clauses:
+        try:
+            checker.unreset()  # before anything resets the batch
+        except _Broken as broken:
+            checker.broken.append(f"bad_input: {broken}")
     for clause in clauses:
         try:
             if clause == "twin":
@@ -265,6 +271,21 @@ class _Checker:
         before = b.observation(indices)
         observations = b.set_physics_state(indices, qpos, qvel)
         _require(np.array_equal(observations, before), "set_physics_state() of the current state changed observations")
+
+    def unreset(self):
+        """Stepping or observing an environment that was never reset is refused, naming the reset."""
+        fresh = np.flatnonzero(~self.batch._started)
+        if not fresh.size:
+            return
+        for what, call in (("stepping", lambda: self.batch.step(fresh[:1], self.actions(1))),
+                           ("observing", lambda: self.batch.observation(fresh[:1]))):
+            try:
+                call()
+            except ValueError as error:
+                _require("reset" in str(error), f"{what} an environment never reset raised without saying reset: "
+                                                f"{error}")
+            else:
+                raise _Broken(f"{what} an environment never reset was accepted")
 
     def bad_input(self):
         b = self.batch

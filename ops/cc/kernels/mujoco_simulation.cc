@@ -16,7 +16,7 @@ namespace {
 // Each task with what its rules read from the model: at least `min_nq`
 // position coordinates and `min_state` values of (qpos, qvel) (`reads` says
 // which). workbench/envs/mujoco_tasks.py states the same needs for the Python
-// layer; tests/test_mujoco_models.py checks both against Gymnasium.
+// layer; tests/test_mujoco_env.py checks both against Gymnasium.
 struct TaskName {
   const char* id;
   MujocoTaskKind kind;
