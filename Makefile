@@ -46,6 +46,7 @@ bench: install
 	$(PY) bench/ray_scaling.py
 	$(PY) bench/mujoco_steps.py --quick
 	$(PY) bench/learning.py --quick
+	$(PY) bench/atari_suite.py --quick
 
 lint: install
 	$(VENV)/bin/ruff check .

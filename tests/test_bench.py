@@ -50,9 +50,8 @@ def test_smoke_run_prints_ratios_as_json():
     assert summary["observations"] == "frames" and summary["targets_large_p128"]["dense_layer_bf16_vs_fp32"] == 1.7
 
 
-def test_bad_arguments_are_refused():
-    result = subprocess.run([sys.executable, BENCH, "--rank", "0"], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 2 and "--rank must be >= 1" in result.stderr
+def test_bad_arguments_are_refused(capsys):
+    assert_refused(load_bench("population_inference"), ["--rank", "0"], "--rank must be >= 1", capsys)
 
 
 EMULATION_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "emulation.py")
@@ -71,10 +70,8 @@ def test_emulation_smoke_run_prints_ratios_as_json():
         assert summary[key] > 0, key
 
 
-def test_emulation_bench_refuses_an_unknown_game():
-    result = subprocess.run([sys.executable, EMULATION_BENCH, "--game", "frostbyte"], capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 2 and "frostbite" in result.stderr
+def test_emulation_bench_refuses_an_unknown_game(capsys):
+    assert_refused(load_bench("emulation"), ["--game", "frostbyte"], "frostbite", capsys)
 
 
 END_TO_END_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "end_to_end.py")
@@ -260,7 +257,7 @@ SOAK_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "soak.py")
 
 
 @pytest.mark.slow
-def test_soak_smoke_run_samples_memory_files_and_threads_every_generation():
+def test_soak_smoke_run_samples_memory_files_and_threads_every_generation(capsys):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, SOAK_BENCH, "--smoke"], capture_output=True, text=True, timeout=900,
                             env=env)
@@ -272,6 +269,48 @@ def test_soak_smoke_run_samples_memory_files_and_threads_every_generation():
     assert summary["growth"]["rss"] == summary["peak_growth"]["rss"]  # memory: the largest sample counts
     assert len(summary["heap_in_use_mib_every_10"]) == len(summary["rss_mib_every_10"]) == 2
     assert all(mib > 0 for mib in summary["heap_in_use_mib_every_10"])  # glibc: the C heap holds the arrays
-    result = subprocess.run([sys.executable, SOAK_BENCH, "--generations", "5", "--settle", "5"], capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 2 and "--settle" in result.stderr
+    assert_refused(load_bench("soak"), ["--generations", "5", "--settle", "5"], "--settle", capsys)
+
+
+@pytest.mark.slow
+def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsys):
+    """One tiny generation of Pong: one JSON line per game in the results file; a finished game is not run again; a
+    game whose line was lost (a suite stopped while scoring) resumes from its checkpoint without training again;
+    lines of another seed are refused without --append; the page is generated from the file."""
+    bench = load_bench("atari_suite")
+    results, runs = tmp_path / "suite.jsonl", tmp_path / "runs"
+    common = ["--smoke", "--results", str(results), "--runs", str(runs)]
+    bench.main(common)
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    (stored,) = [json.loads(line) for line in open(results)]
+    assert printed["game"] == stored["game"] == "pong" and stored["suite_version"] == 1 and stored["mode"] == "smoke"
+    assert stored["frames"] > 0 and stored["generations"] == 1 and stored["test_ale_cap"]["episodes"] == 2
+    assert stored["curve"][-1][0] == stored["frames"] and stored["commit"] is not None
+    bench.main(common)
+    assert "already" in capsys.readouterr().err and len(open(results).readlines()) == 1
+    results.unlink()  # as if the suite stopped after training, before the line was written
+    bench.main(common)
+    (again,) = [json.loads(line) for line in open(results)]
+    assert (again["generations"], again["frames"]) == (stored["generations"], stored["frames"])  # not trained twice
+    with pytest.raises(SystemExit, match="--append"):
+        bench.main(common + ["--seed", "1"])
+    page = tmp_path / "suite.md"
+    bench.main(["--render", "--results", str(results), "--page", str(page)])
+    text = page.read_text()
+    assert "| pong |" in text and "preset pc" in text and len(list((tmp_path / "suite").iterdir())) == 1
+
+
+def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
+    bench = load_bench("atari_suite")
+    assert_refused(bench, ["--games", "frostbyte"], "frostbite", capsys)
+    assert_refused(bench, ["--games", "pong,Pong"], "twice", capsys)
+    assert_refused(bench, ["--algo", "ars"], "MuJoCo", capsys)
+    assert_refused(bench, ["--frames", "0"], "--frames", capsys)
+    assert_refused(bench, ["--render", "--results", str(tmp_path / "none.jsonl")], "does not exist", capsys)
+    with pytest.raises(SystemExit, match="below one generation"):
+        bench.main(["--games", "pong", "--frames", "1000", "--results", str(tmp_path / "r.jsonl")])
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_text('{"benchmark": "atari_suite"}\nnot json\n')
+    with pytest.raises(SystemExit, match="line 2 is not JSON"):
+        bench.main(["--smoke", "--results", str(corrupt), "--runs", str(tmp_path / "runs")])
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "r.jsonl").exists()  # nothing written

@@ -465,7 +465,7 @@ def test_every_model_under_every_task_runs_as_gymnasium_or_is_refused(task_id, p
     task = TASKS[task_id]
     if gymnasium_runs(task_id, path):
         kwargs = {"terminate_when_unhealthy": False} if "terminate_when_unhealthy" in task.defaults else {}
-        play_against_gymnasium(task_id, 60, seed=2, xml_file=path, **kwargs)
+        play_against_gymnasium(task_id, 40, seed=2, xml_file=path, **kwargs)
         return
     for backend in ("custom", "reference"):
         with pytest.raises(ValueError, match=r"xml_file .* does not fit .*rules read .* it has nq = "):

@@ -1,0 +1,235 @@
+"""Benchmark: the Deep GA paper's Atari table on this machine. One algorithm and preset over a list of games,
+each trained for a budget in frames, each final elite scored the paper's way, one JSON line per game.
+
+Frames, not minutes: the result does not depend on what else shares the machine (the wall time and frames/s
+are reported beside it). Each game's final elite is scored on 30 fresh test episodes (deep-ga protocol,
+workbench.training.scoring) at the training cap and at ALE's 108,000-frame cap, and compared with the Deep GA
+paper's table (docs/protocol.md: DQN, ES, A3C, RS 1B, GA 1B, GA 6B).
+
+  python bench/atari_suite.py                              # the nine games of the paper's table, 50M frames each
+  python bench/atari_suite.py --games frostbite,seaquest --frames 20000000
+  python bench/atari_suite.py --quick                      # make bench: two games, a tiny budget
+  python bench/atari_suite.py --render                     # docs/atari_suite.md from the results file
+
+Runs go to runs/atari_suite/<algo>-<preset>-<frames>/<game> (--runs). A stopped suite resumes: a game in
+progress continues from its newest checkpoint, and a game with a line in the results file is not run again
+unless --rerun names it. The results file (default bench/results/atari_suite.jsonl, committed; the quick and
+smoke modes write atari_suite-quick.jsonl and atari_suite-smoke.jsonl, not committed) gets one line
+per finished game; a file whose lines were made with another suite version, algorithm, preset, budget or seed
+is refused unless --append is given (then the new lines sit beside the old ones, each saying how it was made).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings (learning.py), also when imported
+from workbench.quiet import quiet_tensorflow  # noqa: E402
+
+quiet_tensorflow("--verbose" in sys.argv[1:])
+
+from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
+from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
+
+from workbench.envs import resolve_atari_game  # noqa: E402
+from workbench.training import RunConfig, Trainer  # noqa: E402
+from workbench.training.presets import PRESETS  # noqa: E402
+from workbench.training.run_config import ALGORITHMS  # noqa: E402
+from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SUITE_VERSION = 1
+PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
+RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")
+MODES = {
+    "smoke": dict(games=("pong",), frames=1, test_episodes=2, overrides=LEARNING_MODES["smoke"]["overrides"]),
+    "quick": dict(games=("pong", "frostbite"), frames=2_000_000, test_episodes=5, overrides={}),
+    "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=30, overrides={}),
+}
+SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode")  # what makes lines comparable
+CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def read_results(path):
+    """The JSON lines of the results file ([] when it does not exist); SystemExit naming the file and line when one
+    is not a suite result."""
+    if not os.path.exists(path):
+        return []
+    lines = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise SystemExit(f"--results {path} line {number} is not JSON: {error}") from None
+            if not isinstance(entry, dict) or entry.get("benchmark") != "atari_suite":
+                raise SystemExit(f"--results {path} line {number} is not an atari_suite result")
+            lines.append(entry)
+    return lines
+
+
+def game_config(game, algorithm, preset, seed, overrides):
+    """The preset's RunConfig on `game`, with the mode's overrides (hyperparameters the algorithm lacks dropped)."""
+    known = hyperparameter_names(algorithm)
+    hyperparameters = {k: v for k, v in overrides.get("hyperparameters", {}).items() if k in known}
+    return RunConfig.from_preset(preset, algorithm, env=game, seed=seed, **dict(overrides, hyperparameters=hyperparameters))
+
+
+def one_generation_frames(config):
+    """The most frames one generation of `config` can take: every member and elite episode at the cap."""
+    settings = config.algorithm_config()
+    members = getattr(settings, "population_size", 1)
+    elites = getattr(settings, "elite_candidates", 0) * getattr(settings, "elite_episodes", 0)
+    return (members + elites) * config.max_episode_frames
+
+
+def train_game(config, run_dir, budget):
+    """Trains `config` in run_dir until `budget` frames, resuming a stopped run; returns the trainer's history."""
+    if os.path.exists(os.path.join(run_dir, "config.json")):
+        saved = RunConfig.from_run_dir(run_dir)
+        if saved.to_json() != config.to_json():
+            raise SystemExit(f"{run_dir} holds a run of another configuration; move it away (or give --runs) to "
+                             "start this one")
+        trainer = Trainer.resume_from(run_dir)
+        print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
+    else:
+        trainer = Trainer.from_config(config, run_dir=run_dir)
+    try:
+        if trainer.frames < budget:
+            trainer.run(frames=budget - trainer.frames)
+        trainer.checkpoint()  # the run's final state, which evaluate_run scores
+    finally:
+        trainer.close()
+    return list(trainer.history)
+
+
+def curve_points(history):
+    """At most CURVE_POINTS evenly spaced (frames, elite, population mean) of the run's generations."""
+    step = max(1, -(-len(history) // CURVE_POINTS))
+    chosen = history[::step] + ([history[-1]] if (len(history) - 1) % step else [])
+    return [[r.frames_total, r.elite, None if r.mean is None else round(r.mean, 1)] for r in chosen]
+
+
+def run_suite(args, mode, games):
+    settings = MODES[mode]
+    overrides = settings["overrides"]
+    budget = args.frames if args.frames is not None else settings["frames"]
+    episodes = args.test_episodes or settings["test_episodes"]
+    signature = dict(suite_version=SUITE_VERSION, algorithm=args.algorithm, preset=args.preset, budget_frames=budget,
+                     seed=args.seed, mode=mode)
+    configs = {game: game_config(game, args.algorithm, args.preset, args.seed, overrides) for game in games}
+    for game, config in configs.items():
+        config.algorithm_config()  # every game's error before the first game trains
+        if mode != "smoke" and budget < one_generation_frames(config):
+            raise SystemExit(f"--frames {budget:,} is below one generation of preset {args.preset} on {game} (up to "
+                             f"{one_generation_frames(config):,} frames: members and elite episodes at the "
+                             f"{config.max_episode_frames:,}-frame cap); give at least that")
+    existing = read_results(args.results)
+    foreign = [entry for entry in existing if {k: entry.get(k) for k in SIGNATURE} != signature]
+    if foreign and not args.append:
+        other = {k: foreign[0].get(k) for k in SIGNATURE}
+        raise SystemExit(f"--results {args.results} holds lines made with {other}, not {signature}; give --append to "
+                         "add lines beside them, or another --results")
+    finished = {entry["game"] for entry in existing if {k: entry.get(k) for k in SIGNATURE} == signature}
+    runs = args.runs or os.path.join(ROOT, "runs", "atari_suite", f"{args.algorithm}-{args.preset}-{budget}")
+    for game in games:
+        if game in finished and game not in args.rerun:
+            print(f"{game}: in {args.results} already (--rerun {game} runs it again)", file=sys.stderr)
+            continue
+        config = configs[game]
+        run_dir = os.path.join(runs, game)
+        print(f"{game}: {args.algorithm}, preset {args.preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
+        history = train_game(config, run_dir, budget)
+        seconds = sum(record.seconds for record in history)
+        at_training_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=config.max_episode_frames,
+                                       json_path=os.path.join(run_dir, "test_training_cap.json"), overwrite=True)
+        ale_cap = ALE_MAX_EPISODE_FRAMES if mode != "smoke" else 2 * config.max_episode_frames
+        at_ale_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=ale_cap,
+                                  json_path=os.path.join(run_dir, "test_ale_cap.json"), overwrite=True)
+        paper = paper_scores(game)
+        frames = history[-1].frames_total
+        entry = dict(benchmark="atari_suite", **signature, game=game,
+                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                     commit=commit(), machine=dict(cores=os.cpu_count(), cpu=platform.processor() or platform.machine()),
+                     generations=len(history), frames=frames, seconds=round(seconds, 1),
+                     frames_per_second=round(frames / seconds, 1) if seconds else None,
+                     final_elite_training=history[-1].elite, test_training_cap=test_summary(at_training_cap),
+                     test_ale_cap=test_summary(at_ale_cap), paper=paper,
+                     ratios={column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value},
+                     curve=curve_points(history))
+        os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+        with open(args.results, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+        print(f"  {frames:,} frames in {seconds / 60:.1f} min; test at the training cap {at_training_cap.summary()}; "
+              f"at ALE's cap {at_ale_cap.summary()}", file=sys.stderr)
+        print(json.dumps({k: v for k, v in entry.items() if k != "curve"}))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="two games, 2M frames each (make bench)")
+    mode.add_argument("--smoke", action="store_true", help="one tiny generation of one game: checks the script")
+    mode.add_argument("--render", action="store_true", help="write docs/atari_suite.md from --results and exit")
+    parser.add_argument("--page", help="with --render: the page to write (default docs/atari_suite.md)")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    parser.add_argument("--games", help=f"comma-separated ale-py game names (default: {','.join(PAPER_GAMES)})")
+    parser.add_argument("--algo", dest="algorithm", default="ga", choices=sorted(ALGORITHMS), help="default ga")
+    parser.add_argument("--preset", default="pc", help=f"one of {sorted(PRESETS)} (default pc)")
+    parser.add_argument("--frames", type=int, help="training frames per game (default: the mode's; full 50M)")
+    parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full 30)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--results", help="the JSON-lines results file (default bench/results/atari_suite.jsonl; "
+                                           "--quick and --smoke: atari_suite-quick.jsonl, atari_suite-smoke.jsonl)")
+    parser.add_argument("--runs", help="where the games' run directories go")
+    parser.add_argument("--rerun", default="", help="comma-separated games to run again though they have a result")
+    parser.add_argument("--append", action="store_true", help="add to a results file made with other settings")
+    args = parser.parse_args(argv)
+    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    args.results = args.results or (RESULTS if name == "full" else RESULTS.replace(".jsonl", f"-{name}.jsonl"))
+    if args.render:
+        from render_atari_suite import PAGE, render
+
+        if not os.path.exists(args.results):
+            parser.error(f"--results {args.results} does not exist")
+        print(render(args.results, args.page or PAGE))
+        return
+    try:
+        names = args.games.split(",") if args.games else MODES[name]["games"]
+        games = []
+        for raw in names:
+            game = resolve_atari_game(raw.strip())  # ValueError with the close names
+            if game in games:
+                raise ValueError(f"--games names {game} twice")
+            games.append(game)
+        args.rerun = {resolve_atari_game(raw.strip()) for raw in args.rerun.split(",") if raw.strip()}
+        if args.preset not in PRESETS:
+            raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
+        if args.algorithm in ("ars", "pgpe"):
+            raise ValueError(f"--algo {args.algorithm} is for MuJoCo tasks (vector observations), not Atari")
+    except ValueError as error:
+        parser.error(str(error))
+    for option in ("frames", "test_episodes"):
+        value = getattr(args, option)
+        if value is not None and value <= 0:
+            parser.error(f"--{option.replace('_', '-')} must be positive, got {value}")
+    run_suite(args, name, games)
+
+
+if __name__ == "__main__":
+    main()
