@@ -34,6 +34,7 @@ quiet_tensorflow("--verbose" in sys.argv[1:])
 
 from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
 from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
+from render_atari_suite import PAGE, RESULTS, SIGNATURE, render  # noqa: E402
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
@@ -45,13 +46,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUITE_VERSION = 1
 PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
-RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")
 MODES = {
     "smoke": dict(games=("pong",), frames=1, test_episodes=2, overrides=LEARNING_MODES["smoke"]["overrides"]),
     "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=5, overrides={}),
     "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=30, overrides={}),
 }
-SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode")  # what makes lines comparable
 CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
 
 
@@ -204,8 +203,6 @@ def main(argv=None):
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     args.results = args.results or (RESULTS if name == "full" else RESULTS.replace(".jsonl", f"-{name}.jsonl"))
     if args.render:
-        from render_atari_suite import PAGE, render
-
         if not os.path.exists(args.results):
             parser.error(f"--results {args.results} does not exist")
         print(render(args.results, args.page or PAGE))

@@ -18,7 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(os.path.dirname(HERE), "docs")
 PAGE = os.path.join(DOCS, "atari_suite.md")
 COLUMNS = ("DQN", "ES", "A3C", "RS 1B", "GA 1B", "GA 6B")
-SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode")
+RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")  # the suite's committed results file
+SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode")  # what makes lines comparable
 
 
 def read(path):
@@ -104,7 +105,7 @@ def render(results_path, page=PAGE):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", default=os.path.join(HERE, "results", "atari_suite.jsonl"))
+    parser.add_argument("--results", default=RESULTS)
     parser.add_argument("--page", default=PAGE, help="the page to write (figures go to a folder beside it)")
     args = parser.parse_args(argv)
     if not os.path.exists(args.results):

@@ -59,7 +59,6 @@ class ReferenceMujocoBackend:
         self.envs = [gymnasium.make(task.gymnasium_id, max_episode_steps=max_episode_steps, **kwargs) for _ in range(batch_size)]
         model = self.envs[0].unwrapped.model
         self.nq, self.nv, self.action_size = int(model.nq), int(model.nv), int(model.nu)
-        self.envs[0].reset(seed=0)
         self.observation_size = int(self.envs[0].unwrapped._get_obs().size)  # not observation_space (module doc)
         limited = model.actuator_ctrllimited.astype(bool)
         self.ctrl_range = np.where(limited[:, None], model.actuator_ctrlrange, [-np.inf, np.inf]).astype(np.float32)
