@@ -10,16 +10,25 @@ paper's table (docs/protocol.md: DQN, ES, A3C, RS 1B, GA 1B, GA 6B).
   python bench/atari_suite.py --games frostbite,seaquest --frames 20000000
   python bench/atari_suite.py --quick                      # make bench: two games, 5M frames each
   python bench/atari_suite.py --render                     # docs/atari_suite.md from the results file
+  python bench/atari_suite.py --games frostbite --frames 10000000 --seed 1 --set mutation_rank=1 \
+      --set perturbed_rank=1 --results bench/results/atari_studies.jsonl --append    # one arm of a study
 
-Runs go to runs/atari_suite/<algo>-<preset>-<frames>/<game> (--runs). A stopped suite resumes: a game in
-progress continues from its newest checkpoint, and a game with a line in the results file is not run again
-unless --rerun names it. The results file (default bench/results/atari_suite.jsonl, committed; the quick and
+--set NAME=VALUE changes one hyperparameter of the algorithm or one evaluator field (perturbed_rank,
+subpopulations, slots, max_episode_frames) from the preset's; the changes are part of each line's signature.
+Runs go to <runs>/<algo>-<preset>[-<changes>]-seed<seed>/<game>, where <runs> is bench/results/atari_runs
+(committed: each run keeps its config, its history with every generation's elite genome, its test scores and
+its newest checkpoint, so the table's agents can be replayed and their runs continued from a fresh clone) or
+runs/atari_suite in the quick and smoke modes (--runs chooses another). The budget is where a run stops, not
+part of its name: a run trained to 10M frames continues to 50M when asked for 50M (the same generations an
+uninterrupted run would make). A stopped suite resumes: a game in progress continues from its newest
+checkpoint, and a game with a line in the results file is not run again unless --rerun names it. The results file (default bench/results/atari_suite.jsonl, committed; the quick and
 smoke modes write atari_suite-quick.jsonl and atari_suite-smoke.jsonl, not committed) gets one line
 per finished game; a file whose lines were made with another suite version, algorithm, preset, budget or seed
 is refused unless --append is given (then the new lines sit beside the old ones, each saying how it was made).
 """
 import argparse
 import datetime
+import difflib
 import json
 import os
 import platform
@@ -44,13 +53,14 @@ from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # n
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SUITE_VERSION = 1
+SUITE_VERSION = 2  # 2: --set changes in the signature; runs named by seed and changes, not budget
 PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
 MODES = {
     "smoke": dict(games=("pong",), frames=1, test_episodes=2, overrides=LEARNING_MODES["smoke"]["overrides"]),
     "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=5, overrides={}),
     "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=30, overrides={}),
 }
+RUNS = os.path.join(HERE, "results", "atari_runs")  # the full mode's runs (committed; see the module docstring)
 CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
 
 
@@ -82,11 +92,51 @@ def read_results(path):
     return lines
 
 
-def game_config(game, algorithm, preset, seed, overrides):
-    """The preset's RunConfig on `game`, with the mode's overrides (hyperparameters the algorithm lacks dropped)."""
+EVALUATOR_FIELDS = ("perturbed_rank", "subpopulations", "slots", "max_episode_frames")
+
+
+def parse_changes(items, algorithm):
+    """{name: value} of the --set NAME=VALUE items (VALUE read as JSON, else as text); ValueError naming --set
+    when NAME is neither a hyperparameter of `algorithm` nor an evaluator field."""
     known = hyperparameter_names(algorithm)
+    changes = {}
+    for item in items or ():
+        name, equals, text = item.partition("=")
+        name = name.strip()
+        if not equals or not name or not text.strip():
+            raise ValueError(f"--set takes NAME=VALUE (e.g. mutation_rank=1), got {item!r}")
+        if name not in known and name not in EVALUATOR_FIELDS:
+            close = difflib.get_close_matches(name, sorted(known) + list(EVALUATOR_FIELDS), n=3)
+            raise ValueError(f"--set {name}: not a hyperparameter of {algorithm} ({', '.join(sorted(known))}) nor an "
+                             f"evaluator field ({', '.join(EVALUATOR_FIELDS)})"
+                             + (f"; did you mean {', '.join(close)}?" if close else ""))
+        if name in changes:
+            raise ValueError(f"--set names {name} twice")
+        try:
+            changes[name] = json.loads(text)
+        except json.JSONDecodeError:
+            changes[name] = text.strip()
+        lowest = 0 if name == "perturbed_rank" else 1
+        if name in EVALUATOR_FIELDS and (type(changes[name]) is not int or changes[name] < lowest):
+            raise ValueError(f"--set {name} must be an integer of at least {lowest}, got {text.strip()!r}")
+    return dict(sorted(changes.items()))
+
+
+def game_config(game, algorithm, preset, seed, overrides, changes=None):
+    """The preset's RunConfig on `game`, with the mode's overrides (hyperparameters the algorithm lacks dropped) and
+    the --set changes."""
+    known = hyperparameter_names(algorithm)
+    changes = changes or {}
     hyperparameters = {k: v for k, v in overrides.get("hyperparameters", {}).items() if k in known}
-    return RunConfig.from_preset(preset, algorithm, env=game, seed=seed, **dict(overrides, hyperparameters=hyperparameters))
+    hyperparameters.update({k: v for k, v in changes.items() if k in known})
+    fields = dict(overrides, **{k: v for k, v in changes.items() if k in EVALUATOR_FIELDS})
+    return RunConfig.from_preset(preset, algorithm, env=game, seed=seed, **dict(fields, hyperparameters=hyperparameters))
+
+
+def run_name(algorithm, preset, seed, changes):
+    """The folder of a suite's runs: algorithm, preset, the --set changes and the seed (not the budget)."""
+    parts = [algorithm, preset] + [f"{name}={value}" for name, value in changes.items()] + [f"seed{seed}"]
+    return "-".join(str(part).replace(os.sep, "_") for part in parts)
 
 
 def one_generation_frames(config):
@@ -106,8 +156,11 @@ def train_game(config, run_dir, budget):
                              "start this one")
         trainer = Trainer.resume_from(run_dir)
         print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
+        if trainer.frames > budget:
+            print(f"  (the run is already past the budget of {budget:,} frames: it is scored as it is)", file=sys.stderr)
     else:
         trainer = Trainer.from_config(config, run_dir=run_dir)
+    trainer.keep_checkpoints = 1  # the newest is all a resume needs (checkpoints are written atomically)
     try:
         if trainer.frames < budget:
             trainer.run(frames=budget - trainer.frames)
@@ -130,10 +183,17 @@ def run_suite(args, mode, games):
     budget = args.frames if args.frames is not None else settings["frames"]
     episodes = args.test_episodes or settings["test_episodes"]
     signature = dict(suite_version=SUITE_VERSION, algorithm=args.algorithm, preset=args.preset, budget_frames=budget,
-                     seed=args.seed, mode=mode)
-    configs = {game: game_config(game, args.algorithm, args.preset, args.seed, overrides) for game in games}
+                     seed=args.seed, mode=mode, changes=args.changes)
+    try:  # every game's error before the first game trains
+        configs = {game: game_config(game, args.algorithm, args.preset, args.seed, overrides, args.changes)
+                   for game in games}
+        for config in configs.values():
+            config.algorithm_config()
+            config.check()
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"the run's settings (preset {args.preset}"
+                         + "".join(f", --set {k}={v}" for k, v in args.changes.items()) + f") are invalid: {error}")
     for game, config in configs.items():
-        config.algorithm_config()  # every game's error before the first game trains
         if mode != "smoke" and budget < one_generation_frames(config):
             raise SystemExit(f"--frames {budget:,} is below one generation of preset {args.preset} on {game} (up to "
                              f"{one_generation_frames(config):,} frames: members and elite episodes at the "
@@ -145,7 +205,8 @@ def run_suite(args, mode, games):
         raise SystemExit(f"--results {args.results} holds lines made with {other}, not {signature}; give --append to "
                          "add lines beside them, or another --results")
     finished = {entry["game"] for entry in existing if {k: entry.get(k) for k in SIGNATURE} == signature}
-    runs = args.runs or os.path.join(ROOT, "runs", "atari_suite", f"{args.algorithm}-{args.preset}-{budget}")
+    root = args.runs or (RUNS if mode == "full" else os.path.join(ROOT, "runs", "atari_suite"))
+    runs = os.path.join(root, run_name(args.algorithm, args.preset, args.seed, args.changes))
     for game in games:
         if game in finished and game not in args.rerun:
             print(f"{game}: in {args.results} already (--rerun {game} runs it again)", file=sys.stderr)
@@ -157,9 +218,11 @@ def run_suite(args, mode, games):
         seconds = sum(record.seconds for record in history)
         at_training_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=config.max_episode_frames,
                                        json_path=os.path.join(run_dir, "test_training_cap.json"), overwrite=True)
-        ale_cap = ALE_MAX_EPISODE_FRAMES if mode != "smoke" else 2 * config.max_episode_frames
-        at_ale_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=ale_cap,
-                                  json_path=os.path.join(run_dir, "test_ale_cap.json"), overwrite=True)
+        at_ale_cap = None
+        if not args.no_ale_cap:
+            ale_cap = ALE_MAX_EPISODE_FRAMES if mode != "smoke" else 2 * config.max_episode_frames
+            at_ale_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=ale_cap,
+                                      json_path=os.path.join(run_dir, "test_ale_cap.json"), overwrite=True)
         paper = paper_scores(game)
         frames = history[-1].frames_total
         entry = dict(benchmark="atari_suite", **signature, game=game,
@@ -168,14 +231,15 @@ def run_suite(args, mode, games):
                      generations=len(history), frames=frames, seconds=round(seconds, 1),
                      frames_per_second=round(frames / seconds, 1) if seconds else None,
                      final_elite_training=history[-1].elite, test_training_cap=test_summary(at_training_cap),
-                     test_ale_cap=test_summary(at_ale_cap), paper=paper,
-                     ratios={column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value},
+                     test_ale_cap=test_summary(at_ale_cap) if at_ale_cap is not None else None, paper=paper,
+                     ratios={column: round(at_ale_cap.mean / value, 3) for column, value in paper.items()
+                             if value and at_ale_cap is not None},
                      curve=curve_points(history))
         os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
         with open(args.results, "a") as f:
             f.write(json.dumps(entry) + "\n")
-        print(f"  {frames:,} frames in {seconds / 60:.1f} min; test at the training cap {at_training_cap.summary()}; "
-              f"at ALE's cap {at_ale_cap.summary()}", file=sys.stderr)
+        print(f"  {frames:,} frames in {seconds / 60:.1f} min; test at the training cap {at_training_cap.summary()}"
+              + (f"; at ALE's cap {at_ale_cap.summary()}" if at_ale_cap is not None else ""), file=sys.stderr)
         print(json.dumps({k: v for k, v in entry.items() if k != "curve"}))
 
 
@@ -196,9 +260,15 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--results", help="the JSON-lines results file (default bench/results/atari_suite.jsonl; "
                                            "--quick and --smoke: atari_suite-quick.jsonl, atari_suite-smoke.jsonl)")
-    parser.add_argument("--runs", help="where the games' run directories go")
+    parser.add_argument("--runs", help="the folder of the suite's runs (default bench/results/atari_runs; --quick "
+                                       "and --smoke: runs/atari_suite)")
     parser.add_argument("--rerun", default="", help="comma-separated games to run again though they have a result")
     parser.add_argument("--append", action="store_true", help="add to a results file made with other settings")
+    parser.add_argument("--set", dest="changes", action="append", metavar="NAME=VALUE",
+                        help="change a hyperparameter or evaluator field from the preset's (repeatable)")
+    parser.add_argument("--no-ale-cap", action="store_true",
+                        help="score at the training cap only (studies: the 108,000-frame test can cost millions of "
+                             "frames)")
     args = parser.parse_args(argv)
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     args.results = args.results or (RESULTS if name == "full" else RESULTS.replace(".jsonl", f"-{name}.jsonl"))
@@ -216,6 +286,7 @@ def main(argv=None):
                 raise ValueError(f"--games names {game} twice")
             games.append(game)
         args.rerun = {resolve_atari_game(raw.strip()) for raw in args.rerun.split(",") if raw.strip()}
+        args.changes = parse_changes(args.changes, args.algorithm)
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
         if args.algorithm in ("ars", "pgpe"):

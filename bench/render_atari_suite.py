@@ -3,11 +3,16 @@ from the suite's results file (bench/atari_suite.py), so that no number on the p
 
   python bench/render_atari_suite.py [--results bench/results/atari_suite.jsonl]
   (python bench/atari_suite.py --render does the same)
+  python bench/render_atari_suite.py --studies   # docs/atari_studies.md from bench/results/atari_studies.jsonl
 
 Figures go to a folder named after the page (docs/atari_suite/). The page shows, for each way the suite was
 run (suite version, algorithm, preset, budget, seed, mode), the newest line of each game: test mean +- std
 and median at the training cap and at ALE's 108,000-frame cap, frames, wall time and frames/s, the elite's
 training score, and the paper's columns with our ratio to each.
+
+The studies page compares arms (the --set changes of bench/atari_suite.py) at equal frames: per game and
+budget, each arm's test mean at the training cap per seed, the mean over seeds and the spread, and one figure per
+game with every arm's and seed's elite curve.
 """
 import argparse
 import json
@@ -19,7 +24,9 @@ DOCS = os.path.join(os.path.dirname(HERE), "docs")
 PAGE = os.path.join(DOCS, "atari_suite.md")
 COLUMNS = ("DQN", "ES", "A3C", "RS 1B", "GA 1B", "GA 6B")
 RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")  # the suite's committed results file
-SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode")  # what makes lines comparable
+STUDIES = os.path.join(HERE, "results", "atari_studies.jsonl")  # the studies' lines (suite lines with --set)
+STUDIES_PAGE = os.path.join(DOCS, "atari_studies.md")
+SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode", "changes")  # what makes lines comparable
 
 
 def read(path):
@@ -28,10 +35,10 @@ def read(path):
 
 
 def groups(entries):
-    """{signature tuple: {game: newest entry}} in the order the signatures first appear."""
+    """{signature (JSON text of its values): {game: newest entry}} in the order the signatures first appear."""
     grouped = {}
     for entry in entries:
-        key = tuple(entry.get(k) for k in SIGNATURE)
+        key = json.dumps([entry.get(k) for k in SIGNATURE], sort_keys=True)
         grouped.setdefault(key, {})[entry["game"]] = entry  # later lines replace earlier ones (--rerun)
     return grouped
 
@@ -74,27 +81,31 @@ def render(results_path, page=PAGE):
              "paper's columns and our ratio to each (ours at ALE's cap / theirs) come from "
              "[protocol.md](protocol.md). RS and GA were trained for 1B (or 6B) frames there.", ""]
     for key, games in groups(entries).items():
-        signature = dict(zip(SIGNATURE, key))
+        signature = dict(zip(SIGNATURE, json.loads(key)))
+        changes = "".join(f", {name}={value}" for name, value in (signature["changes"] or {}).items())
         first = next(iter(games.values()))
-        lines += [f"## {signature['algorithm']}, preset {signature['preset']}, {signature['budget_frames']:,} frames "
+        lines += [f"## {signature['algorithm']}, preset {signature['preset']}{changes}, {signature['budget_frames']:,} frames "
                   f"per game (seed {signature['seed']}, {signature['mode']} mode)", "",
                   f"Machine: {first['machine']['cores']} cores ({first['machine']['cpu']}); newest line per game.", "",
                   "| game | test (training cap) | median | test (108k cap) | median | frames | hours | frames/s | "
                   "elite (training) | " + " | ".join(f"/ {c}" for c in COLUMNS) + " | date, commit |",
                   "|---|---|---|---|---|---|---|---|---|" + "---|" * len(COLUMNS) + "---|"]
         for game, entry in sorted(games.items()):
-            short, long = entry["test_training_cap"], entry["test_ale_cap"]
+            short, long = entry["test_training_cap"], entry["test_ale_cap"] or dict(mean=None, std=None, median=None)
             ratios = [entry["ratios"].get(c) for c in COLUMNS]
             lines.append(
                 f"| {game} | {number(short['mean'])} ± {number(short['std'])} | {number(short['median'])} | "
-                f"{number(long['mean'])} ± {number(long['std'])} | {number(long['median'])} | "
+                + (f"{number(long['mean'])} ± {number(long['std'])} | " if long["mean"] is not None else "not run | ")
+                + f"{number(long['median'])} | "
                 f"{entry['frames'] / 1e6:.1f}M | {entry['seconds'] / 3600:.2f} | {number(entry['frames_per_second'])} | "
                 f"{number(entry['final_elite_training'])} | "
                 + " | ".join("" if r is None else f"{r:.2f}" for r in ratios)
                 + f" | {entry['date'][:10]}, {entry['commit']} |")
         lines.append("")
         for game, entry in sorted(games.items()):
-            name = f"{signature['algorithm']}-{signature['preset']}-{signature['budget_frames']}-{game}.png"
+            name = "-".join(str(part) for part in [signature["algorithm"], signature["preset"], *(
+                f"{k}={v}" for k, v in (signature["changes"] or {}).items()), signature["budget_frames"],
+                f"seed{signature['seed']}", game]) + ".png"
             curve_figure(entry, os.path.join(figures, name))
             lines.append(f"![{game}]({os.path.basename(figures)}/{name})")
         lines.append("")
@@ -103,14 +114,94 @@ def render(results_path, page=PAGE):
     return page
 
 
+def arm_label(entry):
+    """"ga, pc" or "ga, pc + mutation_rank=1, perturbed_rank=1": the algorithm, the preset and the changes."""
+    changes = ", ".join(f"{name}={value}" for name, value in (entry.get("changes") or {}).items())
+    return f"{entry['algorithm']}, {entry['preset']}" + (f" + {changes}" if changes else "")
+
+
+def study_groups(entries):
+    """{(game, budget): {arm label: {seed: newest entry}}}, games and arms in the order they first appear."""
+    grouped = {}
+    for entry in entries:
+        arms = grouped.setdefault((entry["game"], entry["budget_frames"]), {})
+        arms.setdefault(arm_label(entry), {})[entry["seed"]] = entry
+    return grouped
+
+
+def study_figure(game, budget, arms, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(4.8, 2.8))
+    styles = ("-", "--", ":", "-.")
+    for number_, (label, seeds) in enumerate(arms.items()):
+        colour = f"C{number_}"
+        for k, (seed, entry) in enumerate(sorted(seeds.items())):
+            frames = [point[0] / 1e6 for point in entry["curve"]]
+            axes.plot(frames, [float("nan") if p[1] is None else p[1] for p in entry["curve"]], styles[k % 4],
+                      color=colour, marker="o", markersize=2.5, lw=1.2, label=f"{label} (seed {seed})")
+    axes.set_title(f"{game}, {budget / 1e6:g}M frames: elite's training score", fontsize=9)
+    axes.set_xlabel("frames (millions)", fontsize=8)
+    axes.tick_params(labelsize=7)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=5.5)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
+    """Writes the studies page and its figures (in a folder beside it named after it); returns the page's path."""
+    import statistics
+
+    entries = read(results_path)
+    figures = os.path.splitext(page)[0]
+    os.makedirs(figures, exist_ok=True)
+    lines = ["# Atari studies: settings compared at equal frames", "",
+             "Generated by `bench/render_atari_suite.py --studies` from "
+             f"`{os.path.relpath(results_path, os.path.dirname(HERE))}` (lines of `bench/atari_suite.py` with "
+             "`--set` changes); edit neither by hand. Each arm is the preset with its changes; each cell is the final "
+             "elite's test mean at the training cap over fresh episodes (deep-ga protocol), one per seed, then the "
+             "mean over seeds and, in brackets, the lowest and highest seed. Frames are the budget; a run stops at "
+             "the end of the generation that reaches it.", ""]
+    grouped = study_groups(entries)
+    for (game, budget), arms in grouped.items():
+        lines += [f"## {game}, {budget:,} frames", "",
+                  "| arm | test mean per seed | mean over seeds [lowest, highest] | frames | frames/s | "
+                  "elite (training) per seed |", "|---|---|---|---|---|---|"]
+        for label, seeds in arms.items():
+            ordered = [seeds[seed] for seed in sorted(seeds)]
+            means = [e["test_training_cap"]["mean"] for e in ordered]
+            lines.append(
+                f"| {label} | " + ", ".join(f"{number(m)} (seed {e['seed']})" for m, e in zip(means, ordered))
+                + f" | {number(statistics.fmean(means))} [{number(min(means))}, {number(max(means))}] | "
+                + ", ".join(f"{e['frames'] / 1e6:.1f}M" for e in ordered) + " | "
+                + ", ".join(number(e["frames_per_second"]) for e in ordered) + " | "
+                + ", ".join(number(e["final_elite_training"]) for e in ordered) + " |")
+        name = f"{game}-{budget}.png"
+        study_figure(game, budget, arms, os.path.join(figures, name))
+        lines += ["", f"![{game}]({os.path.basename(figures)}/{name})", ""]
+    with open(page, "w") as f:
+        f.write("\n".join(lines))
+    return page
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", default=RESULTS)
-    parser.add_argument("--page", default=PAGE, help="the page to write (figures go to a folder beside it)")
+    parser.add_argument("--studies", action="store_true", help="the studies page (default results and page change)")
+    parser.add_argument("--results", help="the JSON-lines file (default bench/results/atari_suite.jsonl; --studies: "
+                                          "bench/results/atari_studies.jsonl)")
+    parser.add_argument("--page", help="the page to write (figures go to a folder beside it; default "
+                                       "docs/atari_suite.md, --studies: docs/atari_studies.md)")
     args = parser.parse_args(argv)
-    if not os.path.exists(args.results):
-        parser.error(f"--results {args.results} does not exist")
-    print(render(args.results, args.page), file=sys.stdout)
+    results = args.results or (STUDIES if args.studies else RESULTS)
+    if not os.path.exists(results):
+        parser.error(f"--results {results} does not exist")
+    write = render_studies if args.studies else render
+    print(write(results, args.page or (STUDIES_PAGE if args.studies else PAGE)), file=sys.stdout)
 
 
 if __name__ == "__main__":

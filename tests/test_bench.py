@@ -283,7 +283,7 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     bench.main(common)
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     (stored,) = [json.loads(line) for line in open(results)]
-    assert printed["game"] == stored["game"] == "pong" and stored["suite_version"] == 1 and stored["mode"] == "smoke"
+    assert printed["game"] == stored["game"] == "pong" and stored["suite_version"] == 2 and stored["mode"] == "smoke"
     assert stored["frames"] > 0 and stored["generations"] == 1 and stored["test_ale_cap"]["episodes"] == 2
     assert stored["curve"][-1][0] == stored["frames"] and stored["commit"] is not None
     bench.main(common)
@@ -298,6 +298,24 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     bench.main(["--render", "--results", str(results), "--page", str(page)])
     text = page.read_text()
     assert "| pong |" in text and "preset pc" in text and len(list((tmp_path / "suite").iterdir())) == 1
+    # a larger budget continues the same run (the budget is where it stops, not its name) ...
+    bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
+    longer = json.loads(open(results).readlines()[-1])
+    assert longer["generations"] == 2 and longer["curve"][0] == stored["curve"][0]
+    # ... and an arm with --set changes is a run of its own, compared with the preset on the studies page
+    bench.main(common + ["--append", "--no-ale-cap", "--set", "mutation_rank=1", "--set", "perturbed_rank=1"])
+    arm = json.loads(open(results).readlines()[-1])
+    assert arm["changes"] == {"mutation_rank": 1, "perturbed_rank": 1} and arm["test_ale_cap"] is None
+    assert sorted(os.listdir(runs)) == ["ga-pc-mutation_rank=1-perturbed_rank=1-seed0", "ga-pc-seed0"]
+    config = json.load(open(runs / "ga-pc-mutation_rank=1-perturbed_rank=1-seed0" / "pong" / "config.json"))
+    assert config["hyperparameters"]["mutation_rank"] == 1 and config["perturbed_rank"] == 1
+    assert len(os.listdir(runs / "ga-pc-seed0" / "pong" / "checkpoints")) == 1  # the newest only
+    render = load_bench("render_atari_suite")
+    studies = tmp_path / "studies.md"
+    render.main(["--studies", "--results", str(results), "--page", str(studies)])
+    text = studies.read_text()
+    assert "## pong, 1 frames" in text and "| ga, pc + mutation_rank=1, perturbed_rank=1 |" in text
+    assert len(list((tmp_path / "studies").iterdir())) == 2  # one figure per game and budget
 
 
 def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
@@ -306,6 +324,12 @@ def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
     assert_refused(bench, ["--games", "pong,Pong"], "twice", capsys)
     assert_refused(bench, ["--algo", "ars"], "MuJoCo", capsys)
     assert_refused(bench, ["--frames", "0"], "--frames", capsys)
+    assert_refused(bench, ["--set", "mutatoin_rank=1"], "did you mean mutation_rank", capsys)
+    assert_refused(bench, ["--set", "sigma"], "NAME=VALUE", capsys)
+    assert_refused(bench, ["--set", "slots=abc"], "--set slots must be an integer", capsys)
+    with pytest.raises(SystemExit, match="--set mutation_rank=-1.*mutation_rank must be"):
+        bench.main(["--smoke", "--set", "mutation_rank=-1", "--results", str(tmp_path / "r.jsonl")])
+    assert_refused(bench, ["--set", "sigma=0.1", "--set", "sigma=0.2"], "twice", capsys)
     assert_refused(bench, ["--render", "--results", str(tmp_path / "none.jsonl")], "does not exist", capsys)
     with pytest.raises(SystemExit, match="below one generation"):
         bench.main(["--games", "pong", "--frames", "1000", "--results", str(tmp_path / "r.jsonl")])

@@ -87,6 +87,8 @@ class TrainerSnapshot:
 class Trainer:
     """Drives `strategy` (ask/tell) with `evaluator`; see the module docstring."""
 
+    keep_checkpoints = 3  # the newest checkpoints kept in run_dir (set on an instance to keep another number)
+
     def __init__(self, strategy: Strategy, evaluator: BaseEvaluator, *, run_dir: str | None = None, seed: int = 0,
                  checkpoint_every: int = 1, config: RunConfig | None = None, _resuming: bool = False) -> None:
         if not isinstance(strategy, Strategy):
@@ -458,7 +460,7 @@ class Trainer:
         """Writes a checkpoint now (run_dir needed); returns its path."""
         if self.run_dir is None:
             raise ValueError("checkpoints need a run_dir")
-        path = save_checkpoint(self.run_dir, self.strategy.generation, self.state_dict())
+        path = save_checkpoint(self.run_dir, self.strategy.generation, self.state_dict(), keep=self.keep_checkpoints)
         self._checkpointed = self._position()
         self.events.publish("checkpoint", path=path, generation=self.strategy.generation)
         return path
