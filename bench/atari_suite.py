@@ -21,10 +21,12 @@ its newest checkpoint, so the table's agents can be replayed and their runs cont
 runs/atari_suite in the quick and smoke modes (--runs chooses another). The budget is where a run stops, not
 part of its name: a run trained to 10M frames continues to 50M when asked for 50M (the same generations an
 uninterrupted run would make). A stopped suite resumes: a game in progress continues from its newest
-checkpoint, and a game with a line in the results file is not run again unless --rerun names it. The results file (default bench/results/atari_suite.jsonl, committed; the quick and
-smoke modes write atari_suite-quick.jsonl and atari_suite-smoke.jsonl, not committed) gets one line
-per finished game; a file whose lines were made with another suite version, algorithm, preset, budget or seed
-is refused unless --append is given (then the new lines sit beside the old ones, each saying how it was made).
+checkpoint, and a game with a line in the results file is not run again unless --rerun names it.
+
+The results file (default bench/results/atari_suite.jsonl, committed; the quick and smoke modes write
+atari_suite-quick.jsonl and atari_suite-smoke.jsonl, not committed) gets one line per finished game; a file
+whose lines were made with another suite version, algorithm, preset, budget, seed or changes is refused unless
+--append is given (then the new lines sit beside the old ones, each saying how it was made).
 """
 import argparse
 import datetime
@@ -191,8 +193,8 @@ def run_suite(args, mode, games):
             config.algorithm_config()
             config.check()
     except (ValueError, TypeError) as error:
-        raise SystemExit(f"the run's settings (preset {args.preset}"
-                         + "".join(f", --set {k}={v}" for k, v in args.changes.items()) + f") are invalid: {error}")
+        changes = "".join(f", --set {k}={v}" for k, v in args.changes.items())
+        raise SystemExit(f"the run's settings (preset {args.preset}{changes}) are invalid: {error}") from None
     for game, config in configs.items():
         if mode != "smoke" and budget < one_generation_frames(config):
             raise SystemExit(f"--frames {budget:,} is below one generation of preset {args.preset} on {game} (up to "
