@@ -18,6 +18,7 @@ by the episode's seed: training-time exploration (OpenAI-ES), the same on any la
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 import time
 import warnings
@@ -51,7 +52,7 @@ class JobQueue:
         self._lock = threading.Lock()
         self.failed = threading.Event()
         self.cancel = cancel
-        self.dry_at = None
+        self.dry_at: float | None = None
 
     def stopped(self) -> bool:
         return self.failed.is_set() or (self.cancel is not None and self.cancel.is_set())
@@ -76,9 +77,10 @@ class Outcomes:
         self.returns = [np.zeros(r.episodes) for r in requests]
         self.steps = [np.zeros(r.episodes, np.int64) for r in requests]
         self.frames = [np.zeros(r.episodes, np.int64) for r in requests]
-        self.behaviours = [[None] * r.episodes if r.behaviour else None for r in requests]
-        self.observation_sums = None  # [(count [E], sum [E, d], sum of squares [E, d])] with normalisation
-        self.dimensions = None
+        self.behaviours: list[list[Any] | None] = [[None] * r.episodes if r.behaviour else None for r in requests]
+        self.observation_sums: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # with normalisation:
+        # [(count [E], sum [E, d], sum of squares [E, d])] per request
+        self.dimensions: int | None = None
         self.lock = threading.Lock()
 
     def collect_observations(self, size: int) -> None:
@@ -91,7 +93,9 @@ class Outcomes:
         with self.lock:
             vector = checked_behaviour(vector, self.dimensions, f"request {r}, episode {e}")
             self.dimensions = vector.size
-            self.behaviours[r][e] = vector
+            episodes = self.behaviours[r]
+            assert episodes is not None, f"request {r} asked for no behaviour"
+            episodes[e] = vector
 
 
 class FramePainter:
@@ -101,7 +105,7 @@ class FramePainter:
 
     def __init__(self, render: Callable, deliver: Callable[[dict], None]) -> None:
         self._render, self._deliver = render, deliver
-        self._pending = None
+        self._pending: tuple[dict, tuple] | None = None
         self._wake = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="workbench-frame-painter", daemon=True)
@@ -142,7 +146,8 @@ class SubPopulation:
         self._last_frame = 0.0
         self.max_episode_frames = None  # a live cap below the environment's own (Evaluator.set_episode_cap)
         self.timeline = None  # a list to record (category, start, end) of every timed call into, or None
-        self.occupancy_trace = ([], [])  # the last run's (perf_counter times, running episodes from then on)
+        # the last run's (perf_counter times, running episodes from then on)
+        self.occupancy_trace: tuple[list[float], list[int]] = ([], [])
         self.size = env.batch_size
         self.weights = WeightSlots(model, decoder, perturbed_rank)
         self.rank = int(perturbed_rank)
@@ -162,14 +167,17 @@ class SubPopulation:
             self._sums = tf.Variable(tf.zeros([self.size, size], tf.float64), trainable=False)
             self._squares = tf.Variable(tf.zeros([self.size, size], tf.float64), trainable=False)
         self._continuous = model.action_size is not None
+        # autograph off: these graphs have no tensor-dependent Python control flow, and autograph's conversion of
+        # the functions they call (LowRankPerturbation's dataclass __init__) looked up the wrong source in a
+        # process that had run other tests first ("tf___init_factors() takes 1 positional argument")
+        graph = functools.partial(tf.function, autograph=False)
         if self._handle is not None:
-            self._act = tf.function(self._actions_in_graph).get_concrete_function(index_spec, index_spec)
+            self._act = graph(self._actions_in_graph).get_concrete_function(index_spec, index_spec)
         else:
-            self._act = tf.function(self._actions_given).get_concrete_function(observation_spec, index_spec,
-                                                                               index_spec)
+            self._act = graph(self._actions_given).get_concrete_function(observation_spec, index_spec, index_spec)
         if self.rank:
             self._init_factors()
-            function = tf.function(self._perturbed_actions)
+            function = graph(self._perturbed_actions)
             if self._handle is not None:
                 self._act_perturbed = function.get_concrete_function(None, index_spec, index_spec)
             else:
