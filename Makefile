@@ -48,8 +48,12 @@ bench: install
 	$(PY) bench/learning.py --quick
 	$(PY) bench/atari_suite.py --quick
 
+# The type-checked packages (mypy, settings in pyproject.toml); the others join as their errors reach zero.
+TYPED_PACKAGES := workbench/evolution workbench/evaluation
+
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy $(TYPED_PACKAGES)
 
 # Two pytest-xdist workers: most test time is single-threaded Python (tests/conftest.py says which tests
 # stay serial). PYTEST_WORKERS=0 runs in one process (pytest's own output, pdb).

@@ -28,7 +28,6 @@ same frames. Both score each final elite at the training cap.
 """
 import argparse
 import csv
-import dataclasses
 import json
 import os
 import re
@@ -45,11 +44,14 @@ quiet_tensorflow("--verbose" in sys.argv[1:])
 
 from workbench.envs import find_mujoco_task, resolve_atari_game  # noqa: E402
 from workbench.envs.humanoid_trap import REGIONS, trap_region  # noqa: E402
-from workbench.evolution import Genome, base_key  # noqa: E402
+from workbench.evolution import (  # noqa: E402
+    ALGORITHMS,  # noqa: E402
+    Genome,
+    base_key,
+)
 from workbench.lab.plots import trap_positions_figure  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
-from workbench.training.run_config import ALGORITHMS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run, score_genome  # noqa: E402
 from workbench.training.warm_start import inherited_fields, load_warm_start  # noqa: E402
 
@@ -120,7 +122,7 @@ def parse_settings(text):
 
 
 def hyperparameter_names(algorithm):
-    return {field.name for field in dataclasses.fields(ALGORITHMS[algorithm][1])}
+    return set(ALGORITHMS[algorithm].hyperparameter_names())
 
 
 def parse_compare(text):
@@ -129,7 +131,7 @@ def parse_compare(text):
     for arm in (text or "").split(","):
         algorithm, _, suffix = arm.strip().partition("+")
         if algorithm not in ALGORITHMS or suffix not in ("", "vbn", "lowrank") or (
-                suffix == "lowrank" and algorithm not in ("ga", "random")):
+                suffix == "lowrank" and ALGORITHMS[algorithm].family != "ga"):
             raise ValueError(f"--compare must list algorithms of {sorted(ALGORITHMS)}, each optionally with +vbn "
                              f"or (ga, random) +lowrank (e.g. es+vbn,es,random or ga,ga+lowrank), got {arm.strip()!r}")
         arms.append((algorithm, suffix))
@@ -262,7 +264,7 @@ def main(argv=None):
         args.preset = args.preset or ("paper" if task is not None else "pc")
         if task is None and args.model is None:
             args.model = "small"
-        if task is None and args.algorithm in ("ars", "pgpe"):
+        if task is None and ALGORITHMS[args.algorithm].vector_only:
             raise ValueError(f"--algo {args.algorithm} is for MuJoCo tasks (vector observations), not {game}")
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
@@ -302,7 +304,7 @@ def main(argv=None):
         overrides = dict(settings["overrides"], **fields)
         known = preset_fields(args.preset, algorithm, game)["hyperparameters"]
         wanted = dict(overrides.get("hyperparameters", {}))
-        if task is not None and algorithm in ("ars", "pgpe"):
+        if task is not None and ALGORITHMS[algorithm].vector_only:
             wanted.setdefault("center_episodes", 1)  # the policy's own training score, for the curve
         overrides["hyperparameters"] = {key: value for key, value in wanted.items()
                                         if key in known or key == "center_episodes"}

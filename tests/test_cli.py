@@ -71,3 +71,47 @@ def test_a_mujoco_run_trains_evaluates_and_replays(tmp_path):
     video = str(tmp_path / "cheetah.mp4")
     result = workbench("replay", run, "--out", video)
     assert result.returncode == 0 and os.path.getsize(video) > 1000, result.stderr[-3000:]
+
+
+def test_without_a_preset_the_environment_family_chooses_the_model_and_says_so(tmp_path, capsys):
+    """A user who names a MuJoCo task and a continuous-control algorithm gets that family's model, observation
+    normalisation and cap (not the Atari network), told on stderr; what the user chose stays."""
+    from workbench.cli import build_parser, run_config_from
+    from workbench.training import Trainer
+
+    def config_of(*options):
+        return run_config_from(build_parser().parse_args(["train", *options, "--out", str(tmp_path / "run")]))
+
+    config = config_of("--env", "HalfCheetah-v5", "--algo", "ars")
+    said = capsys.readouterr().err
+    assert config.model == "linear" and config.max_episode_frames == 1000
+    assert config.observation_normalization["fraction"] == 1.0
+    assert "HalfCheetah-v5: the defaults of its family for ars: model 'linear'" in said and "--preset" in said
+    config = config_of("--env", "Hopper-v5", "--algo", "es", "--max-episode-frames", "50")
+    said = capsys.readouterr().err
+    assert config.model == "mlp" and config.model_options == dict(hidden_sizes=[64, 64])
+    assert config.max_episode_frames == 50 and "max_episode_frames" not in said
+    config = config_of("--env", "Hopper-v5", "--algo", "ars", "--model", "mlp", "--no-observation-normalization")
+    assert config.model == "mlp" and config.model_options == {} and config.observation_normalization is None
+    assert config_of("--env", "CartPole-v1", "--algo", "ga").model == "mlp"
+    capsys.readouterr()
+    assert config_of("--env", "pong").model == "small" and capsys.readouterr().err == ""
+    config = config_of("--env", "HalfCheetah-v5", "--algo", "ars", "--directions", "2", "--top-directions", "1",
+                       "--max-episode-frames", "30", "--noise-size", str(2**22))
+    trainer = Trainer.from_config(config)
+    try:
+        trainer.run(generations=1)
+        assert trainer.history[-1].frames == 4 * 30  # 2 directions, + and -, 30 steps each (HalfCheetah never ends)
+        assert trainer.evaluator.spec.model == "linear"
+    finally:
+        trainer.close()
+
+
+def test_help_does_not_import_tensorflow():
+    """--help and option errors answer without TensorFlow (it is imported when work starts): under a second."""
+    probe = ("import sys\nfrom workbench.cli import main\nfor argv in (['--help'], ['train', '--help'], "
+             "['train', '--algo', 'gaa', '--out', 'x']):\n    try:\n        main(argv)\n    except SystemExit:\n"
+             "        pass\nassert 'tensorflow' not in sys.modules, 'tensorflow imported'\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=ENV)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "hyperparameters of ga, random (GAConfig)" in result.stdout and "invalid choice: 'gaa'" in result.stderr

@@ -3,13 +3,13 @@ import pytest
 
 from workbench.cli import build_parser, run_config_from
 from workbench.envs.mujoco_tasks import TASKS
+from workbench.evolution import algorithm_names
 from workbench.training import ALGORITHMS, RunConfig
 from workbench.training.presets import ARS_PAPER, PRESETS
-from workbench.training.run_config import VECTOR_ONLY
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-@pytest.mark.parametrize("algorithm", sorted(set(ALGORITHMS) - set(VECTOR_ONLY)))
+@pytest.mark.parametrize("algorithm", algorithm_names(vector_only=False))
 def test_every_preset_configures_every_atari_algorithm(preset, algorithm):
     config = RunConfig.from_preset(preset, algorithm, env="frostbite")
     settings = config.algorithm_config()
@@ -26,6 +26,10 @@ def test_the_pc_preset_and_overrides():
     assert config.slots == 8 and config.env == "pong"
     with pytest.raises(ValueError, match="preset must be one of 'paper', 'pc', 'tutorial'"):
         RunConfig.from_preset("laptop")
+    with pytest.raises(ValueError, match=r'"ars" is for vector observations; on Atari the presets cover es, ga, '):
+        RunConfig.from_preset("pc", "ars", env="pong")
+    with pytest.raises(ValueError, match=r"algorithm must be one of .*got 'gaa' \(did you mean ga\?\)"):
+        RunConfig.from_preset("pc", "gaa", env="pong")
 
 
 def test_the_command_line_starts_from_a_preset(tmp_path):

@@ -1,4 +1,5 @@
-"""The Strategy contract, for every algorithm of the registry (workbench.training.ALGORITHMS):
+"""The Strategy contract, for every algorithm of the registry (workbench.evolution.ALGORITHMS) and the toy
+algorithm of tests/toy_algorithm.py (registered while it runs):
 ask/tell round trip, typed records, reproducibility, exact resume after a checkpoint in every phase,
 foreign and corrupt state refused, and the audit of live set()."""
 import dataclasses
@@ -6,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from toy_algorithm import NAME as TOY
+from toy_algorithm import toy_registered
 
 from workbench.evolution import (
     EvaluationRequest,
@@ -33,9 +36,10 @@ TUNABLE = {"ars": "noise", "pgpe": "max_speed"}  # the noise-scale setting of st
 
 
 def make(algorithm, seed=0, dims=6):
-    strategy_class, config_class, preset = ALGORITHMS[algorithm]
-    config = config_class(**dict(SMALL[strategy_class.kind], **preset))
-    return strategy_class(config, ParameterSpace(TABLE, np.full(dims, 0.1, np.float32)), seed=seed)
+    spec = ALGORITHMS[algorithm]
+    small = SMALL.get(spec.strategy.kind, {})  # an algorithm without an entry runs with its defaults
+    config = spec.config_for({k: v for k, v in small.items() if k not in spec.defaults})
+    return spec.strategy(config, ParameterSpace(TABLE, np.full(dims, 0.1, np.float32)), seed=seed)
 
 
 def results_for(strategy, requests):
@@ -68,9 +72,13 @@ def checkpointed(strategy, directory):
     return type(strategy).from_state(state["strategy"], strategy.space)
 
 
-@pytest.fixture(params=sorted(ALGORITHMS))
+@pytest.fixture(params=sorted(ALGORITHMS) + [TOY])
 def algorithm(request):
-    return request.param
+    if request.param != TOY:
+        yield request.param
+        return
+    with toy_registered() as name:
+        yield name
 
 
 def test_ask_tell_round_trip_and_typed_records(algorithm):
@@ -129,7 +137,7 @@ def test_a_warm_start_searches_from_the_given_weights_before_the_first_round(alg
     strategy = make(algorithm, seed=6)
     n = strategy.space.num_parameters
     weights = np.linspace(-0.3, 0.3, n, dtype=np.float32)
-    if ALGORITHMS[algorithm][0].kind == "GeneticAlgorithm":  # seed chains from random initialisations
+    if not ALGORITHMS[algorithm].has_center:  # seed chains from random initialisations
         with pytest.raises(ValueError, match="init_from"):
             strategy.start_from(weights)
         return
@@ -158,7 +166,7 @@ def test_a_warm_start_searches_from_the_given_weights_before_the_first_round(alg
 def test_foreign_and_corrupt_states_are_refused(algorithm):
     strategy = run(make(algorithm), 1)
     strategy_class = type(strategy)
-    others = [a for a in ALGORITHMS if ALGORITHMS[a][0] is not strategy_class]
+    others = [a for a in ALGORITHMS if ALGORITHMS[a].strategy is not strategy_class]
     with pytest.raises(ValueError, match=f"not an? {strategy_class.kind} state"):
         strategy_class.from_state(make(others[0]).state_dict(), strategy.space)
     with pytest.raises(ValueError, match="another parameter space"):

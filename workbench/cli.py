@@ -6,9 +6,10 @@
   python -m workbench replay runs/NAME --generation 3 --out elite.gif
   python -m workbench bench --quick
 
-Every hyperparameter of the algorithms (GAConfig, ESConfig, NoveltyConfig, ARSConfig, PGPEConfig) is
-an option (--sigma, --truncation, --learning-rate, --top-directions, --max-speed, ...); --config
-FILE.json gives a RunConfig as JSON (options given on the command line override it). MuJoCo tasks:
+Every hyperparameter of the registered algorithms (workbench.evolution.ALGORITHMS) is an option (--sigma,
+--truncation, --learning-rate, --top-directions, --max-speed, ...), grouped by algorithm in `train --help` with
+its description and slider range; --config FILE.json gives a RunConfig as JSON (options given on the command
+line override it). MuJoCo tasks:
 
   python -m workbench train --env HalfCheetah-v5 --algo ars --preset paper --minutes 10 --out runs/cheetah
   python -m workbench train --env HumanoidTrap-v5 --algo es --preset pc --init-from runs/humanoid --out runs/trap
@@ -25,28 +26,36 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from workbench.evolution import ALGORITHMS, algorithm_spec
+from workbench.evolution.hyperparameters import describe
 from workbench.quiet import quiet_tensorflow
-
-quiet_tensorflow("--verbose" in sys.argv[1:])  # before the imports below reach TensorFlow
-
-from workbench.evolution import ARSConfig, ESConfig, GAConfig, NoveltyConfig, PGPEConfig  # noqa: E402
-from workbench.training.run_config import ALGORITHMS, RunConfig  # noqa: E402
-from workbench.training.warm_start import inherited_fields  # noqa: E402
 
 if TYPE_CHECKING:
     from workbench.evolution import GenerationRecord
-    from workbench.training import Trainer
+    from workbench.training import RunConfig, Trainer
 
 def _option_type(annotation: str) -> type:
     """The command-line type of a config field annotated `annotation` ("float | None" -> float)."""
-    kinds = [part.strip() for part in str(annotation).split("|") if part.strip() != "None"]
-    return {"int": int, "float": float, "str": str}[kinds[0]]
+    if isinstance(annotation, type):  # a module without `from __future__ import annotations`
+        annotation = annotation.__name__
+    kinds = [part.strip().removeprefix("<class '").removesuffix("'>") for part in str(annotation).split("|")]
+    kinds = [kind for kind in kinds if kind not in ("None", "NoneType")]
+    return {"int": int, "float": float}.get(kinds[0], str) if kinds else str
 
 
-HYPERPARAMETERS = {}
-for _config in (GAConfig, ESConfig, NoveltyConfig, ARSConfig, PGPEConfig):
-    for _field in dataclasses.fields(_config):
-        HYPERPARAMETERS.setdefault(_field.name, _option_type(_field.type))
+def hyperparameter_groups() -> dict[type, list[str]]:
+    """{config dataclass: the algorithm names that use it}, in the registry's order (read at each call: an
+    algorithm registered after this module was imported gets its options too)."""
+    groups: dict[type, list[str]] = {}
+    for name, spec in ALGORITHMS.items():
+        groups.setdefault(spec.config, []).append(name)
+    return groups
+
+
+def hyperparameter_options() -> dict[str, type]:
+    """{hyperparameter name: its command-line type} over every registered algorithm's config."""
+    return {field.name: _option_type(field.type) for config in hyperparameter_groups()
+            for field in dataclasses.fields(config)}
 
 
 def _add_train_options(parser):
@@ -56,13 +65,7 @@ def _add_train_options(parser):
                         help="Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id")
     parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default ga)")
     parser.add_argument("--model", help='network: "small", "large" (Atari), "mlp" or "linear"')
-    parser.add_argument("--population", dest="population_size", type=int, help="alias of --population-size")
-    for name, kind in sorted(HYPERPARAMETERS.items()):
-        option = "--" + name.replace("_", "-")
-        if name == "population_size":
-            parser.add_argument(option, dest=name, type=int, help="members per generation")
-            continue
-        parser.add_argument(option, dest=name, type=kind, help=f"{kind.__name__} hyperparameter")
+    _add_hyperparameter_options(parser)
     for name in ("subpopulations", "slots", "max_episode_frames", "perturbed_rank", "seed", "noise_size", "noise_seed"):
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, help=f"run setting {name}")
     parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram", "final_position", ...)')
@@ -84,6 +87,26 @@ def _add_train_options(parser):
                         "pgpe); its model and observation normalisation are taken over")
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
+
+
+def _add_hyperparameter_options(parser):
+    """One option per hyperparameter name, in the group of the first config that has it; its help names every
+    algorithm that takes it."""
+    groups, kinds, added = hyperparameter_groups(), hyperparameter_options(), set()
+    users: dict[str, list[str]] = {}
+    for config, names in groups.items():
+        for field in dataclasses.fields(config):
+            users.setdefault(field.name, []).extend(names)
+    for config, names in groups.items():
+        group = parser.add_argument_group(f"hyperparameters of {', '.join(names)} ({config.__name__})")
+        for name, meta in describe(config).items():
+            if name in added:
+                continue
+            added.add(name)
+            aliases = ["--population"] if name == "population_size" else []
+            group.add_argument("--" + name.replace("_", "-"), *aliases, dest=name, type=kinds[name],
+                               metavar=kinds[name].__name__.upper(),
+                               help=f"{meta.describe()}; {', '.join(users[name])}".replace("%", "%%"))
 
 
 def _add_budget_options(parser):
@@ -126,7 +149,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _family_defaults(args: argparse.Namespace, data: dict) -> dict:
+    """Without a preset: the environment family's model, observation normalisation and episode cap for each of
+    them neither the options nor --config chose (workbench.training.presets.family_defaults); said on stderr."""
+    from workbench.training.presets import family_defaults
+    from workbench.training.run_config import RunConfig
+
+    algorithm = args.algorithm or data.get("algorithm", RunConfig.algorithm)
+    env = args.env or data.get("env", RunConfig.env)
+    algorithm_spec(algorithm, "--algo")
+    chosen = {name for name in ("model", "max_episode_frames") if getattr(args, name) is not None or name in data}
+    if args.observation_normalization is not None or "observation_normalization" in data:
+        chosen.add("observation_normalization")
+    if "model" in chosen:
+        chosen.add("model_options")  # options for the family's model would not fit the chosen one
+    defaults = {name: value for name, value in family_defaults(algorithm, env).items() if name not in chosen}
+    if defaults:
+        said = ", ".join(f"{name} {value!r}" for name, value in defaults.items())
+        print(f"{env}: the defaults of its family for {algorithm}: {said} (--model, --max-episode-frames, "
+              "--[no-]observation-normalization or --preset choose others)", file=sys.stderr)
+    return defaults
+
+
 def run_config_from(args: argparse.Namespace) -> RunConfig:
+    from workbench.training.run_config import RunConfig  # TensorFlow: imported when work starts, not for --help
+    from workbench.training.warm_start import inherited_fields
+
     data = {}
     if args.config:
         with open(args.config) as f:
@@ -137,6 +185,8 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         model = args.model or data.get("model")  # a model other than the preset's drops its model_options
         preset = RunConfig.from_preset(args.preset, algorithm, env=env, **({"model": model} if model else {})).to_json()
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
+    else:
+        data = dict(data, **_family_defaults(args, data))
     config = RunConfig.from_json(data)
     if args.init_from is not None:  # the source's model and normalisation, so its weights compute the same policy
         config.init_from = args.init_from
@@ -153,7 +203,7 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         config.observation_normalization = (config.observation_normalization if keep else True) \
             if args.observation_normalization else None
     hyperparameters = dict(config.hyperparameters)
-    for name in HYPERPARAMETERS:
+    for name in hyperparameter_options():
         value = getattr(args, name, None)
         if value is not None:
             hyperparameters[name] = value
@@ -271,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if code:
                 return code
         return 0
+    quiet_tensorflow(args.verbose)  # TensorFlow only once there is work: --help and bad options answer at once
     from workbench.training import CheckpointError, Trainer, list_checkpoints
 
     try:

@@ -186,7 +186,7 @@ class Evaluator(BaseEvaluator):
         genomes = [request.genome for request in requests]
         order = self.episode_lengths.longest_first(genomes) if self.episode_lengths is not None else None
         jobs, outcomes = JobQueue(requests, cancel, order), Outcomes(requests)
-        lanes = [[] if self.timeline is not None else None for _ in self.subpopulations]
+        lanes: list[list | None] = [[] if self.timeline is not None else None for _ in self.subpopulations]
         for subpopulation, lane in zip(self.subpopulations, lanes):
             subpopulation.timeline = lane
         start = time.perf_counter()
@@ -200,12 +200,12 @@ class Evaluator(BaseEvaluator):
         self.telemetry = Telemetry.combine(parts, end - start, busy_seconds=busy, occupancy=occupancy)
         if self.timeline is not None:
             self.timeline = sorted((k, category, begin - start, end - start)
-                                   for k, lane in enumerate(lanes) for category, begin, end in lane)
+                                   for k, lane in enumerate(lanes) for category, begin, end in lane or ())
         if self.episode_lengths is not None:
             self.episode_lengths.record(genomes, outcomes.frames)
         sums = outcomes.observation_sums
         return [EvaluationResult(outcomes.returns[r],
-                                 None if outcomes.behaviours[r] is None else np.stack(outcomes.behaviours[r]),
+                                 None if (behaviours := outcomes.behaviours[r]) is None else np.stack(behaviours),
                                  outcomes.steps[r], outcomes.frames[r], None if sums is None else sums[r])
                 for r in range(len(requests))]
 

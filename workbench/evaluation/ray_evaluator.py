@@ -279,8 +279,10 @@ class RayEvaluator(BaseEvaluator):
         pending = collections.deque(range(len(chunks)))
         in_flight = self.in_flight = {}  # ObjectRef -> (actor index, chunk index)
         load = [0] * len(self.actors)  # chunks in flight per actor
-        outputs = {}
-        times, working, dry_at = [], [], None  # actors with work over time; the end of the busy phase
+        outputs: dict[int, Any] = {}
+        times: list[float] = []  # actors with work over time; the end of the busy phase
+        working: list[int] = []
+        dry_at = None
         while pending or in_flight:
             if cancel is not None and cancel.is_set():
                 self._cancel(list(in_flight))

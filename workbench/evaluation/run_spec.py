@@ -43,6 +43,9 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
     elif model in ATARI_MODELS:
         if len(env.observation_shape) != 3:
             raise ValueError(f'model "{model}" is an Atari network; for {type(env).__name__} use model="mlp"')
+        if env.num_actions is None:
+            raise ValueError(f'model "{model}" is an Atari network for discrete actions; {type(env).__name__} has '
+                             'continuous ones: use model="mlp"')
         network = (SmallModel if model == "small" else LargeModel)(num_actions=env.num_actions, slots=slots, **options)
     elif model in ("mlp", "linear"):
         if len(env.observation_shape) != 1:
@@ -53,9 +56,11 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
             options["hidden_sizes"] = ()
         if env.continuous_actions:
             options.setdefault("activation", "tanh")
+            assert env.action_size is not None, "a continuous batch declares its action size"
             network = MLPModel(env.observation_shape[0], env.action_size, slots=slots,
                                action_range=(env.action_low, env.action_high), **options)
         else:
+            assert env.num_actions is not None, "a discrete batch declares its action count"
             network = MLPModel(env.observation_shape[0], env.num_actions, slots=slots, **options)
     else:
         raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), "
@@ -190,15 +195,19 @@ class RunSpec:
         check_real("probability", probability, 0, 1, low_open=True)
         rng = np.random.default_rng(seed)
         batch = self.make_batch(1, seed=seed)
-        kept = []
+        kept: list[np.ndarray] = []
         try:
             observation = batch.reset()
             while len(kept) < size:
                 if rng.random() < probability:
                     kept.append(observation[0])
+                action: np.ndarray | list[int]
                 if batch.continuous_actions:
-                    action = rng.uniform(batch.action_low, batch.action_high)[None].astype(np.float32)
+                    low, high = batch.action_low, batch.action_high
+                    assert low is not None and high is not None, "a continuous batch declares its action bounds"
+                    action = rng.uniform(low, high)[None].astype(np.float32)
                 else:
+                    assert batch.num_actions is not None, "a discrete batch declares its action count"
                     action = [int(rng.integers(batch.num_actions))]
                 _, done = batch.step([0], action)
                 observation = batch.reset() if done[0] else batch.observation([0])

@@ -26,7 +26,7 @@ class EpisodeLengths:
 
     def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = int(capacity)
-        self._frames = collections.OrderedDict()  # hash(genome) -> mean frames of its episodes
+        self._frames: collections.OrderedDict[int, float] = collections.OrderedDict()  # hash(genome) -> mean frames
 
     def __len__(self) -> int:
         return len(self._frames)

@@ -125,8 +125,8 @@ def occupancy_profile(lanes: Sequence[tuple[Sequence[float], Sequence[int]]], st
         return ()
     edges = np.linspace(start, end, bins + 1)
     used = np.zeros(bins)
-    for times, counts in lanes:
-        times, counts = np.asarray(times, np.float64), np.asarray(counts, np.float64)
+    for lane_times, lane_counts in lanes:
+        times, counts = np.asarray(lane_times, np.float64), np.asarray(lane_counts, np.float64)
         if not times.size:
             continue
         points = np.append(np.clip(times, start, end), end)
@@ -152,7 +152,7 @@ class Stopwatch:
 
     def __init__(self, telemetry: Telemetry, timeline: list | None = None) -> None:
         self.telemetry, self.timeline = telemetry, timeline
-        self._category = None
+        self._category: str | None = None
 
     def __call__(self, category: str) -> Stopwatch:
         self._category = category

@@ -23,9 +23,9 @@ class WeightSlots:
         self.model, self.decoder, self.rank = model, decoder, int(perturbed_rank)
         self._holder = [None] * model.slots  # key held by each slot
         self._users = np.zeros(model.slots, np.int64)
-        self._where = {}  # key -> slot
+        self._where: dict[Any, int] = {}  # key -> slot
         self._unused = collections.OrderedDict((slot, None) for slot in range(model.slots))  # LRU of users == 0
-        self._loads = []  # (slot, key) to write at flush()
+        self._loads: list[tuple[int, Any]] = []  # (slot, key) to write at flush()
         self._invalid = np.zeros(model.slots, bool)  # slots whose genome's weights are not finite
         self.loads = 0  # slots written since creation
 

@@ -11,6 +11,7 @@
   PGPE               PGPE with ClipUp (PGPEConfig): learned per-parameter sigma, normalised momentum steps
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
+  ALGORITHMS         the registry: one AlgorithmSpec per name (strategy, config, defaults, traits)
 
 Every strategy speaks the ask/tell protocol of strategy.py and holds no environment code.
 """
@@ -24,11 +25,14 @@ from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
+from workbench.evolution.registry import ALGORITHMS, AlgorithmSpec, algorithm_names, algorithm_spec, register
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy
 
 __all__ = [
+    "ALGORITHMS",
     "ARSConfig",
+    "AlgorithmSpec",
     "AugmentedRandomSearch",
     "PGPE",
     "PGPEConfig",
@@ -49,5 +53,8 @@ __all__ = [
     "ParameterSpace",
     "Strategy",
     "TIME_SPLIT",
+    "algorithm_names",
+    "algorithm_spec",
     "base_key",
+    "register",
 ]

@@ -33,6 +33,7 @@ import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
+from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import shifted_returns
@@ -40,23 +41,22 @@ from workbench.evolution.strategy import shifted_returns
 
 @dataclasses.dataclass(frozen=True)
 class ARSConfig:
-    """ARS hyperparameters; the defaults are the paper's HalfCheetah V2-t settings (docs/continuous_control.md).
+    """ARS hyperparameters; the defaults are the paper's HalfCheetah V2-t settings (docs/continuous_control.md)."""
 
-    directions: N, directions per generation (2 N members).
-    top_directions: b <= N directions kept for the update (None = all: V1 / V2).
-    step_size: alpha (0.02). noise: nu, the perturbation scale (0.03).
-    survival_bonus: per-step shift subtracted from training returns (0 = none).
-    episodes_per_member: episodes of each member (1). center_episodes: episodes of M each
-      generation, for reporting (0 = none); they do not enter the update.
-    """
-
-    directions: int = 32
-    top_directions: int | None = 4
-    step_size: float = 0.02
-    noise: float = 0.03
-    survival_bonus: float = 0.0
-    episodes_per_member: int = 1
-    center_episodes: int = 0
+    directions: int = hyperparameter(32, "directions N (ARS)", "directions per generation (2 N members)",
+                                     scale="int", low=1, high=1000)
+    top_directions: int | None = hyperparameter(4, "kept directions b (ARS)", "b <= N directions kept for the "
+                                                "update (None = all: V1 / V2)", scale="int", low=1, high=1000)
+    step_size: float = hyperparameter(0.02, "step size α (ARS)", "the update's step size", scale="log", low=1e-4,
+                                      high=1.0, step=0.05)
+    noise: float = hyperparameter(0.03, "noise ν (ARS)", "the perturbation scale", scale="log", low=1e-4, high=1.0,
+                                  step=0.05)
+    survival_bonus: float = hyperparameter(0.0, "survival bonus removed per step", "per-step shift subtracted from "
+                                           "training returns (0 = none)", unit="per step", low=0.0, high=10.0,
+                                           step=0.5)
+    episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
+    center_episodes: int = hyperparameter(0, "center episodes", "episodes of the policy each generation, for "
+                                          "reporting (0 = none; not in the update)", scale="int")
 
     def validated(self) -> ARSConfig:
         check_int("directions", self.directions, 1)

@@ -27,6 +27,7 @@ import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
+from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace, check_rank
 from workbench.evolution.strategy import centered_ranks, shifted_returns
@@ -34,32 +35,29 @@ from workbench.evolution.strategy import centered_ranks, shifted_returns
 
 @dataclasses.dataclass(frozen=True)
 class ESConfig:
-    """OpenAI-ES hyperparameters; the defaults are the paper's Atari settings (docs/protocol.md).
+    """OpenAI-ES hyperparameters; the defaults are the paper's Atari settings (docs/protocol.md). The survival
+    bonus is ARS's trick for tasks that pay for staying alive (Humanoid 5 per step): ranked on the rest of the
+    reward, members that stand still no longer beat those that move. Records stay unshifted."""
 
-    population_size: members per generation, an even number (5000 = 2500 mirrored pairs).
-    sigma: noise scale of the perturbations (0.02).
-    learning_rate: Adam step size (0.01).
-    l2_coefficient: weight decay added to the minimised gradient (0.005).
-    adam_beta1, adam_beta2, adam_epsilon: Adam's constants (0.9, 0.999, 1e-8).
-    episodes_per_member: episodes of each member (1).
-    center_episodes: episodes of the center each generation, for reporting (1; 0 = none).
-    perturbation_rank: 0 = full-rank perturbations (the paper); r > 0 = rank r per layer.
-    survival_bonus: a per-step constant subtracted from every member's return before ranking (0 = none, the
-      paper). ARS's trick for tasks that pay for staying alive (Humanoid 5 per step): ranked on the rest of the
-      reward, members that stand still no longer beat those that move. Records stay unshifted.
-    """
-
-    population_size: int = 5000
-    sigma: float = 0.02
-    learning_rate: float = 0.01
-    l2_coefficient: float = 0.005
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.999
-    adam_epsilon: float = 1e-8
-    episodes_per_member: int = 1
-    center_episodes: int = 1
-    perturbation_rank: int = 0
-    survival_bonus: float = 0.0
+    population_size: int = hyperparameter(5000, "population size", "members per generation, an even number "
+                                          "(mirrored pairs)", scale="int", low=2, high=10_000)
+    sigma: float = hyperparameter(0.02, "noise σ", "noise scale of the perturbations", scale="log", low=1e-4,
+                                  high=1.0, step=0.05)
+    learning_rate: float = hyperparameter(0.01, "learning rate", "Adam's step size", scale="log", low=1e-5, high=1.0,
+                                          step=0.05)
+    l2_coefficient: float = hyperparameter(0.005, "L2 coefficient", "weight decay added to the minimised gradient",
+                                           low=0.0, high=0.1, step=1e-4)
+    adam_beta1: float = hyperparameter(0.9, "Adam β1", "Adam's first-moment decay")
+    adam_beta2: float = hyperparameter(0.999, "Adam β2", "Adam's second-moment decay")
+    adam_epsilon: float = hyperparameter(1e-8, "Adam ε", "Adam's denominator constant")
+    episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
+    center_episodes: int = hyperparameter(1, "center episodes", "episodes of the center each generation, for "
+                                          "reporting (0 = none)", scale="int")
+    perturbation_rank: int = hyperparameter(0, "perturbation rank", "0 = full-rank perturbations (the paper); r > 0 "
+                                            "= rank r per layer", scale="int")
+    survival_bonus: float = hyperparameter(0.0, "survival bonus removed per step", "a per-step constant subtracted "
+                                           "from every member's return before ranking (0 = none, the paper)",
+                                           unit="per step", low=0.0, high=10.0, step=0.5)
 
     def validated(self) -> ESConfig:
         check_int("population_size", self.population_size, 2)
@@ -87,8 +85,8 @@ class Adam:
     """Adam on a float32 vector, minimising (the form of the paper's implementation)."""
 
     def __init__(self, size: int) -> None:
-        self.m = np.zeros(size, np.float32)
-        self.v = np.zeros(size, np.float32)
+        self.m: np.ndarray = np.zeros(size, np.float32)
+        self.v: np.ndarray = np.zeros(size, np.float32)
         self.t = 0
 
     def step(self, gradient: np.ndarray, learning_rate: float, beta1: float, beta2: float, epsilon: float) -> np.ndarray:

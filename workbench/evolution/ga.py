@@ -13,37 +13,37 @@ generation is drawn fresh (the elite still carries over).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.evolution.genome import Genome
+from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.space import ParameterSpace, check_rank
 from workbench.evolution.strategy import EvaluationRequest, Strategy
 
 
 @dataclasses.dataclass(frozen=True)
 class GAConfig:
-    """Deep GA hyperparameters; the defaults are the paper's Atari settings (docs/protocol.md).
+    """Deep GA hyperparameters; the defaults are the paper's Atari settings (docs/protocol.md). A rank-r
+    mutation (EGGROLL-style A B^T / sqrt(r) per layer) can be applied by the inference op to a cached parent
+    without materialising the child; it needs a space with layer shapes."""
 
-    population_size: members per generation (N = 1000).
-    truncation: parents per generation, the T best members (20); 0 = random search.
-    sigma: mutation power, the noise scale of a child (0.002).
-    elite_candidates: best members re-evaluated to choose the elite (10); the previous elite joins them.
-    elite_episodes: episodes of each elite candidate (30).
-    episodes_per_member: episodes of each member in the population round (1).
-    mutation_rank: 0 = full-rank mutations (the paper); r > 0 = rank-r mutations per layer
-      (EGGROLL-style A B^T / sqrt(r)), which the inference op can apply to a cached parent
-      without materialising the child; needs a space with layer shapes.
-    """
-
-    population_size: int = 1000
-    truncation: int = 20
-    sigma: float = 0.002
-    elite_candidates: int = 10
-    elite_episodes: int = 30
-    episodes_per_member: int = 1
-    mutation_rank: int = 0
+    population_size: int = hyperparameter(1000, "population size", "members per generation", scale="int", low=2,
+                                          high=10_000)
+    truncation: int = hyperparameter(20, "truncation (parents)", "parents per generation, the T best members; 0 = "
+                                     "random search", scale="int", low=1, high=1000)
+    sigma: float = hyperparameter(0.002, "mutation power σ", "the noise scale of a child", scale="log", low=1e-4,
+                                  high=1.0, step=0.05)
+    elite_candidates: int = hyperparameter(10, "elite candidates", "best members re-evaluated to choose the elite "
+                                           "(the previous elite joins them)", scale="int")
+    elite_episodes: int = hyperparameter(30, "elite episodes", "episodes of each elite candidate", scale="int",
+                                         low=1, high=100)
+    episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member in the "
+                                              "population round", scale="int")
+    mutation_rank: int = hyperparameter(0, "mutation rank", "0 = full-rank mutations (the paper); r > 0 = rank-r "
+                                        "mutations per layer", scale="int")
 
     def validated(self) -> GAConfig:
         check_int("population_size", self.population_size, 2)
@@ -66,7 +66,7 @@ class GAConfig:
         return cls(population_size=64, truncation=8, sigma=0.05, elite_candidates=4, elite_episodes=5)
 
     @classmethod
-    def random_search(cls, **changes: object) -> GAConfig:
+    def random_search(cls, **changes: Any) -> GAConfig:
         return cls(truncation=0, **changes)
 
 

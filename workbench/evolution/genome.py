@@ -33,7 +33,7 @@ import math
 import struct
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
@@ -79,8 +79,8 @@ class Genome:
     Mutations may be given as (index, sigma) pairs, meaning rank 0 (full rank).
     """
 
-    init: object
-    mutations: tuple = ()
+    init: int | str  # a noise offset, or a dense base's key (see base_key)
+    mutations: tuple[tuple[int, float, int], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "init", _check_init(self.init))
@@ -126,7 +126,7 @@ class Genome:
     def to_bytes(self) -> bytes:
         """Compact little-endian form: a uint32 offset (or 0xFFFFFFFF then the 32-byte base digest),
         then per mutation uint32 index, float32 sigma, uint16 rank."""
-        head = struct.pack("<I", self.init) if not self.has_base else (
+        head = struct.pack("<I", self.init) if not isinstance(self.init, str) else (
             struct.pack("<I", 0xFFFFFFFF) + bytes.fromhex(self.init[len(_BASE_PREFIX):]))
         return head + b"".join(struct.pack("<IfH", *m) for m in self.mutations)
 
@@ -179,10 +179,10 @@ class GenomeDecoder:
         self.capacity = max(1, int(cache_bytes) // (4 * self.num_parameters))
         self.keep_rounds = keep_rounds
         self._round = 0
-        self._cache = collections.OrderedDict()  # genome -> weights, least recently used first
-        self._last_round = {}  # genome -> the round it was last used in
-        self._spares = []  # weight buffers of dropped genomes that nobody else held, for the next decodes
-        self._bases = {}
+        self._cache: collections.OrderedDict[Genome, np.ndarray] = collections.OrderedDict()  # least recent first
+        self._last_round: dict[Genome, int] = {}  # genome -> the round it was last used in
+        self._spares: list[np.ndarray] = []  # buffers of dropped genomes that nobody else held, for the next decodes
+        self._bases: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self.slices_applied = 0  # mutations applied since creation (a cache-efficiency figure)
 
@@ -217,14 +217,14 @@ class GenomeDecoder:
             return sorted(self._bases)
 
     # -- decoding ------------------------------------------------------------------------
-    def check(self, genome: Genome, bases: Iterable[str] = ()) -> None:
+    def check(self, genome: Genome, bases: Collection[str] = ()) -> None:
         """ValueError naming the offset when a genome does not fit this decoder's space (or its base is missing).
 
         bases: keys of dense bases that count as held besides this decoder's own (about to be added).
         """
         if not isinstance(genome, Genome):
             raise TypeError(f"expected a Genome, got {type(genome).__name__}")
-        if genome.has_base:
+        if isinstance(genome.init, str):  # genome.has_base
             with self._lock:
                 if genome.init not in self._bases and genome.init not in bases:
                     raise ValueError(f"genome init {genome.init!r:.80} is a base this decoder does not hold (add_base)")
@@ -277,7 +277,7 @@ class GenomeDecoder:
         return theta.copy() if theta is initial and genome.has_base else theta
 
     def _initial(self, genome):
-        if genome.has_base:
+        if isinstance(genome.init, str):  # genome.has_base
             with self._lock:
                 base = self._bases[genome.init]
             return base[0] if base.ndim == 2 else base

@@ -24,8 +24,8 @@ class MirroredSearch(Strategy):
 
     def _start_center(self, center: np.ndarray) -> None:
         self.center = np.asarray(center, np.float32)
-        self.indices = None
-        self.center_fitness = None
+        self.indices: list[int] | None = None
+        self.center_fitness: float | None = None
         self._rekey()
 
     def start_from(self, weights: np.ndarray) -> None:
@@ -65,6 +65,7 @@ class MirroredSearch(Strategy):
 
     def _pair_fitness(self, means: np.ndarray) -> np.ndarray:
         """The members' mean returns as [pairs, 2] (+ then -); records the center's return when it was played."""
+        assert self.indices is not None, "the round's indices are drawn in _ask"
         pairs = len(self.indices)
         if self.config.center_episodes:
             self.center_fitness = float(means[-1])

@@ -23,7 +23,7 @@ from workbench.checks import check_int
 DEFAULT_SIZE = 2**26
 DEFAULT_SEED = 123
 
-_shared = {}
+_shared: dict[tuple[int, int], NoiseTable] = {}  # (size, seed) -> the process's table
 _shared_lock = threading.Lock()
 
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.evolution.es import Adam, ESConfig, adam_update
 from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.mirrored import checked_center
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import (
@@ -38,17 +40,14 @@ from workbench.evolution.strategy import (
 
 @dataclasses.dataclass(frozen=True)
 class NoveltyConfig(ESConfig):
-    """NS-ES / NSR-ES hyperparameters: OpenAI-ES's (ESConfig) plus
+    """NS-ES / NSR-ES hyperparameters: OpenAI-ES's (ESConfig) plus the three below; center_episodes must be
+    at least 1 (each center evaluation's behaviour enters the archive)."""
 
-    meta_population_size: ES centers explored in turn (5; the paper used 3-5).
-    k_nearest: neighbours in the novelty mean (10).
-    reward_weight: weight of the reward ranks against the novelty ranks (0 = NS-ES, 0.5 = NSR-ES).
-    center_episodes: episodes of each center evaluation (>= 1: its BC enters the archive).
-    """
-
-    meta_population_size: int = 5
-    k_nearest: int = 10
-    reward_weight: float = 0.0
+    meta_population_size: int = hyperparameter(5, "meta-population", "ES centers explored in turn (the paper used "
+                                               "3-5)", scale="int")
+    k_nearest: int = hyperparameter(10, "k nearest", "neighbours in the novelty mean", scale="int")
+    reward_weight: float = hyperparameter(0.0, "reward weight (NSR-ES)", "weight of the reward ranks against the "
+                                          "novelty ranks (0 = NS-ES, 0.5 = NSR-ES)", low=0.0, high=1.0, step=0.05)
 
     def validated(self) -> NoveltyConfig:
         super().validated()
@@ -59,11 +58,11 @@ class NoveltyConfig(ESConfig):
         return self
 
     @classmethod
-    def ns_es(cls, **changes: object) -> NoveltyConfig:
+    def ns_es(cls, **changes: Any) -> NoveltyConfig:
         return cls(**dict(dict(reward_weight=0.0), **changes))
 
     @classmethod
-    def nsr_es(cls, **changes: object) -> NoveltyConfig:
+    def nsr_es(cls, **changes: Any) -> NoveltyConfig:
         return cls(**dict(dict(reward_weight=0.5), **changes))
 
     @classmethod

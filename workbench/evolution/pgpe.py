@@ -28,6 +28,7 @@ import numpy as np
 
 from workbench.checks import check_choice, check_int, check_real
 from workbench.evolution.genome import Genome
+from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.mirrored import MirroredSearch
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import centered_ranks
@@ -35,27 +36,25 @@ from workbench.evolution.strategy import centered_ranks
 
 @dataclasses.dataclass(frozen=True)
 class PGPEConfig:
-    """PGPE + ClipUp hyperparameters (see the module docstring; sources in docs/continuous_control.md).
+    """PGPE + ClipUp hyperparameters (see the module docstring; sources in docs/continuous_control.md)."""
 
-    population_size: members per generation, even (symmetric pairs).
-    max_speed: ClipUp's v_max. center_learning_rate: ClipUp's step size alpha (None = max_speed / 2).
-    momentum: ClipUp's momentum (0.9).
-    stdev_learning_rate: step size of sigma (0.1). stdev_max_change: largest relative change of sigma per
-      generation (0.2). radius_init: |sigma| at the start (None = 15 max_speed).
-    initial: "zeros" (mu = 0) or "random" (the space's initial weights from the seed).
-    episodes_per_member, center_episodes: as ESConfig (center episodes report mu, outside the update).
-    """
-
-    population_size: int = 200
-    max_speed: float = 0.15
-    center_learning_rate: float | None = None
-    momentum: float = 0.9
-    stdev_learning_rate: float = 0.1
-    stdev_max_change: float = 0.2
-    radius_init: float | None = None
-    initial: str = "zeros"
-    episodes_per_member: int = 1
-    center_episodes: int = 0
+    population_size: int = hyperparameter(200, "population size", "members per generation, even (symmetric "
+                                          "pairs)", scale="int", low=2, high=10_000)
+    max_speed: float = hyperparameter(0.15, "max speed v_max (ClipUp)", "ClipUp's largest step", scale="log",
+                                      low=1e-4, high=1.0, step=0.05)
+    center_learning_rate: float | None = hyperparameter(None, "center step α (ClipUp)", "ClipUp's step size (None = "
+                                                        "max_speed / 2)", scale="log", low=1e-4, high=1.0, step=0.05)
+    momentum: float = hyperparameter(0.9, "momentum (ClipUp)", "ClipUp's momentum", low=0.0, high=0.99, step=0.01)
+    stdev_learning_rate: float = hyperparameter(0.1, "σ learning rate (PGPE)", "step size of the standard "
+                                                "deviations", low=0.0, high=1.0, step=0.01)
+    stdev_max_change: float = hyperparameter(0.2, "σ max change", "largest relative change of a standard deviation "
+                                             "per generation")
+    radius_init: float | None = hyperparameter(None, "initial radius", "|σ| at the start (None = 15 max_speed)")
+    initial: str = hyperparameter("zeros", "initial center", '"zeros" (mu = 0) or "random" (the space\'s initial '
+                                  "weights from the seed)")
+    episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
+    center_episodes: int = hyperparameter(0, "center episodes", "episodes of the center each generation, for "
+                                          "reporting (0 = none; not in the update)", scale="int")
 
     def validated(self) -> PGPEConfig:
         check_int("population_size", self.population_size, 2)

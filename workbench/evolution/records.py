@@ -112,7 +112,7 @@ class GenerationRecord:
         if unknown:
             raise ValueError(f"time_split names must be among {TIME_SPLIT}, got {sorted(unknown)}")
 
-    def with_evaluation(self, **measurements: object) -> GenerationRecord:
+    def with_evaluation(self, **measurements: Any) -> GenerationRecord:
         """This record with the trainer's fields (frames, frames_total, seconds, ..., hyperparameters) set."""
         return dataclasses.replace(self, **measurements)
 

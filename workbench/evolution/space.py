@@ -59,11 +59,12 @@ class ParameterSpace:
         self.num_parameters = int(self.init_scales.size)
         if self.num_parameters > noise.size:
             raise ValueError(f"{self.num_parameters} parameters do not fit in a noise table of {noise.size} values")
-        self.layer_shapes = None
+        self.layer_shapes: list[tuple[int, int]] | None = None
         if layer_shapes is not None:
-            shapes = [tuple(int(d) for d in shape) for shape in layer_shapes]
-            if not shapes or any(len(s) != 2 or min(s) < 1 for s in shapes):
+            given = [tuple(int(d) for d in shape) for shape in layer_shapes]
+            if not given or any(len(s) != 2 or min(s) < 1 for s in given):
                 raise ValueError(f"layer_shapes must be a non-empty list of (K, N) pairs, got {layer_shapes!r}")
+            shapes = [(s[0], s[1]) for s in given]
             total = sum(k * n + n for k, n in shapes)
             if total != self.num_parameters:
                 raise ValueError(f"layer_shapes hold {total} parameters (kernels and biases), init_scales {self.num_parameters}")
@@ -92,16 +93,22 @@ class ParameterSpace:
     def check_rank(self, rank: int, name: str = "rank") -> int:
         """`rank` if it is a valid rank (check_rank) that this space can apply (low ranks need layer shapes)."""
         check_rank(rank, name)
-        if rank and self.layer_shapes is None:
-            raise ValueError(f"{name} = {rank} needs layer shapes: build the space with layer_shapes (ParameterSpace.for_model)")
+        if rank:
+            self._layers(f"{name} = {rank}")
         return int(rank)
+
+    def _layers(self, what: str = "a low-rank mutation") -> list[tuple[int, int]]:
+        """The layer shapes; ValueError naming `what` when the space was built without them."""
+        if self.layer_shapes is None:
+            raise ValueError(f"{what} needs layer shapes: build the space with layer_shapes (ParameterSpace.for_model)")
+        return self.layer_shapes
 
     def mutation_length(self, rank: int = 0) -> int:
         """Noise values one mutation of this rank reads."""
         rank = self.check_rank(rank)
         if rank == 0:
             return self.num_parameters
-        return sum(k * rank + n * rank + n for k, n in self.layer_shapes)
+        return sum(k * rank + n * rank + n for k, n in self._layers())
 
     def sample_offset(self, rng: np.random.Generator, rank: int = 0) -> int:
         """A uniformly random offset for an initial genome (rank 0) or a mutation of this rank."""
@@ -162,7 +169,7 @@ class ParameterSpace:
         scale = self.low_rank_scale(1.0, rank)
         factors = [self.low_rank_factors(i, rank) for i in indices]
         pieces = []
-        for layer in range(len(self.layer_shapes)):
+        for layer in range(len(self._layers())):
             a = np.concatenate([f[layer][0] * w for f, w in zip(factors, weights)], axis=1)  # [K, P r]
             b = np.concatenate([f[layer][1] for f in factors], axis=1)  # [N, P r]
             bias = weights @ np.stack([f[layer][2] for f in factors])
@@ -181,7 +188,7 @@ class ParameterSpace:
             raise ValueError("low_rank_factors needs rank >= 1")
         values = self.noise.slice(index, self.mutation_length(rank))
         factors, offset = [], 0
-        for k, n in self.layer_shapes:
+        for k, n in self._layers():
             a = values[offset:offset + k * rank].reshape(k, rank)
             offset += k * rank
             b = values[offset:offset + n * rank].reshape(n, rank)

@@ -32,7 +32,7 @@ import abc
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class EvaluationRequest:
     behaviour: the result must carry a behaviour characterisation per episode.
     """
 
-    genome: object
+    genome: Genome
     episodes: int
     role: str
     behaviour: bool = False
@@ -63,11 +63,11 @@ class EvaluationResult:
     normalises observations: (count [episodes], sum [episodes, d], sum of squares [episodes, d]) of the
     states each episode's policy saw (zero for episodes not sampled)."""
 
-    returns: object
-    behaviours: object = None
-    steps: object = None
-    frames: object = None
-    observation_sums: object = None
+    returns: Sequence[float] | np.ndarray
+    behaviours: np.ndarray | None = None
+    steps: Sequence[int] | np.ndarray | None = None
+    frames: Sequence[int] | np.ndarray | None = None
+    observation_sums: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def fitness_value(value: float) -> float:
@@ -167,9 +167,9 @@ class HyperparameterLog:
     """
 
     def __init__(self) -> None:
-        self.pending = {}
+        self.pending: dict[str, Any] = {}
         self.due = 0
-        self.trail = []  # [{"generation": g, "name": value, ...}] in order
+        self.trail: list[dict[str, Any]] = []  # [{"generation": g, "name": value, ...}] in order
 
     def request(self, changes: dict, due: int = 0) -> None:
         self.pending.update(changes)
@@ -208,10 +208,10 @@ class Strategy(abc.ABC):
     when there is none) and the names of the numbers their records add (`EXTRAS`).
     """
 
-    kind: str = None
-    config_class: type = None
-    rank_field: str = None
-    EXTRAS: tuple = ()
+    kind: ClassVar[str]
+    config_class: ClassVar[type]
+    rank_field: ClassVar[str | None] = None
+    EXTRAS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Any, space: ParameterSpace, seed: int = 0) -> None:
         from workbench.evolution.space import ParameterSpace
@@ -226,7 +226,7 @@ class Strategy(abc.ABC):
         self.generation = 0
         self.hyperparameters = HyperparameterLog()
         self.history: list[GenerationRecord] = []
-        self._requests = None
+        self._requests: list[EvaluationRequest] | None = None
         self._asked = False  # a round has been handed out (or the state was restored): no warm start any more
 
     # -- ask/tell (template) --------------------------------------------------------------
@@ -235,7 +235,7 @@ class Strategy(abc.ABC):
         if self._requests is None:
             self._requests = list(self._ask())
             self._asked = True
-        return list(self._requests)
+        return list(self._requests)  # a copy: the caller may not change the round
 
     def tell(self, results: Sequence[Any]) -> None:
         """Results of the last ask(), one per request in order (EvaluationResults or sequences of returns)."""
@@ -299,8 +299,10 @@ class Strategy(abc.ABC):
     def start_from(self, weights: np.ndarray) -> None:
         """Searches from `weights` (float32 [n], e.g. another run's elite) instead of the seeded initialisation;
         only before the first round. ValueError for a strategy without a center, or one that has started."""
+        from workbench.evolution.registry import algorithm_names  # the registry imports this module
+
         raise ValueError(f"{self.kind} cannot start from given weights (init_from): only strategies with a center "
-                         "(es, ns-es, nsr-es, ars, pgpe) can; the GA's population is seed chains")
+                         f"({', '.join(algorithm_names(has_center=True))}) can")
 
     def _starting_weights(self, weights: Any) -> np.ndarray:
         """start_from()'s checks: not started yet, weights [n] finite; returns them as a new float32 vector."""

@@ -1,6 +1,7 @@
 """HyperparameterPanel: a slider and a text input per hyperparameter, applied live, rejections shown.
 
-    panel = HyperparameterPanel(trainer.hyperparameters(), trainer.set, knobs_for(trainer.hyperparameters(), 20_000))
+    knobs = knobs_for(type(trainer.strategy.config), trainer.hyperparameters(), 20_000)
+    panel = HyperparameterPanel(trainer.hyperparameters(), trainer.set, knobs)
     panel.widget            # a VBox: one row per knob (label, slider, input, status)
 
 A change (slider released, or a value typed and Enter pressed) calls apply(name=value).
@@ -18,6 +19,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from workbench.evolution.hyperparameters import describe
+
 
 @dataclasses.dataclass(frozen=True)
 class Knob:
@@ -25,41 +28,27 @@ class Knob:
 
     name: str
     label: str
-    kind: str  # "int", "float" or "log" (a float slider on a log scale)
+    scale: str  # "int", "linear" or "log" (a float slider on a log scale): the Hyperparameter's scale
     low: float
     high: float
     step: float = 1
 
 
-KNOBS = (
-    Knob("sigma", "mutation power σ", "log", 1e-4, 1.0, 0.05),
-    Knob("truncation", "truncation (parents)", "int", 1, 1000),
-    Knob("population_size", "population size", "int", 2, 10_000),
-    Knob("elite_episodes", "elite episodes", "int", 1, 100),
-    Knob("learning_rate", "learning rate", "log", 1e-5, 1.0, 0.05),
-    Knob("l2_coefficient", "L2 coefficient", "float", 0.0, 0.1, 1e-4),
-    Knob("reward_weight", "reward weight (NSR-ES)", "float", 0.0, 1.0, 0.05),
-    Knob("directions", "directions N (ARS)", "int", 1, 1000),
-    Knob("top_directions", "kept directions b (ARS)", "int", 1, 1000),
-    Knob("step_size", "step size α (ARS)", "log", 1e-4, 1.0, 0.05),
-    Knob("noise", "noise ν (ARS)", "log", 1e-4, 1.0, 0.05),
-    Knob("survival_bonus", "survival bonus removed per step", "float", 0.0, 10.0, 0.5),
-    Knob("max_speed", "max speed v_max (ClipUp)", "log", 1e-4, 1.0, 0.05),
-    Knob("center_learning_rate", "center step α (ClipUp)", "log", 1e-4, 1.0, 0.05),
-    Knob("momentum", "momentum (ClipUp)", "float", 0.0, 0.99, 0.01),
-    Knob("stdev_learning_rate", "σ learning rate (PGPE)", "float", 0.0, 1.0, 0.01),
-    Knob("max_episode_frames", "episode cap (frames)", "int", 100, 108_000, 100),
-)
+EPISODE_CAP = Knob("max_episode_frames", "episode cap (frames)", "int", 100, 108_000, 100)  # the evaluator's
 
 
-def knobs_for(hyperparameters: Mapping[str, Any], max_episode_frames: int | None = None) -> list[Knob]:
-    """The knobs of the names in `hyperparameters` (trainer.hyperparameters()) that hold a value (a None default,
-    such as PGPE's center_learning_rate = max_speed / 2, has no slider), and the episode cap bounded by the
-    run's cap `max_episode_frames` (no cap knob when the run has none)."""
-    chosen = [k for k in KNOBS if hyperparameters.get(k.name) is not None and k.name != "max_episode_frames"]
+def knobs_for(config_class: type, hyperparameters: Mapping[str, Any], max_episode_frames: int | None = None
+              ) -> list[Knob]:
+    """The knobs of the strategy's config dataclass: each field with a slider in its Hyperparameter metadata
+    (workbench.evolution.hyperparameters) that holds a value in `hyperparameters` (trainer.hyperparameters(); a
+    None default, such as PGPE's center_learning_rate = max_speed / 2, has no slider), and the episode cap
+    bounded by the run's cap `max_episode_frames` (no cap knob when the run has none)."""
+    chosen = [Knob(name, meta.label, meta.scale, meta.low, meta.high, meta.step)
+              for name, meta in describe(config_class).items()
+              if meta.has_slider and hyperparameters.get(name) is not None]
     if max_episode_frames is not None:
-        cap = next(k for k in KNOBS if k.name == "max_episode_frames")
-        chosen.append(dataclasses.replace(cap, low=min(cap.low, max_episode_frames), high=max_episode_frames))
+        chosen.append(dataclasses.replace(EPISODE_CAP, low=min(EPISODE_CAP.low, max_episode_frames),
+                                          high=max_episode_frames))
     return chosen
 
 
@@ -67,21 +56,21 @@ def parse(knob: Knob, text: str) -> int | float:
     """The typed text as the knob's type (ValueError naming the knob)."""
     text = text.strip()
     try:
-        value = int(text) if knob.kind == "int" else float(text)
+        value = int(text) if knob.scale == "int" else float(text)
     except ValueError:
-        kind = "an integer" if knob.kind == "int" else "a number"
+        kind = "an integer" if knob.scale == "int" else "a number"
         raise ValueError(f"{knob.name} must be {kind}, got {text!r}") from None
-    if knob.kind != "int" and not math.isfinite(value):
+    if knob.scale != "int" and not math.isfinite(value):
         raise ValueError(f"{knob.name} must be finite, got {text!r}")
     return value
 
 
 def _slider(knob, value):
     common = dict(continuous_update=False, readout=True, layout=widgets.Layout(width="250px", flex="0 0 250px"))
-    if knob.kind == "int":
+    if knob.scale == "int":
         high = max(knob.high, value)
         return widgets.IntSlider(value=value, min=knob.low, max=high, step=knob.step, **common)
-    if knob.kind == "log":
+    if knob.scale == "log":
         value = min(max(value, knob.low), knob.high)
         return widgets.FloatLogSlider(value=value, base=10, min=math.log10(knob.low), max=math.log10(knob.high),
                                       step=knob.step, readout_format=".2e", **common)
@@ -132,7 +121,7 @@ class HyperparameterPanel:
 
     def _changed(self, name, value):
         if not self._syncing:
-            self.submit(name, int(value) if self.knobs[name].kind == "int" else float(value))
+            self.submit(name, int(value) if self.knobs[name].scale == "int" else float(value))
 
     def submit(self, name: str, value: int | float) -> bool:
         """Applies name = value through `apply`; shows the outcome. True if accepted."""

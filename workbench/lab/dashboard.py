@@ -96,7 +96,7 @@ class TrainingDashboard:
             self.buttons[name] = button
         snapshot = self.trainer.snapshot()
         self.controls = HyperparameterPanel(dict(snapshot.hyperparameters, **snapshot.pending), self._apply,
-                                            knobs_for(snapshot.hyperparameters,
+                                            knobs_for(type(self.trainer.strategy.config), snapshot.hyperparameters,
                                                       self.trainer.evaluator.spec.max_episode_frames),
                                             on_error=lambda text: self._log("error", text))
         self.elite_area = widgets.VBox()

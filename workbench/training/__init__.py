@@ -8,9 +8,10 @@
 """
 from __future__ import annotations
 
+from workbench.evolution.registry import ALGORITHMS
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import Event, EventBus
-from workbench.training.run_config import ALGORITHMS, RunConfig
+from workbench.training.run_config import RunConfig
 from workbench.training.trainer import Trainer, TrainerError
 
 __all__ = ["ALGORITHMS", "CheckpointError", "Event", "EventBus", "RunConfig", "Trainer", "TrainerError",

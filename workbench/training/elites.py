@@ -14,12 +14,12 @@ import dataclasses
 import numpy as np
 
 from workbench.evaluation.run_spec import RunSpec
-from workbench.evolution import Genome, GenomeDecoder
+from workbench.evolution import Genome, GenomeDecoder, algorithm_spec
 from workbench.evolution.records import GenerationRecord
 from workbench.evolution.space import ParameterSpace
 from workbench.models.observation_normalization import ObservationStatistics
 from workbench.training.checkpoint import CheckpointError, load_checkpoint
-from workbench.training.run_config import ALGORITHMS, RunConfig
+from workbench.training.run_config import RunConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +64,7 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
             raise CheckpointError(f"the checkpoint of {run_dir} has corrupt observation statistics: {error}") from error
         spec = spec.with_observation_statistics(statistics)
     space = spec.space()
-    strategy = ALGORITHMS[config.algorithm][0].from_state(state["strategy"], space)
+    strategy = algorithm_spec(config.algorithm).strategy.from_state(state["strategy"], space)
     bases = strategy.bases()
     history = [GenerationRecord.from_json(record) for record in state["history"]]
     if generation is None:

@@ -38,14 +38,19 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.checks import check_choice
-from workbench.envs import find_mujoco_task
+from workbench.envs import find_atari_game, find_mujoco_task
+from workbench.evolution import ALGORITHMS, algorithm_spec
 
 _GA_PAPER = dict(population_size=1000, truncation=20, sigma=0.002, elite_candidates=10, elite_episodes=30)
-# random search is the GA with truncation 0 (set by its ALGORITHMS entry), so its presets leave truncation out
 
 
-def _random(ga):
-    return {name: value for name, value in ga.items() if name != "truncation"}
+def _for_algorithm(family_settings, spec):
+    """A family's preset settings for the algorithm `spec`: without the fields its name sets (random search's
+    truncation 0), with the meta-population of the novelty searches."""
+    settings = {name: value for name, value in family_settings[spec.family].items() if name not in spec.defaults}
+    if spec.needs_behaviour:
+        settings["meta_population_size"] = family_settings["meta_population_size"]
+    return settings
 
 
 _ES_PAPER = dict(population_size=5000, sigma=0.02, learning_rate=0.01)
@@ -54,22 +59,13 @@ _ES_PC = dict(population_size=200, sigma=0.02, learning_rate=0.01)
 _GA_TUTORIAL = dict(population_size=64, truncation=8, sigma=0.05, elite_candidates=4, elite_episodes=5)
 _ES_TUTORIAL = dict(population_size=64, sigma=0.05, learning_rate=0.03)
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "paper": dict(
-        hyperparameters={"ga": _GA_PAPER, "random": _random(_GA_PAPER), "es": _ES_PAPER,
-                         "ns-es": dict(_ES_PAPER, meta_population_size=5),
-                         "nsr-es": dict(_ES_PAPER, meta_population_size=5)},
-        layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000)),
-    "pc": dict(
-        hyperparameters={"ga": _GA_PC, "random": _random(_GA_PC), "es": _ES_PC,
-                         "ns-es": dict(_ES_PC, meta_population_size=3),
-                         "nsr-es": dict(_ES_PC, meta_population_size=3)},
-        layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000)),
-    "tutorial": dict(
-        hyperparameters={"ga": _GA_TUTORIAL, "random": _random(_GA_TUTORIAL), "es": _ES_TUTORIAL,
-                         "ns-es": dict(_ES_TUTORIAL, meta_population_size=3),
-                         "nsr-es": dict(_ES_TUTORIAL, meta_population_size=3)},
-        layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000)),
+PRESETS: dict[str, dict[str, Any]] = {  # Atari: settings per algorithm family (registry trait), and the layout
+    "paper": dict(families=dict(ga=_GA_PAPER, es=_ES_PAPER, meta_population_size=5),
+                  layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000)),
+    "pc": dict(families=dict(ga=_GA_PC, es=_ES_PC, meta_population_size=3),
+               layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000)),
+    "tutorial": dict(families=dict(ga=_GA_TUTORIAL, es=_ES_TUTORIAL, meta_population_size=3),
+                     layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000)),
 }
 
 
@@ -115,9 +111,9 @@ def one_wave_slots(episodes: int, subpopulations: int = 2) -> int:
 def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
     """The RunConfig fields of preset `name` for `algorithm` on the MuJoCo task `task` (a Gymnasium id; the
     humanoid trap takes Humanoid-v5's)."""
-    table = _CONTINUOUS[name]
+    table, family = _CONTINUOUS[name], algorithm_spec(algorithm).family
     fields = dict(subpopulations=2, max_episode_frames=1000)
-    if algorithm == "ars":
+    if family == "ars":
         hyperparameters = dict(ARS_PAPER[task], center_episodes=1)  # the policy's own return, for the curves
         if name == "tutorial":
             hyperparameters.update(directions=min(hyperparameters["directions"], 8),
@@ -125,22 +121,35 @@ def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
         normalization = None if task in ARS_V1_TASKS else dict(ARS_NORMALIZATION)
         return dict(fields, model="linear", hyperparameters=hyperparameters, observation_normalization=normalization,
                     slots=one_wave_slots(2 * hyperparameters["directions"] + 1))
-    if algorithm == "pgpe":
+    if family == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}),
                                center_episodes=1)
         return dict(fields, model="linear", hyperparameters=hyperparameters,
                     observation_normalization=dict(PGPE_NORMALIZATION),
                     slots=one_wave_slots(hyperparameters["population_size"] + 1))
     hidden = [256, 256] if task == "Humanoid-v5" else [64, 64]
-    if algorithm in ("es", "ns-es", "nsr-es"):
-        hyperparameters = dict(table["es"])
-        if algorithm != "es":
-            hyperparameters["meta_population_size"] = 3 if name != "paper" else 5
-    else:
-        hyperparameters = dict(table["ga"]) if algorithm == "ga" else _random(table["ga"])
+    hyperparameters = _for_algorithm(dict(table, meta_population_size=3 if name != "paper" else 5),
+                                     algorithm_spec(algorithm))
     return dict(fields, model="mlp", model_options=dict(hidden_sizes=hidden), hyperparameters=hyperparameters,
                 observation_normalization=dict(ES_NORMALIZATION),
                 slots=one_wave_slots(hyperparameters["population_size"] + 1))
+
+
+FAMILY_FIELDS = ("model", "model_options", "observation_normalization", "max_episode_frames")
+
+
+def family_defaults(algorithm: str, env: str) -> dict[str, Any]:
+    """The fields of FAMILY_FIELDS a run of `algorithm` on `env` takes when neither a preset nor the user chose
+    them: on a MuJoCo task the paper preset's model, observation normalisation and 1,000-step cap; on another
+    Gymnasium id a linear policy for the vector-only algorithms, an MLP otherwise; on Atari nothing (RunConfig's
+    own defaults are Atari's)."""
+    task = find_mujoco_task(env)
+    if task is not None:
+        fields = continuous_presets("paper", algorithm, task.gymnasium_id)
+        return {name: fields[name] for name in FAMILY_FIELDS if name in fields}
+    if find_atari_game(env) is not None:
+        return {}
+    return dict(model="linear" if algorithm_spec(algorithm).vector_only else "mlp")
 
 
 def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str, Any]:
@@ -151,13 +160,13 @@ def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str
     check_choice("preset", name, sorted(PRESETS))
     task = find_mujoco_task(env) if env is not None else None
     if task is not None:
-        from workbench.training.run_config import ALGORITHMS
-
-        check_choice("algorithm", algorithm, sorted(ALGORITHMS))
+        algorithm_spec(algorithm)  # ValueError for an unknown name
         return continuous_presets(name, algorithm, task.gymnasium_id)  # variants take their rules' task settings
-    preset = PRESETS[name]
-    check_choice("algorithm", algorithm, sorted(preset["hyperparameters"]))
-    fields = dict(preset["layout"], hyperparameters=dict(preset["hyperparameters"][algorithm]))
-    if name in ("paper", "pc") and algorithm in ("es", "ns-es", "nsr-es"):
+    preset, spec = PRESETS[name], algorithm_spec(algorithm)
+    if spec.family not in preset["families"]:
+        raise ValueError(f'algorithm "{algorithm}" is for vector observations; on Atari the presets cover '
+                         f"{', '.join(n for n in sorted(ALGORITHMS) if ALGORITHMS[n].family in preset['families'])}")
+    fields = dict(preset["layout"], hyperparameters=_for_algorithm(preset["families"], spec))
+    if name in ("paper", "pc") and spec.family == "es":
         fields["virtual_batch_norm"] = True
     return fields

@@ -9,44 +9,22 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks import check_bool, check_choice, check_type
+from workbench.checks import check_bool, check_type
 from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
 from workbench.evaluation.run_spec import ATARI_MODELS
-from workbench.evolution import (
-    PGPE,
-    ARSConfig,
-    AugmentedRandomSearch,
-    ESConfig,
-    EvolutionStrategy,
-    GAConfig,
-    GeneticAlgorithm,
-    NoveltyConfig,
-    NoveltySearchES,
-    PGPEConfig,
-    Strategy,
-)
+from workbench.evolution import ALGORITHMS, Strategy, algorithm_names, algorithm_spec
 from workbench.models.atari import DEFAULT_FLATTEN
 from workbench.models.observation_normalization import ObservationNormalization
 from workbench.training.checkpoint import CheckpointError
 
 REFERENCE_BATCH_SIZE = 128  # observations of the virtual batch normalisation's reference batch (Salimans et al. 2017)
-ALGORITHMS = {
-    "ga": (GeneticAlgorithm, GAConfig, {}),
-    "random": (GeneticAlgorithm, GAConfig, {"truncation": 0}),
-    "es": (EvolutionStrategy, ESConfig, {}),
-    "ns-es": (NoveltySearchES, NoveltyConfig, {"reward_weight": 0.0}),
-    "nsr-es": (NoveltySearchES, NoveltyConfig, {"reward_weight": 0.5}),
-    "ars": (AugmentedRandomSearch, ARSConfig, {}),
-    "pgpe": (PGPE, PGPEConfig, {}),
-}
-VECTOR_ONLY = ("ars", "pgpe")  # algorithms for vector observations (policies "linear" / "mlp"), not Atari screens
-NOVELTY = ("ns-es", "nsr-es")
+__all__ = ["ALGORITHMS", "REFERENCE_BATCH_SIZE", "RunConfig"]  # ALGORITHMS: the registry (workbench.evolution)
 
 
 @dataclasses.dataclass
 class RunConfig:
-    """A run: env (Atari game, MuJoCo task or Gymnasium id), model, algorithm ("ga", "random", "es", "ns-es",
-    "nsr-es", "ars", "pgpe") with `hyperparameters` (fields of its config dataclass; the papers' defaults
+    """A run: env (Atari game, MuJoCo task or Gymnasium id), model, algorithm (a name of the registry,
+    workbench.evolution.ALGORITHMS) with `hyperparameters` (fields of its config dataclass; the papers' defaults
     otherwise), the evaluator's layout, the noise table and the seed.
 
     observation_normalization: None, True or a dict of ObservationNormalization's fields (fraction, clip,
@@ -78,17 +56,12 @@ class RunConfig:
     action_noise: float = 0.0  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
     init_from: str = None  # a run directory whose elite the search starts from (warm start)
 
-    def algorithm_config(self) -> GAConfig | ESConfig | NoveltyConfig:
+    def algorithm_config(self) -> Any:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
-        check_choice("algorithm", self.algorithm, sorted(ALGORITHMS))
-        _, config_class, preset = ALGORITHMS[self.algorithm]
+        spec = algorithm_spec(self.algorithm)
         if not isinstance(self.hyperparameters, dict):
             raise ValueError(f"hyperparameters must be a dict, got {type(self.hyperparameters).__name__}")
-        names = {f.name for f in dataclasses.fields(config_class)}
-        unknown = set(self.hyperparameters) - names
-        if unknown:
-            raise ValueError(f"unknown {self.algorithm} hyperparameters {sorted(unknown)}; known: {sorted(names)}")
-        return config_class(**dict(preset, **self.hyperparameters)).validated()
+        return spec.config_for(self.hyperparameters)
 
     def spec(self) -> RunSpec:
         """The RunSpec of this run: environment, model, episode cap, noise table, observation normalisation."""
@@ -101,17 +74,18 @@ class RunConfig:
     def check(self) -> None:
         """ValueError naming the field when the algorithm, model and environment do not go together."""
         spec = self.spec()
-        if self.algorithm in VECTOR_ONLY and spec.is_atari:
+        algorithm = algorithm_spec(self.algorithm)
+        if algorithm.vector_only and spec.is_atari:
             raise ValueError(f'algorithm "{self.algorithm}" is for vector observations (MuJoCo and Gymnasium tasks, '
-                             f'models "linear" and "mlp"); for Atari use ga, random, es, ns-es or nsr-es')
+                             f'models "linear" and "mlp"); for Atari use {", ".join(algorithm_names(vector_only=False))}')
         if spec.normalization is not None and spec.is_atari:
             raise ValueError("observation_normalization is for vector observations; Atari runs normalise hidden "
                              "layers with virtual_batch_norm")
         if self.init_from is not None:
             check_type("init_from", self.init_from, str, "a run directory")
-            if ALGORITHMS.get(self.algorithm, (None,))[0] is GeneticAlgorithm:
-                raise ValueError(f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (its '
-                                 "population is seed chains); es, ns-es, nsr-es, ars and pgpe can")
+            if not algorithm.has_center:
+                raise ValueError(f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (it has '
+                                 f"no center); {', '.join(algorithm_names(has_center=True))} can")
 
     def reference_batch(self) -> np.ndarray | None:
         """The run's reference batch for virtual batch normalisation (128 observations of random play drawn from
@@ -128,7 +102,7 @@ class RunConfig:
             reference = self.reference_batch() if reference_batch is None else reference_batch
             spec = dataclasses.replace(spec, reference_batch=reference)
         behaviour = self.behaviour
-        if behaviour is None and self.algorithm in NOVELTY:
+        if behaviour is None and algorithm_spec(self.algorithm).needs_behaviour:
             behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
         check_bool("ray", self.ray)
         layout = dict(subpopulations=self.subpopulations, slots=self.slots, behaviour=behaviour,
@@ -139,7 +113,7 @@ class RunConfig:
             evaluator = RayEvaluator.from_spec(spec, actors=self.ray_actors, address=self.ray_address, **layout)
         else:
             evaluator = Evaluator.from_spec(spec, **layout)
-        strategy_class = ALGORITHMS[self.algorithm][0]
+        strategy_class = algorithm_spec(self.algorithm).strategy
         try:
             return strategy_class(config, evaluator.space, seed=self.seed), evaluator
         except BaseException:

@@ -41,7 +41,7 @@ from workbench.evolution.strategy import HyperparameterLog, Strategy
 from workbench.models.observation_normalization import ObservationStatistics
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
-from workbench.training.run_config import ALGORITHMS, RunConfig
+from workbench.training.run_config import RunConfig
 from workbench.training.run_logger import RunLogger
 from workbench.training.warm_start import load_warm_start
 
@@ -522,4 +522,4 @@ class Trainer:
         self.evaluator.close()
 
 
-__all__ = ["ALGORITHMS", "Trainer", "TrainerError"]
+__all__ = ["Trainer", "TrainerError"]
