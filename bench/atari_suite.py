@@ -48,9 +48,9 @@ from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E
 from render_atari_suite import PAGE, RESULTS, SIGNATURE, render  # noqa: E402
 
 from workbench.envs import resolve_atari_game  # noqa: E402
+from workbench.evolution import ALGORITHMS  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS  # noqa: E402
-from workbench.training.run_config import ALGORITHMS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -181,6 +181,7 @@ def curve_points(history):
 
 def run_suite(args, mode, games):
     settings = MODES[mode]
+    revision = commit()  # the code this process runs (HEAD may move while a suite trains)
     overrides = settings["overrides"]
     budget = args.frames if args.frames is not None else settings["frames"]
     episodes = args.test_episodes or settings["test_episodes"]
@@ -229,7 +230,7 @@ def run_suite(args, mode, games):
         frames = history[-1].frames_total
         entry = dict(benchmark="atari_suite", **signature, game=game,
                      date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                     commit=commit(), machine=dict(cores=os.cpu_count(), cpu=platform.processor() or platform.machine()),
+                     commit=revision, machine=dict(cores=os.cpu_count(), cpu=platform.processor() or platform.machine()),
                      generations=len(history), frames=frames, seconds=round(seconds, 1),
                      frames_per_second=round(frames / seconds, 1) if seconds else None,
                      final_elite_training=history[-1].elite, test_training_cap=test_summary(at_training_cap),
@@ -291,7 +292,7 @@ def main(argv=None):
         args.changes = parse_changes(args.changes, args.algorithm)
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
-        if args.algorithm in ("ars", "pgpe"):
+        if ALGORITHMS[args.algorithm].vector_only:
             raise ValueError(f"--algo {args.algorithm} is for MuJoCo tasks (vector observations), not Atari")
     except ValueError as error:
         parser.error(str(error))

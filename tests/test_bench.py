@@ -338,3 +338,20 @@ def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit, match="line 2 is not JSON"):
         bench.main(["--smoke", "--results", str(corrupt), "--runs", str(tmp_path / "runs")])
     assert not (tmp_path / "runs").exists() and not (tmp_path / "r.jsonl").exists()  # nothing written
+
+
+def test_the_committed_atari_pages_are_generated_from_the_committed_results(tmp_path):
+    """docs/atari_studies.md (and docs/atari_suite.md once the suite has lines) are what the renderer makes of
+    the committed results files: a new line without the page rendered again fails here."""
+    render = load_bench("render_atari_suite")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for results, page, write in ((render.STUDIES, render.STUDIES_PAGE, render.render_studies),
+                                 (render.RESULTS, render.PAGE, render.render)):
+        if not os.path.exists(results):
+            assert not os.path.exists(page), f"{page} has no results file to come from"
+            continue
+        fresh = tmp_path / os.path.basename(page)
+        write(results, str(fresh))
+        assert fresh.read_text() == open(page).read(), (
+            f"{os.path.relpath(page, root)} is stale: run python bench/render_atari_suite.py"
+            + (" --studies" if write is render.render_studies else ""))

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The Atari studies that choose the pc preset's search settings: arms of bench/atari_suite.py (--set changes of
+# the pc preset) at equal frames, two seeds, three games, scored on 30 test episodes at the training cap. Lines go
+# to bench/results/atari_studies.jsonl, runs to bench/results/atari_runs/ (both committed); a stopped study
+# resumes (each run from its newest checkpoint; finished runs are skipped). The page docs/atari_studies.md is
+# generated from the lines at the end.
+#
+#   bench/atari_studies.sh            # every study below, in order
+#   PYTHON=.venv/bin/python bench/atari_studies.sh
+#
+# Study 1, rank-1 mutations: the GA's children as rank-1 perturbations per layer (mutation_rank=1, run through
+# the inference op's perturbed mode, perturbed_rank=1) against the paper's full-rank mutations.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-.venv/bin/python}
+STUDY=(--frames 10000000 --no-ale-cap --results bench/results/atari_studies.jsonl --append)
+RANK1=(--set mutation_rank=1 --set perturbed_rank=1)
+
+for seed in 0 1; do
+  for game in frostbite seaquest asteroids; do
+    "$PYTHON" bench/atari_suite.py --games "$game" --seed "$seed" "${STUDY[@]}"
+    "$PYTHON" bench/atari_suite.py --games "$game" --seed "$seed" "${STUDY[@]}" "${RANK1[@]}"
+  done
+done
+"$PYTHON" bench/render_atari_suite.py --studies
