@@ -153,6 +153,37 @@ def study_figure(game, budget, arms, path):
     plt.close(figure)
 
 
+def study_summary(grouped):
+    """Markdown lines: per changed arm, each game's mean over seeds against the unchanged preset's, and on how many
+    games the arm is ahead; an arm wins a game when its mean over seeds is higher, and clearly when even its lowest
+    seed is above the preset's highest."""
+    import statistics
+
+    verdicts = {}
+    for (game, budget), arms in grouped.items():
+        baseline = {label.split(" + ")[0]: seeds for label, seeds in arms.items() if " + " not in label}
+        for label, seeds in arms.items():
+            reference = baseline.get(label.split(" + ")[0])
+            if " + " not in label or reference is None:
+                continue
+            ours = [e["test_training_cap"]["mean"] for e in seeds.values()]
+            theirs = [e["test_training_cap"]["mean"] for e in reference.values()]
+            verdicts.setdefault(label, []).append((game, budget, statistics.fmean(ours), statistics.fmean(theirs),
+                                                   min(ours) > max(theirs), len(ours), len(theirs)))
+    if not verdicts:
+        return []
+    lines = ["## Summary", "", "| arm | game, frames | arm (mean over seeds) | preset (mean over seeds) | arm / preset | "
+             "seeds (arm, preset) |", "|---|---|---|---|---|---|"]
+    for label, rows in verdicts.items():
+        for game, budget, ours, theirs, clearly, n_ours, n_theirs in rows:
+            ratio = f"{ours / theirs:.2f}" if theirs > 0 else "n/a"
+            lines.append(f"| {label} | {game}, {budget / 1e6:g}M | {number(ours)} | {number(theirs)} | {ratio}"
+                         f"{' (every seed ahead)' if clearly else ''} | {n_ours}, {n_theirs} |")
+        ahead = sum(1 for row in rows if row[2] > row[3])
+        lines.append(f"| **{label}** | **ahead on {ahead} of {len(rows)} games** | | | | |")
+    return lines + [""]
+
+
 def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
     """Writes the studies page and its figures (in a folder beside it named after it); returns the page's path."""
     import statistics
@@ -168,6 +199,7 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
              "mean over seeds and, in brackets, the lowest and highest seed. Frames are the budget; a run stops at "
              "the end of the generation that reaches it.", ""]
     grouped = study_groups(entries)
+    lines += study_summary(grouped)
     for (game, budget), arms in grouped.items():
         lines += [f"## {game}, {budget:,} frames", "",
                   "| arm | test mean per seed | mean over seeds [lowest, highest] | frames | frames/s | "
