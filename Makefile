@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` (installs, then runs the main job) and
-# `make test` (installs, then lints and runs the whole test suite). Both create ./.venv on first use.
-# `make test-fast` is the edit-test loop: lint and every test but the slow, notebook, browser and Ray tiers.
+# `make test` (installs, then lints and runs the test suite but its parity tier). Both create ./.venv on first use.
+# `make test-fast` is the edit-test loop: lint and every test but the slow, notebook, browser, Ray and parity tiers.
+# `make test-parity` runs the parity tier (the twins at full length, the op fuzzer's long form); CI runs it.
 # `make test-sanitize` runs the op fuzzer and the ops' equivalence tests on a build of the ops under
 # AddressSanitizer and UndefinedBehaviorSanitizer (docs/sanitizers.md); CI runs it after make test.
 PYTHON ?= python3
@@ -15,7 +16,7 @@ MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install system demo lint test test-fast test-sanitize sanitize-build bench lab clean
+.PHONY: install system demo lint test test-fast test-parity test-sanitize sanitize-build bench lab clean
 
 install: $(INSTALLED)
 
@@ -49,7 +50,8 @@ bench: install
 	$(PY) bench/atari_suite.py --quick
 
 # The type-checked packages (mypy, settings in pyproject.toml); the others join as their errors reach zero.
-TYPED_PACKAGES := workbench/evolution workbench/evaluation
+TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models workbench/ops workbench/lab workbench/cli.py \
+	workbench/checks.py workbench/quiet.py workbench/__init__.py workbench/__main__.py
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -61,10 +63,15 @@ PYTEST_WORKERS ?= 2
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10
 
 test: lint system
-	$(PYTEST)
+	$(PYTEST) -m "not parity"
 
 test-fast: lint system
-	$(PYTEST) -m "not slow and not notebook and not browser and not ray"
+	$(PYTEST) -m "not slow and not notebook and not browser and not ray and not parity"
+
+# The parity tier: the twins compared at full length (Atari emulation on 12 games, MuJoCo physics over 30,000 steps
+# per task) and the op fuzzer's long form. CI runs it after make test.
+test-parity: install
+	$(PYTEST) -m parity
 
 # The sanitizer tier (docs/sanitizers.md). The ops are built again with -fsanitize=address,undefined and their debug
 # checks on, into build/sanitize (the package keeps its release build; WORKBENCH_OPS_DIR points the loader there).
@@ -78,8 +85,8 @@ SANITIZER_ENV = LD_PRELOAD="$$(g++ -print-file-name=libasan.so) $$(g++ -print-fi
 	ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(SANITIZE_REPORTS)/asan \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(SANITIZE_REPORTS)/ubsan \
 	WORKBENCH_OPS_DIR=$(CURDIR)/$(SANITIZE_OPS) TF_CPP_MIN_LOG_LEVEL=2
-SANITIZE_TESTS := tests/test_mujoco_env.py tests/test_atari_env.py tests/test_population_matmul.py \
-	tests/test_population_conv.py tests/test_assign_slots.py tests/test_frame_preprocessing.py tests/test_env_contract.py
+SANITIZE_TESTS := tests/envs/test_mujoco_env.py tests/envs/test_atari_env.py tests/ops/test_population_matmul.py \
+	tests/ops/test_population_conv.py tests/ops/test_assign_slots.py tests/envs/test_frame_preprocessing.py tests/envs/test_env_contract.py
 
 sanitize-build: $(SANITIZE_OPS)/.built
 
@@ -91,18 +98,18 @@ $(SANITIZE_OPS)/.built: $(INSTALLED) setup.py $(OPS_SOURCES)
 
 test-sanitize: sanitize-build
 	rm -rf $(SANITIZE_REPORTS) && mkdir -p $(SANITIZE_REPORTS)
-	$(SANITIZER_ENV) $(PY) tests/op_fuzzer.py --calls 1500 --seed 20261203 --log $(SANITIZE_REPORTS)/fuzzer-calls.log \
+	$(SANITIZER_ENV) $(PY) tests/ops/op_fuzzer.py --calls 1500 --seed 20261203 --log $(SANITIZE_REPORTS)/fuzzer-calls.log \
 		>$(SANITIZE_REPORTS)/fuzzer-output.log 2>&1 || { tail -40 $(SANITIZE_REPORTS)/fuzzer-output.log; \
 		tail -3 $(SANITIZE_REPORTS)/fuzzer-calls.log; cat $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan* 2>/dev/null; exit 1; }
 	@tail -1 $(SANITIZE_REPORTS)/fuzzer-output.log
 	$(SANITIZER_ENV) $(PY) -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider $(SANITIZE_TESTS) \
-		-k "not fallback_to_the_reference_backend" -W ignore::UserWarning -W ignore::DeprecationWarning \
+		-m "not parity" -k "not fallback_to_the_reference_backend" -W ignore::UserWarning -W ignore::DeprecationWarning \
 		|| { cat $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan* 2>/dev/null; exit 1; }
 	@if ls $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan* >/dev/null 2>&1; then \
 		cat $(SANITIZE_REPORTS)/asan* $(SANITIZE_REPORTS)/ubsan*; echo "sanitizer reports: see above"; exit 1; fi
 	@echo "test-sanitize: no AddressSanitizer or UndefinedBehaviorSanitizer report"
 
-# System packages: Debian's Chromium for the browser test (tests/test_browser.py), and EGL with Mesa's
+# System packages: Debian's Chromium for the browser test (tests/notebooks/test_browser.py), and EGL with Mesa's
 # software OpenGL for headless MuJoCo rendering (workbench/envs/mujoco_render.py). As root, the
 # missing ones are installed with apt-get; otherwise the command to install them is printed.
 SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri

@@ -142,7 +142,7 @@ setup(
         "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "jupyter_client>=8",
                  "psutil>=5.9", "playwright>=1.50", "ruff>=0.8", "mypy>=1.10", "pytest-xdist>=3.5"],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
-        # updater is such a thread (tests/test_widget_threads.py).
+        # updater is such a thread (tests/lab/test_widget_threads.py).
         "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],
         # Scale-out on a Ray cluster (workbench.evaluation.ray_evaluator); every node needs the same install.
         "ray": ["ray>=2.40,<3"],

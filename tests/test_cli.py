@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from support import REPO
+
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
 TINY = ["--game", "pong", "--algo", "ga", "--model", "small", "--population", "3", "--truncation", "1",
         "--elite-candidates", "1", "--elite-episodes", "1", "--max-episode-frames", "200", "--noise-size", str(2**22),
@@ -14,7 +16,7 @@ TINY = ["--game", "pong", "--algo", "ga", "--model", "small", "--population", "3
 
 def workbench(*args, timeout=600):
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=timeout,
-                          env=ENV, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          env=ENV, cwd=REPO)
 
 
 @pytest.mark.slow

@@ -4,7 +4,9 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "workbench"
+from support import REPO
+
+PACKAGE = pathlib.Path(REPO) / "workbench"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 DUNDERS = ("__init__", "__call__", "__enter__", "__exit__", "__len__")
 

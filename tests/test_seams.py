@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
+from support import DATA
 from workbench.evaluation import BaseEvaluator, RunSpec, Telemetry
 from workbench.evolution import (
     EvaluationRequest,
@@ -23,7 +24,7 @@ from workbench.lab.run_monitor import RunMonitor
 from workbench.training import Trainer, load_checkpoint
 from workbench.training.run_logger import read_history
 
-LEGACY = os.path.join(os.path.dirname(__file__), "data", "legacy_runs")
+LEGACY = os.path.join(DATA, "legacy_runs")
 
 
 class ToyEvaluator(BaseEvaluator):

@@ -1,6 +1,6 @@
 """The reference MuJoCo backend: Gymnasium's own v5 environments, stepped from Python.
 
-The twin of the ops (tests/test_mujoco_env.py compares them): the same Gymnasium task code computes
+The twin of the ops (tests/envs/test_mujoco_env.py compares them): the same Gymnasium task code computes
 observations, rewards and terminations; the two things the ops define themselves are mirrored here:
 
   reset noise   after Gymnasium's reset, the physics is reset again (mj_resetData) and put at

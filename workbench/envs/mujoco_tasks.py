@@ -1,7 +1,7 @@
 """The MuJoCo locomotion tasks of Gymnasium v5 that run inside TensorFlow ops: names, settings, defaults.
 
 Each task's keyword arguments are Gymnasium v5's (gymnasium/envs/mujoco/*_v5.py), with the same
-defaults (tests/test_mujoco_tasks.py checks them against Gymnasium's signatures); docs/mujoco.md
+defaults (tests/envs/test_mujoco_env.py checks them against Gymnasium's signatures); docs/mujoco.md
 writes down the rules behind them. Names are the Gymnasium ids ("HalfCheetah-v5") or short names
 ("halfcheetah", "half_cheetah", "walker"); unknown names get the close ones.
 

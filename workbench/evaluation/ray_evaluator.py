@@ -68,7 +68,7 @@ def _loopback_only():
     Ray 2.x turns a loopback node address into the machine's address unless multi-node
     clusters are switched off (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, read when Ray is imported,
     and by the processes it starts); with them off, its servers listen on 127.0.0.1 only
-    (tests/test_ray.py checks every listening socket).
+    (tests/evaluation/test_ray.py checks every listening socket).
     """
     from ray._private import ray_constants
 

@@ -10,8 +10,8 @@ import time
 import numpy as np
 import psutil
 import pytest
-from conftest import module_available, requires_component
 
+from support import module_available, requires_component
 from workbench.evaluation import Evaluator, RunSpec
 from workbench.evaluation.ray_evaluator import RayEvaluator
 from workbench.evolution import (

@@ -4,8 +4,8 @@ import time
 
 import numpy as np
 import pytest
-from test_trainer import cartpole_config
 
+from support import cartpole_config
 from workbench.lab import TrainingDashboard
 from workbench.training import RunConfig, Trainer
 

@@ -15,6 +15,8 @@ from workbench.envs.games import rom_path, unsupported_rom_ids
 from workbench.ops import atari_env
 
 EQUIVALENCE_GAMES = ["pong", "breakout", "frostbite", "space_invaders", "seaquest"]
+# The parity tier plays these too at full length: the nine games of the Deep GA paper's table (bench/atari_suite.py).
+PAPER_GAMES = ["asteroids", "assault", "asterix", "atlantis", "enduro", "gravitar", "venture"]
 
 
 def run_same_actions(batches, steps, seed, check_screens_every=10):
@@ -56,15 +58,20 @@ def run_same_actions(batches, steps, seed, check_screens_every=10):
     return episodes
 
 
-@pytest.mark.parametrize("game", EQUIVALENCE_GAMES)
-def test_ops_equal_the_reference_backend(game):
-    """1,200 steps (4,800 frames) of 2 emulators: identical frames (RGB and preprocessed), RAM, rewards and
-    done, through game overs, resets and the 3,000-frame cap."""
-    ops = AtariBatch(game, 2, seed=0, backend="custom", max_episode_frames=3000)
-    reference = AtariBatch(game, 2, seed=0, backend="reference", max_episode_frames=3000)
+SHORT, FULL = (300, 600), (1200, 3000)  # (steps, episode cap in frames): make test's form, the parity tier's
+
+
+@pytest.mark.parametrize("game,length", [(game, SHORT) for game in EQUIVALENCE_GAMES]
+                         + [pytest.param(game, FULL, marks=pytest.mark.parity) for game in EQUIVALENCE_GAMES + PAPER_GAMES])
+def test_ops_equal_the_reference_backend(game, length):
+    """Steps of 2 emulators (4 frames each): identical frames (RGB and preprocessed), RAM, rewards and done,
+    through game overs, resets and the episode cap (the cap is below the frames played, so episodes end)."""
+    steps, cap = length
+    ops = AtariBatch(game, 2, seed=0, backend="custom", max_episode_frames=cap)
+    reference = AtariBatch(game, 2, seed=0, backend="reference", max_episode_frames=cap)
     assert ops.backend == "custom" and reference.backend == "reference"
     np.testing.assert_array_equal(ops.action_set, reference.action_set)
-    assert run_same_actions([ops, reference], steps=1200, seed=7) >= 2  # episodes ended and were reset on the way
+    assert run_same_actions([ops, reference], steps=steps, seed=7) >= 2  # episodes ended and were reset on the way
 
 
 @pytest.mark.parametrize(
@@ -248,7 +255,7 @@ def test_invalid_configuration_is_refused(kwargs, match):
 
 @pytest.mark.parametrize("backend", ["custom", "reference"])
 def test_unreset_and_closed_batches_refuse_calls(backend):
-    """(Bad indices, actions and seeds, and stepping a finished episode: the contract, tests/test_env_contract.py.)"""
+    """(Bad indices, actions and seeds, and stepping a finished episode: the contract, tests/envs/test_env_contract.py.)"""
     batch = AtariBatch("breakout", 3, backend=backend, noop_max=0, max_episode_frames=40)
     with pytest.raises(ValueError, match="has not been reset"):
         batch.step([0], [0])

@@ -19,9 +19,9 @@ import time
 import urllib.request
 
 import pytest
-from conftest import module_available, requires_component
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import REPO, module_available, requires_component
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.browser
 

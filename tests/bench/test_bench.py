@@ -5,9 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import module_available, requires_component
 
-BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "population_inference.py")
+from support import REPO, TESTS, bench_script, module_available, requires_component
+
+BENCH = bench_script("population_inference.py")
 
 
 def load_bench(name):
@@ -54,7 +55,7 @@ def test_bad_arguments_are_refused(capsys):
     assert_refused(load_bench("population_inference"), ["--rank", "0"], "--rank must be >= 1", capsys)
 
 
-EMULATION_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "emulation.py")
+EMULATION_BENCH = bench_script("emulation.py")
 
 
 @pytest.mark.slow
@@ -74,7 +75,7 @@ def test_emulation_bench_refuses_an_unknown_game(capsys):
     assert_refused(load_bench("emulation"), ["--game", "frostbyte"], "frostbite", capsys)
 
 
-END_TO_END_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "end_to_end.py")
+END_TO_END_BENCH = bench_script("end_to_end.py")
 
 
 @pytest.mark.slow
@@ -223,7 +224,7 @@ def test_mujoco_smoke_run_measures_every_contender():
     assert refused.returncode == 2 and "HalfCheetah-v5" in refused.stderr
 
 
-TRAINING_RUNS_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "training_runs.py")
+TRAINING_RUNS_BENCH = bench_script("training_runs.py")
 
 
 @pytest.mark.slow
@@ -248,12 +249,12 @@ def test_training_runs_bench_refuses_bad_arguments(capsys):
     for arguments, message in ((["--generations", "0"], "--generations must be >= 1"),
                                (["--games", "frostbyte"], "frostbite"), (["--warmup", "-1"], "--warmup"),
                                (["--from-run", "/nonexistent"], "--from-run"),
-                               (["--from-run", os.path.dirname(__file__), "--games", "pong", "frostbite"],
+                               (["--from-run", TESTS, "--games", "pong", "frostbite"],
                                 "--from-run")):
         assert_refused(bench, arguments, message, capsys)
 
 
-SOAK_BENCH = os.path.join(os.path.dirname(__file__), "..", "bench", "soak.py")
+SOAK_BENCH = bench_script("soak.py")
 
 
 @pytest.mark.slow
@@ -344,7 +345,7 @@ def test_the_committed_atari_pages_are_generated_from_the_committed_results(tmp_
     """docs/atari_studies.md (and docs/atari_suite.md once the suite has lines) are what the renderer makes of
     the committed results files: a new line without the page rendered again fails here."""
     render = load_bench("render_atari_suite")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = REPO
     for results, page, write in ((render.STUDIES, render.STUDIES_PAGE, render.render_studies),
                                  (render.RESULTS, render.PAGE, render.render)):
         if not os.path.exists(results):

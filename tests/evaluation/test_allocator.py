@@ -5,7 +5,9 @@ import sys
 
 import pytest
 
-MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "workbench", "evaluation", "allocator.py")
+from support import REPO
+
+MODULE = os.path.join(REPO, "workbench", "evaluation", "allocator.py")
 
 SCRIPT = """
 import ctypes, ctypes.util, importlib.util, sys

@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from support import DATA
 from workbench.envs import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, RAM, MujocoBatch, make_batch
 from workbench.envs.mujoco_reference import reset_noise
 from workbench.envs.mujoco_tasks import INFO_TERMS, TASKS, find_mujoco_task, resolve_mujoco_task
 from workbench.ops import mujoco_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-HERE = os.path.dirname(os.path.abspath(__file__))
 TASK_IDS = list(TASKS)
 TERMINATING = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "InvertedPendulum-v5")
 
@@ -90,6 +90,14 @@ def play_against_gymnasium(task_id, steps, seed=0, **kwargs):
 @pytest.mark.parametrize("task_id", TASK_IDS)
 def test_episodes_equal_gymnasium_bit_for_bit(task_id):
     play_against_gymnasium(task_id, 1000)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_many_episodes_equal_gymnasium_bit_for_bit(task_id):
+    """The parity tier: 10,000 steps from each of three more seeds (episodes of every length, many resets)."""
+    for seed in (1, 2, 5):
+        play_against_gymnasium(task_id, 10000, seed=seed)
 
 
 @pytest.mark.parametrize("task_id", TERMINATING[:4])
@@ -267,7 +275,7 @@ def test_bad_input_names_the_argument():
         MujocoBatch("ant", 1, xml_file="no_such_model.xml")
     with pytest.raises(ValueError, match="max_episode_steps"):
         MujocoBatch("ant", 1, max_episode_steps=0)
-    batch = MujocoBatch("hopper", 2)  # (bad indices and actions in general: the contract, tests/test_env_contract.py)
+    batch = MujocoBatch("hopper", 2)  # (bad indices and actions in general: the contract, tests/envs/test_env_contract.py)
     batch.reset()
     with pytest.raises(ValueError, match=r"actions\[0, 0\] = inf is not finite"):  # float64 beyond float32
         batch.step([0, 1], np.full((2, 3), 1e39))
@@ -425,10 +433,10 @@ def test_trap_regions_name_where_an_episode_ended():
 # task. Where Gymnasium's own environment runs the pair, the ops play the same episodes bit for bit and report the
 # observation length Gymnasium's _get_obs() returns; where Gymnasium fails on it (an IndexError or a failed
 # unpacking in reset or step, a negative observation size at creation), MujocoBatch on both backends and the raw
-# create op refuse it at creation with an error naming xml_file. (tests/op_fuzzer.py creates the same pairs under
+# create op refuse it at creation with an error naming xml_file. (tests/ops/op_fuzzer.py creates the same pairs under
 # the sanitizers.)
 ASSETS = os.path.join(os.path.dirname(gymnasium.envs.mujoco.__file__), "assets")
-MODELS = sorted(glob.glob(os.path.join(ASSETS, "*.xml"))) + sorted(glob.glob(os.path.join(HERE, "data", "mujoco",
+MODELS = sorted(glob.glob(os.path.join(ASSETS, "*.xml"))) + sorted(glob.glob(os.path.join(DATA, "mujoco",
                                                                                             "*.xml")))
 RULES = [task for task in TASKS if TASKS[task].rules is None]  # the variants' rules are among these
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import assert_close_to_scale
 
+from support import assert_close_to_scale
 from workbench.models import MLPModel, SmallModel
 from workbench.models.virtual_batch_norm import EPSILON
 

@@ -12,8 +12,8 @@ OpError, or TypeError/ValueError from the op wrappers); anything else fails the 
 the process is caught by the caller: every call is written to --log before it runs, so the last
 line names the call that crashed.
 
-    python tests/op_fuzzer.py --calls 10000 --seed 1 --log /tmp/fuzz.log      # the long form
-    (tests/test_op_fuzz.py runs a fixed-seed short form in a subprocess; `make test-sanitize` runs
+    python tests/ops/op_fuzzer.py --calls 10000 --seed 1 --log /tmp/fuzz.log      # the long form
+    (tests/ops/test_op_fuzz.py runs a fixed-seed short form in a subprocess; `make test-sanitize` runs
     it on the sanitizer build, docs/sanitizers.md)
 """
 import argparse
@@ -22,7 +22,8 @@ import os
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, REPO)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
@@ -34,7 +35,6 @@ from workbench.ops import _loader, atari_env, mujoco_env  # noqa: E402
 
 DTYPES = [tf.float32, tf.float64, tf.bfloat16, tf.int32, tf.int64, tf.uint8, tf.bool, tf.string]
 EXPECTED = (tf.errors.OpError, TypeError, ValueError)
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def mujoco_models():
@@ -43,7 +43,7 @@ def mujoco_models():
 
     assets = os.path.join(os.path.dirname(gymnasium.envs.mujoco.__file__), "assets")
     return sorted(glob.glob(os.path.join(assets, "*.xml"))) + sorted(
-        glob.glob(os.path.join(HERE, "data", "mujoco", "*.xml")))
+        glob.glob(os.path.join(REPO, "tests", "data", "mujoco", "*.xml")))
 
 
 class Fuzzer:

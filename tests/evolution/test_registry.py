@@ -1,9 +1,9 @@
-"""The algorithm registry: a registered algorithm (the toy of tests/toy_algorithm.py) gets command-line options
+"""The algorithm registry: a registered algorithm (the toy of tests/support/toy_algorithm.py) gets command-line options
 with help, validation, presets of its family and dashboard sliders without another file touched; the strategy
-contract runs on it too (tests/test_strategy_contract.py). Bad registrations and unknown names are refused."""
+contract runs on it too (tests/evolution/test_strategy_contract.py). Bad registrations and unknown names are refused."""
 import pytest
-from toy_algorithm import ToyConfig, toy_registered
 
+from support.toy_algorithm import ToyConfig, toy_registered
 from workbench.cli import build_parser, run_config_from
 from workbench.evolution import ALGORITHMS, AlgorithmSpec, GAConfig, GeneticAlgorithm, algorithm_names, algorithm_spec
 from workbench.evolution import register as register_algorithm

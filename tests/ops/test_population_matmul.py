@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import assert_close_to_scale
 
+from support import assert_close_to_scale
 from workbench.ops import LowRankPerturbation, population_matmul
 
 

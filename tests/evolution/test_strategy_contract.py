@@ -1,5 +1,5 @@
 """The Strategy contract, for every algorithm of the registry (workbench.evolution.ALGORITHMS) and the toy
-algorithm of tests/toy_algorithm.py (registered while it runs):
+algorithm of tests/support/toy_algorithm.py (registered while it runs):
 ask/tell round trip, typed records, reproducibility, exact resume after a checkpoint in every phase,
 foreign and corrupt state refused, and the audit of live set()."""
 import dataclasses
@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from toy_algorithm import NAME as TOY
-from toy_algorithm import toy_registered
 
+from support.toy_algorithm import NAME as TOY
+from support.toy_algorithm import toy_registered
 from workbench.evolution import (
     EvaluationRequest,
     EvaluationResult,

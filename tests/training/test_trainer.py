@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from support import TESTS, cartpole_config, pong_config
 from workbench.training import (
     CheckpointError,
     EventBus,
@@ -22,14 +23,6 @@ from workbench.training import (
 )
 
 FITNESS_KEYS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations", "frames")
-
-
-def cartpole_config(**changes):
-    config = dict(env="CartPole-v1", model="mlp", algorithm="ga", subpopulations=2, slots=8, max_episode_frames=200,
-                  noise_size=2**20, model_options=dict(hidden_sizes=[8]),
-                  hyperparameters=dict(population_size=16, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2))
-    config.update(changes)
-    return RunConfig(**config)
 
 
 def fitness(history):
@@ -217,10 +210,12 @@ def test_a_directory_without_a_run_is_refused_and_one_with_a_run_is_not_overwrit
 KILL_SCRIPT = """
 import os, sys, time
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-sys.path.insert(0, {root!r})
+sys.path.insert(0, {tests!r})
 import numpy as np
-from tests.test_trainer import GENERATIONS, KILL_CONFIGS
+from support import cartpole_config, pong_config
 from workbench.training import Trainer, checkpoint
+GENERATIONS = {generations!r}
+KILL_CONFIGS = {{"cartpole": cartpole_config, "atari": pong_config}}
 run_dir, kind = sys.argv[1], sys.argv[2]
 savez = np.savez
 def slow_savez(*args, **kwargs):  # the test kills some runs here: state.json written, arrays.npz not yet
@@ -238,13 +233,7 @@ if trainer.generation < GENERATIONS[kind]:
 """
 
 
-def atari_config():
-    return RunConfig(env="pong", model="small", algorithm="ga", subpopulations=2, slots=4, max_episode_frames=120,
-                     noise_size=2**20, hyperparameters=dict(population_size=8, truncation=2, sigma=0.01,
-                                                            elite_candidates=1, elite_episodes=1))
-
-
-KILL_CONFIGS = {"cartpole": cartpole_config, "atari": atari_config}
+KILL_CONFIGS = {"cartpole": cartpole_config, "atari": pong_config}
 GENERATIONS = {"cartpole": 8, "atari": 2}  # enough that a run cannot finish between the kills
 
 
@@ -276,9 +265,8 @@ def test_kill_9_at_any_moment_loses_at_most_the_generation_in_progress(tmp_path,
     """SIGKILL before the first checkpoint exists, while a checkpoint is being written, and at a random later
     moment: every restart resumes (a run without a checkpoint starts again from generation 0 with its
     config), nothing checkpointed is lost, and the finished run equals one that was never interrupted."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     script = tmp_path / "train.py"
-    script.write_text(KILL_SCRIPT.format(root=root))
+    script.write_text(KILL_SCRIPT.format(tests=TESTS, generations=GENERATIONS))
     run_dir = str(tmp_path / "run")
     rng = np.random.default_rng(0)
     states = set()

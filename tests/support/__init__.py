@@ -1,0 +1,67 @@
+"""Helpers the tests share: the repository's paths, the component checks of the browser and Ray tiers, the float32
+tolerance of the op tests and a small CartPole run. Test modules import these from here (pyproject.toml puts
+tests/ on pytest's path), never from conftest.py or from one another."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository's root
+TESTS = os.path.join(REPO, "tests")
+DATA = os.path.join(TESTS, "data")  # the tests' fixtures (legacy run directories, tiny MuJoCo models)
+BENCH = os.path.join(REPO, "bench")
+
+
+def bench_script(name):
+    """The path of bench/<name>."""
+    return os.path.join(BENCH, name)
+
+
+def in_ci():
+    """Whether this is a CI run (CI set to anything but empty, 0 or false): components must be there."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def requires_component(available, what):
+    """Skips the test (with the reason) when `what` is missing, except under CI, where it fails."""
+    if available:
+        return
+    if in_ci():
+        pytest.fail(f"{what} is missing, and under CI this test must run")
+    pytest.skip(f"{what} is missing (under CI=true this is a failure)")
+
+
+def module_available(name):
+    return importlib.util.find_spec(name) is not None
+
+
+def assert_close_to_scale(actual, expected, tolerance=1e-4):
+    """max |actual - expected| <= tolerance * output scale (the float32 criterion of the op tests)."""
+    actual, expected = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if expected.size == 0:
+        return
+    scale = max(np.abs(expected).max(), 1e-6)
+    error = np.abs(actual - expected).max()
+    assert error <= tolerance * scale, f"max abs error {error:.3g} > {tolerance:g} * scale {scale:.3g}"
+
+
+def cartpole_config(**changes):
+    """A RunConfig of a GA on CartPole small enough for a test (16 members, two generations in seconds)."""
+    from workbench.training import RunConfig
+
+    config = dict(env="CartPole-v1", model="mlp", algorithm="ga", subpopulations=2, slots=8, max_episode_frames=200,
+                  noise_size=2**20, model_options=dict(hidden_sizes=[8]),
+                  hyperparameters=dict(population_size=16, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2))
+    config.update(changes)
+    return RunConfig(**config)
+
+
+def pong_config():
+    """A RunConfig of a GA on Pong small enough for a test (8 members, 120-frame episodes)."""
+    from workbench.training import RunConfig
+
+    return RunConfig(env="pong", model="small", algorithm="ga", subpopulations=2, slots=4, max_episode_frames=120,
+                     noise_size=2**20, hyperparameters=dict(population_size=8, truncation=2, sigma=0.01,
+                                                            elite_candidates=1, elite_episodes=1))
