@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from numbers import Integral, Real
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -68,7 +68,15 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
-def check_choice(name: str, value: T, choices: Iterable[T], allow_none: bool = False) -> T | None:
+@overload
+def check_choice(name: str, value: T, choices: Iterable[T], allow_none: Literal[False] = False) -> T: ...
+
+
+@overload
+def check_choice(name: str, value: T | None, choices: Iterable[T], allow_none: bool) -> T | None: ...
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any], allow_none: bool = False) -> Any:
     """`value` if it is one of `choices` (or None when allowed), else a ValueError listing them."""
     choices = tuple(choices)
     if (value is None and allow_none) or (value is not None and value in choices):

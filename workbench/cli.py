@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from workbench.evolution import GenerationRecord
     from workbench.training import RunConfig, Trainer
 
-def _option_type(annotation: str) -> type:
+def _option_type(annotation: object) -> type:
     """The command-line type of a config field annotated `annotation` ("float | None" -> float)."""
     if isinstance(annotation, type):  # a module without `from __future__ import annotations`
         annotation = annotation.__name__
@@ -238,12 +238,14 @@ def train(trainer: Trainer, args: argparse.Namespace) -> None:
     finally:
         bar.close()
         trainer.stop()  # joins the thread; checkpoints unless the newest checkpoint is already this state
-    outputs = [plot_history(trainer.history, os.path.join(trainer.run_dir, "fitness.png"))] if trainer.history else []
+    run_dir = trainer.run_dir
+    assert run_dir is not None  # the command line always gives the run a directory (--out)
+    outputs = [plot_history(trainer.history, os.path.join(run_dir, "fitness.png"))] if trainer.history else []
     if trainer.history and not args.no_gif:
         try:
             from workbench.training.replay import replay_run, save_video
 
-            outputs.append(save_video(replay_run(trainer.run_dir), os.path.join(trainer.run_dir, "elite.gif")))
+            outputs.append(save_video(replay_run(run_dir), os.path.join(run_dir, "elite.gif")))
         except ValueError as error:
             print(f"no elite.gif: {error}")
     names = [os.path.basename(p) for p in outputs] + ["history.jsonl", "checkpoints/", "tensorboard/"]

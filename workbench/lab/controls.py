@@ -43,9 +43,10 @@ def knobs_for(config_class: type, hyperparameters: Mapping[str, Any], max_episod
     (workbench.evolution.hyperparameters) that holds a value in `hyperparameters` (trainer.hyperparameters(); a
     None default, such as PGPE's center_learning_rate = max_speed / 2, has no slider), and the episode cap
     bounded by the run's cap `max_episode_frames` (no cap knob when the run has none)."""
-    chosen = [Knob(name, meta.label, meta.scale, meta.low, meta.high, meta.step)
-              for name, meta in describe(config_class).items()
-              if meta.has_slider and hyperparameters.get(name) is not None]
+    chosen = []
+    for name, meta in describe(config_class).items():
+        if meta.has_slider and meta.low is not None and meta.high is not None and hyperparameters.get(name) is not None:
+            chosen.append(Knob(name, meta.label, meta.scale, meta.low, meta.high, meta.step))
     if max_episode_frames is not None:
         chosen.append(dataclasses.replace(EPISODE_CAP, low=min(EPISODE_CAP.low, max_episode_frames),
                                           high=max_episode_frames))

@@ -22,7 +22,7 @@ import threading
 import time
 import traceback
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
@@ -48,7 +48,7 @@ class TrainingDashboard:
         check_int("frame_scale", frame_scale, 1, 8)
         trainer.check_budget(generations, frames, seconds)  # validates the budget now, not at Start
         self.trainer = trainer
-        self.budget = dict(generations=generations, frames=frames, seconds=seconds)
+        self.budget: dict[str, Any] = dict(generations=generations, frames=frames, seconds=seconds)
         self.plot_interval, self.frame_interval, self.frame_scale = plot_interval, frame_interval, frame_scale
         self.monitor = RunMonitor(history=trainer.history)
         self.monitor.state = "running" if trainer.running else "idle"
@@ -126,7 +126,7 @@ class TrainingDashboard:
     # -- actions --------------------------------------------------------------------------
     def start(self, generations: int | None = None, frames: int | None = None, seconds: float | None = None) -> None:
         """Starts training in the background with the given budget (default: the dashboard's)."""
-        given = dict(generations=generations, frames=frames, seconds=seconds)
+        given: dict[str, Any] = dict(generations=generations, frames=frames, seconds=seconds)
         budget = given if any(v is not None for v in given.values()) else self.budget
         self.trainer.start(**budget)
 

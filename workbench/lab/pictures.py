@@ -23,7 +23,7 @@ def png(array: np.ndarray, scale: int = 1) -> bytes:
         raise ValueError(f"images must be [H, W] or [H, W, 3], got shape {array.shape}")
     image = Image.fromarray(array)
     if scale != 1:
-        image = image.resize((array.shape[1] * scale, array.shape[0] * scale), Image.NEAREST)
+        image = image.resize((array.shape[1] * scale, array.shape[0] * scale), Image.Resampling.NEAREST)
     buffer = io.BytesIO()
     image.save(buffer, format="png", compress_level=1)
     return buffer.getvalue()

@@ -82,8 +82,8 @@ class ThroughputPlot:
         self.slots.set_xlabel("seconds into the newest generation")
         self.slots.set_ylim(0, 1.05)
         self.slots.grid(alpha=0.3)
-        self._bands = None
-        self._round_marks = []
+        self._bands: _Group | None = None
+        self._round_marks: list[Any] = []
 
     def update(self, monitor: RunMonitor) -> None:
         x = monitor.generations
@@ -205,13 +205,13 @@ def action_histogram(actions: np.ndarray, meanings: Sequence[str] | None = None,
 def returns_histogram(returns: Sequence[float], width: float = 4.0, height: float = 2.0,
                       title: str | None = None) -> bytes:
     """PNG of the distribution of test-episode returns, with their mean marked."""
-    returns = np.asarray(returns, np.float64)
+    values = np.asarray(returns, np.float64)
     figure = new_figure(width, height)
     axes = figure.add_subplot()
-    bins = min(20, max(1, len(np.unique(returns))))
-    axes.hist(returns, bins=bins, color="tab:green")
-    if returns.size:
-        axes.axvline(returns.mean(), color="black", linestyle="--", linewidth=1, label=f"mean {returns.mean():g}")
+    bins = min(20, max(1, len(np.unique(values))))
+    axes.hist(values, bins=bins, color="tab:green")
+    if values.size:
+        axes.axvline(values.mean(), color="black", linestyle="--", linewidth=1, label=f"mean {values.mean():g}")
         axes.legend(fontsize=7)
     axes.set_xlabel("episode return")
     axes.set_ylabel("episodes")
@@ -233,8 +233,8 @@ def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width
              ((trap.MOUTH_X, trap.BACK_X), (-trap.HALF_WIDTH, -trap.HALF_WIDTH))]
     for xs, ys in walls:
         axes.plot(xs, ys, color="saddlebrown", lw=4)
-    for label, points in positions.items():
-        points = np.asarray(points, np.float64).reshape(-1, 2)
+    for label, given in positions.items():
+        points = np.asarray(given, np.float64).reshape(-1, 2)
         regions = [trap.trap_region(x, y) for x, y in points]
         counts = ", ".join(f"{regions.count(region)} {region}" for region in trap.REGIONS if region in regions)
         axes.scatter(points[:, 0], points[:, 1], s=12, alpha=0.7, label=f"{label}: {counts}")

@@ -13,7 +13,7 @@ import collections
 import datetime
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.checks import check_choice
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
@@ -33,19 +33,20 @@ class RunMonitor:
     """Per-generation series, the newest gameplay frame, hyperparameter notices and a log, from events."""
 
     def __init__(self, history: Iterable[GenerationRecord] = (), log_lines: int = 200) -> None:
-        self.generations, self.frames_total = [], []
-        self.fitness = {name: [] for name in FITNESS_SERIES}
-        self.frames_per_second = []
-        self.busy_frames_per_second = []  # the rate while every slot runs (see evaluation.telemetry)
-        self.tail_seconds = []  # per generation: its rounds' tails (slots running dry)
-        self.latest_rounds = ()  # the newest generation's rounds (GenerationRecord.rounds): occupancy over time
-        self.time_split = {name: [] for name in TIME_SPLIT}
-        self.latest_frame = None  # the newest "frame" event's FrameShown: frame (RGB), score, step, generation, ...
+        self.generations: list[int] = []
+        self.frames_total: list[int] = []
+        self.fitness: dict[str, list[float]] = {name: [] for name in FITNESS_SERIES}
+        self.frames_per_second: list[float] = []
+        self.busy_frames_per_second: list[float] = []  # the rate while every slot runs (see evaluation.telemetry)
+        self.tail_seconds: list[float] = []  # per generation: its rounds' tails (slots running dry)
+        self.latest_rounds: Any = ()  # the newest generation's rounds (GenerationRecord.rounds): occupancy over time
+        self.time_split: dict[str, list[float]] = {name: [] for name in TIME_SPLIT}
+        self.latest_frame: Any = None  # the newest "frame" event's FrameShown: frame (RGB), score, step, generation
         self.frames_received = 0
         self.state = "idle"
-        self.hyperparameters = {}  # the newest generation's hyperparameters
-        self.notices = collections.deque(maxlen=20)  # hyperparameter changes and checkpoints, newest last
-        self.log = collections.deque(maxlen=log_lines)  # (time, level, text)
+        self.hyperparameters: dict[str, Any] = {}  # the newest generation's hyperparameters
+        self.notices: collections.deque[str] = collections.deque(maxlen=20)  # changes and checkpoints, newest last
+        self.log: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=log_lines)  # (time, level, text)
         for record in history:
             self._generation(record)
 

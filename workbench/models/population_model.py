@@ -212,7 +212,8 @@ class PopulationModel(tf.Module):
         """clip((x - mean) / std, -clip, clip) with the statistics in force (x float32 [batch, d])."""
         options = self.observation_normalization
         x = (x - self.observation_mean) * self.observation_scale
-        return x if options.clip is None else tf.clip_by_value(x, -options.clip, options.clip)
+        clip = None if options is None else options.clip
+        return x if clip is None else tf.clip_by_value(x, -clip, clip)
 
     # ----- forward ------------------------------------------------------------------------
     def __call__(self, observations: Any, slots: Any, perturbations: Sequence[Any] | None = None) -> tf.Tensor:

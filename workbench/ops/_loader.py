@@ -27,14 +27,14 @@ INFERENCE = "_workbench_ops"  # population inference ops (Apache-2.0 code only)
 EMULATION = "_workbench_atari_ops"  # Atari emulation ops (links ALE, GPL-2.0-only)
 MUJOCO = "_workbench_mujoco_ops"  # MuJoCo physics ops (links the installed libmujoco, Apache-2.0)
 _lock = threading.Lock()
-_libraries = {}
+_libraries: dict[str, Any] = {}
 
 
 class OpsLibraryError(RuntimeError):
     """The compiled ops library is missing, stale or cannot be loaded."""
 
 
-def library_path(name: str = INFERENCE) -> str:
+def library_path(name: str = INFERENCE) -> str | None:
     """Path of the compiled library `name` inside the package (or in $WORKBENCH_OPS_DIR), or None if it was never
     built."""
     directory = os.environ.get(OPS_DIR_VARIABLE) or os.path.dirname(os.path.abspath(__file__))
