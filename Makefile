@@ -56,6 +56,7 @@ TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models work
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy $(TYPED_PACKAGES)
+	$(VENV)/bin/clang-format --dry-run -Werror $(OPS_SOURCES)
 
 # Two pytest-xdist workers: most test time is single-threaded Python (tests/conftest.py says which tests
 # stay serial). PYTEST_WORKERS=0 runs in one process (pytest's own output, pdb).

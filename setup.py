@@ -138,9 +138,10 @@ setup(
                       "imageio>=2.30", "imageio-ffmpeg>=0.4.9"],
     extras_require={
         # playwright drives Debian's Chromium in the browser test (no browser download: executable_path).
-        # ruff and mypy: the lint that make test runs first. pytest-xdist: make test's two workers.
+        # ruff, mypy and clang-format (ops/'s C++, style in .clang-format): the lint that make test runs first.
+        # pytest-xdist: make test's two workers.
         "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "jupyter_client>=8",
-                 "psutil>=5.9", "playwright>=1.50", "ruff>=0.8", "mypy>=1.10", "pytest-xdist>=3.5"],
+                 "psutil>=5.9", "playwright>=1.50", "ruff>=0.8", "mypy>=1.10", "clang-format>=18", "pytest-xdist>=3.5"],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
         # updater is such a thread (tests/lab/test_widget_threads.py).
         "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],

@@ -13,6 +13,5 @@
 #define WORKBENCH_MUJOCO_RECORD ""
 #endif
 
-extern "C" __attribute__((used, visibility("default"))) const char
-    kWorkbenchBuildInfo[] = "WORKBENCH_BUILD_INFO tensorflow=" WORKBENCH_TF_VERSION
-                            ";ale=" WORKBENCH_ALE_VERSION ";" WORKBENCH_MUJOCO_RECORD;
+extern "C" __attribute__((used, visibility("default"))) const char kWorkbenchBuildInfo[] =
+    "WORKBENCH_BUILD_INFO tensorflow=" WORKBENCH_TF_VERSION ";ale=" WORKBENCH_ALE_VERSION ";" WORKBENCH_MUJOCO_RECORD;

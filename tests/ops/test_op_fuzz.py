@@ -16,8 +16,8 @@ def test_random_calls_to_every_op_raise_errors_and_never_crash(tmp_path, calls, 
     log = tmp_path / "calls.log"
     result = subprocess.run([sys.executable, FUZZER, "--calls", str(calls), "--seed", str(seed), "--log", str(log)],
                             capture_output=True, text=True, timeout=3600)
-    calls = log.read_text().splitlines() if log.exists() else []
-    last = calls[-1] if calls else "(no call logged)"
+    logged = log.read_text().splitlines() if log.exists() else []
+    last = logged[-1] if logged else "(no call logged)"
     assert result.returncode == 0, (f"the fuzzer ended with code {result.returncode} at call:\n{last}\n"
                                     f"{result.stderr[-3000:]}")
     summary = result.stdout.strip().splitlines()[-1]  # (MuJoCo prints its warnings on stdout before it)

@@ -7,20 +7,31 @@
   GymBatch     any Gymnasium environment with vector observations (discrete or Box actions)
   make_batch   any of them, from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1"
   EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH,
-               PHYSICS_STATE, BODY_POSITION
+               PHYSICS_STATE, BODY_POSITION, RENDER_STATES
+  SimulatorBatch  the template of a simulator family's batch (AtariBatch and MujocoBatch derive from it)
   check_batch  checks a batch (any EnvBatch, yours too) against the contract they all keep
 """
 from __future__ import annotations
 
 from workbench.envs.atari import AtariBatch
 from workbench.envs.atari_config import AtariConfig
-from workbench.envs.batch import BODY_POSITION, CAPABILITIES, IN_GRAPH, PHYSICS_STATE, RAM, SCREEN, EnvBatch
+from workbench.envs.batch import (
+    BODY_POSITION,
+    CAPABILITIES,
+    IN_GRAPH,
+    PHYSICS_STATE,
+    RAM,
+    RENDER_STATES,
+    SCREEN,
+    EnvBatch,
+)
 from workbench.envs.contract import BatchContractError, check_batch
 from workbench.envs.games import atari_game_ids, close_matches, find_atari_game, resolve_atari_game
 from workbench.envs.gym_batch import GymBatch
 from workbench.envs.mujoco import MujocoBatch
 from workbench.envs.mujoco_tasks import TASKS as MUJOCO_TASKS
 from workbench.envs.mujoco_tasks import find_mujoco_task, resolve_mujoco_task
+from workbench.envs.simulator_batch import SimulatorBatch
 
 
 def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: object) -> EnvBatch:
@@ -49,6 +60,7 @@ __all__ = [
     "CAPABILITIES",
     "MUJOCO_TASKS",
     "PHYSICS_STATE",
+    "RENDER_STATES",
     "IN_GRAPH",
     "RAM",
     "SCREEN",
@@ -58,6 +70,7 @@ __all__ = [
     "EnvBatch",
     "GymBatch",
     "MujocoBatch",
+    "SimulatorBatch",
     "atari_game_ids",
     "check_batch",
     "find_atari_game",

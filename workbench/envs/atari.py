@@ -14,43 +14,39 @@ with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import tensorflow as tf
-
 from workbench.envs.atari_config import ALE_SPELLINGS, AtariConfig
-from workbench.envs.backends import make_backend
-from workbench.envs.batch import IN_GRAPH, RAM, SCREEN, EnvBatch, Indices
+from workbench.envs.batch import RAM, SCREEN, Indices
+from workbench.envs.simulator_batch import SimulatorBackend, SimulatorBatch
 
 
-def _make_backend(backend, config, batch_size):
-    def custom():
-        from workbench.envs.atari_ops_backend import OpsAtariBackend
+class AtariBackend(SimulatorBackend, Protocol):
+    """What Atari's backends (OpsAtariBackend, ReferenceAtariBackend) add to the family template's protocol."""
 
-        return OpsAtariBackend(config, batch_size)
+    action_set: Any  # the game's minimal action set (ALE action ids)
 
-    def reference():
-        from workbench.envs.atari_reference import ReferenceAtariBackend
+    def screen(self, indices: np.ndarray) -> np.ndarray: ...
 
-        return ReferenceAtariBackend(config, batch_size)
-
-    return make_backend(backend, custom, reference, "Atari emulation falls back to the slow ale-py reference backend")
+    def ram(self, indices: np.ndarray) -> np.ndarray: ...
 
 
-class AtariBatch(EnvBatch):
+class AtariBatch(SimulatorBatch):
     """batch_size emulators of one Atari game; see the module docstring and AtariConfig for the arguments."""
 
     observation_dtype = np.uint8
+    family_capabilities = frozenset({SCREEN, RAM})
+    ops_module = "atari_env"  # observe_in_graph: uint8 [n, size, size, stack]
+    _backend: AtariBackend
 
     def __init__(self, game: str, batch_size: int, *, frame_skip: int = 4, noop_max: int = 30,
                  repeat_action_probability: float = 0.0, max_episode_frames: int | None = 108_000,
                  fire_reset: bool = True, screen_size: int = 84, stack_size: int = 4, seed: int = 0,
                  backend: str | None = None, **ale_spellings: int | None) -> None:
         super().__init__(batch_size, seed)
-        protocol = dict(frame_skip=frame_skip, max_episode_frames=max_episode_frames)
+        protocol: dict[str, Any] = dict(frame_skip=frame_skip, max_episode_frames=max_episode_frames)
         for spelling, value in ale_spellings.items():
             if spelling not in ALE_SPELLINGS:
                 raise TypeError(f"AtariBatch got an unknown keyword {spelling!r}")
@@ -66,7 +62,20 @@ class AtariBatch(EnvBatch):
                     raise type(error)(f"{spelling} ({name}){str(error)[len(name):]}") from None
             raise
         screen_size, stack_size = self.config.screen_size, self.config.stack_size
-        self._backend = _make_backend(backend, self.config, self.batch_size)
+        config, size = self.config, self.batch_size
+
+        def custom():
+            from workbench.envs.atari_ops_backend import OpsAtariBackend
+
+            return OpsAtariBackend(config, size)
+
+        def reference():
+            from workbench.envs.atari_reference import ReferenceAtariBackend
+
+            return ReferenceAtariBackend(config, size)
+
+        self._start_backend(backend, custom, reference,
+                            "Atari emulation falls back to the slow ale-py reference backend")
         self.action_set = np.asarray(self._backend.action_set, np.int32)
         self.num_actions = int(self.action_set.size)
         self.observation_shape = (screen_size, screen_size, stack_size)
@@ -76,37 +85,14 @@ class AtariBatch(EnvBatch):
         return self.config.game
 
     @property
-    def capabilities(self) -> frozenset:
-        """screen and RAM always; in-graph observations on the ops backend."""
-        return frozenset({SCREEN, RAM, IN_GRAPH} if self._backend.name == "custom" else {SCREEN, RAM})
-
-    @property
-    def ops_handle(self) -> tf.Tensor:
-        """The emulators' resource handle for use inside graphs (workbench.ops.atari_env); needs IN_GRAPH."""
-        self.require(IN_GRAPH, "ops_handle")
-        return self._backend.handle
-
-    def observe_in_graph(self, indices: tf.Tensor) -> tf.Tensor:
-        """uint8 [n, size, size, stack] observations of `indices` made by the emulators' op (needs IN_GRAPH)."""
-        from workbench.ops import atari_env
-
-        self.require(IN_GRAPH, "observe_in_graph()")
-        return atari_env.observation(self._backend.handle, indices)
-
-    @property
-    def backend(self) -> str:
-        """"custom" or "reference": the backend in use."""
-        return self._backend.name
-
-    @property
     def action_meanings(self) -> list[str]:
         """Names of the actions (index i of an action = position in the minimal action set)."""
         from ale_py import Action
 
         return [Action(int(a)).name for a in self.action_set]
 
-    def __repr__(self):
-        return f"AtariBatch({self.game!r}, {self.batch_size}, backend={self.backend!r})"
+    def _label(self) -> str:
+        return self.game
 
     # Hooks of EnvBatch.
     def _reset(self, indices, seeds):
@@ -115,14 +101,8 @@ class AtariBatch(EnvBatch):
     def _step(self, indices, actions):
         return self._backend.step(indices, actions)
 
-    def _observation(self, indices):
-        return self._backend.observation(indices)
-
     def _step_and_observe(self, indices, actions):
         return self._backend.step_and_observe(indices, actions)
-
-    def _close(self):
-        self._backend.close()
 
     # Atari extras.
     def screen(self, indices: Indices = None) -> np.ndarray:

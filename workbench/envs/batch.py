@@ -19,6 +19,7 @@ Optional features are declared capabilities, asked for by name (never by hasattr
     batch.supports(IN_GRAPH)        # ops_handle and observe_in_graph(): observations made inside graphs
     batch.supports(PHYSICS_STATE)   # physics_state / set_physics_state(indices, qpos, qvel): replays (MuJoCo)
     batch.supports(BODY_POSITION)   # body_position(indices): the main body's world (x, y), for behaviours
+    batch.supports(RENDER_STATES)   # render_states(qpos, qvel): frames of states taken earlier (thread-safe)
 
 Every batch counts its episodes' frames (episode_frames: Atari frames with no-ops, else steps) and
 names its actions when it can (action_meanings, or None).
@@ -39,9 +40,9 @@ from workbench.checks import check_positive_int
 from workbench.envs.rng import episode_seed
 
 SCREEN, RAM, IN_GRAPH = "screen", "ram", "in_graph"
-PHYSICS_STATE, BODY_POSITION = "physics_state", "body_position"
+PHYSICS_STATE, BODY_POSITION, RENDER_STATES = "physics_state", "body_position", "render_states"
 Indices = Sequence[int] | np.ndarray | None  # environment indices: a vector of ints (None: all)
-CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION)
+CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES)
 
 
 def _integer_vector(values, name):
@@ -88,7 +89,7 @@ class EnvBatch:
         return frozenset()
 
     def supports(self, capability: str) -> bool:
-        """Whether this batch has the optional feature `capability` (SCREEN, RAM or IN_GRAPH)."""
+        """Whether this batch has the optional feature `capability` (one of CAPABILITIES)."""
         if capability not in CAPABILITIES:
             raise ValueError(f"capability must be one of {CAPABILITIES}, got {capability!r}")
         return capability in self.capabilities
@@ -140,6 +141,12 @@ class EnvBatch:
         """float64 [n, 2]: the world (x, y) of each simulation's main body (capability BODY_POSITION)."""
         self.require(BODY_POSITION, "body_position()")
         raise NotImplementedError(f"{type(self).__name__} declares BODY_POSITION but has no body_position()")
+
+    def render_states(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """RGB frames uint8 [n, H, W, 3] of physics states taken earlier by physics_state(), from any thread
+        (capability RENDER_STATES): a dashboard paints them while the simulations go on stepping."""
+        self.require(RENDER_STATES, "render_states()")
+        raise NotImplementedError(f"{type(self).__name__} declares RENDER_STATES but has no render_states()")
 
     def episode_frames(self, indices: Indices = None) -> np.ndarray:
         """Frames of the current episodes so far, int [n] (Atari: no-ops included; otherwise steps)."""

@@ -35,7 +35,16 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from workbench.envs.batch import BODY_POSITION, CAPABILITIES, IN_GRAPH, PHYSICS_STATE, RAM, SCREEN, EnvBatch
+from workbench.envs.batch import (
+    BODY_POSITION,
+    CAPABILITIES,
+    IN_GRAPH,
+    PHYSICS_STATE,
+    RAM,
+    RENDER_STATES,
+    SCREEN,
+    EnvBatch,
+)
 
 CLAUSES = ("interface", "observations", "seeding", "indices", "capabilities", "bad_input", "twin")
 
@@ -226,6 +235,7 @@ class _Checker:
             PHYSICS_STATE: lambda: self.physics_state_ok(indices),
             BODY_POSITION: lambda: _require(np.asarray(b.body_position(indices)).shape == (n, 2),
                                             "body_position() must return [n, 2]"),
+            RENDER_STATES: lambda: self.render_states_ok(indices),
         }
         for capability, check in checks.items():
             if capability in self.skip:
@@ -236,7 +246,8 @@ class _Checker:
             else:
                 call = {SCREEN: lambda: b.screen(indices), RAM: lambda: b.ram(indices),
                         IN_GRAPH: lambda: b.ops_handle, PHYSICS_STATE: lambda: b.physics_state(indices),
-                        BODY_POSITION: lambda: b.body_position(indices)}[capability]
+                        BODY_POSITION: lambda: b.body_position(indices),
+                        RENDER_STATES: lambda: b.render_states(np.zeros((n, 1)), np.zeros((n, 1)))}[capability]
                 try:
                     call()
                 except ValueError as error:
@@ -253,6 +264,14 @@ class _Checker:
         frames = np.asarray(self.batch.screen(indices))
         self.array_ok("screen()", frames, indices.size, np.uint8, 4)
         _require(frames.shape[-1] == 3, f"screen() must return RGB frames, got shape {frames.shape}")
+
+    def render_states_ok(self, indices):
+        """render_states() of a state taken now draws what screen() draws now (when the batch has SCREEN)."""
+        b = self.batch
+        frames = np.asarray(b.render_states(*b.physics_state(indices)))
+        self.array_ok("render_states()", frames, indices.size, np.uint8, 4)
+        if b.supports(SCREEN):
+            _require(np.array_equal(frames, b.screen(indices)), "render_states() of the current state != screen()")
 
     def in_graph_ok(self, indices):
         import tensorflow as tf

@@ -31,17 +31,14 @@ share a process). Headless machines render through EGL (Mesa's software renderer
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import tensorflow as tf
-
 from workbench.checks import check_optional_positive_int, check_positive_int
-from workbench.envs.backends import make_backend
-from workbench.envs.batch import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, SCREEN, EnvBatch, Indices
+from workbench.envs.batch import BODY_POSITION, PHYSICS_STATE, RENDER_STATES, SCREEN, Indices
 from workbench.envs.mujoco_tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
+from workbench.envs.simulator_batch import SimulatorBackend, SimulatorBatch
 
 
 def _check_model(task, settings):
@@ -67,27 +64,28 @@ def _check_model(task, settings):
     return int(body)
 
 
-def _make_backend(backend, task, settings, batch_size, max_episode_steps, main_body):
-    arguments = (task, settings, batch_size, max_episode_steps, main_body)
+class MujocoBackend(SimulatorBackend, Protocol):
+    """What MuJoCo's backends (OpsMujocoBackend, ReferenceMujocoBackend) add to the family template's protocol."""
 
-    def custom():
-        from workbench.envs.mujoco_ops_backend import OpsMujocoBackend
+    observation_size: int
+    action_size: int
+    nq: int
+    nv: int
+    ctrl_range: np.ndarray  # float32 [action_size, 2]
 
-        return OpsMujocoBackend(*arguments)
+    def physics_state(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
-    def reference():
-        from workbench.envs.mujoco_reference import ReferenceMujocoBackend
-
-        return ReferenceMujocoBackend(*arguments)
-
-    return make_backend(backend, custom, reference, "MuJoCo falls back to the slow Gymnasium reference backend")
+    def set_physics_state(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray: ...
 
 
-class MujocoBatch(EnvBatch):
+class MujocoBatch(SimulatorBatch):
     """batch_size simulations of one MuJoCo task; see the module docstring. `task_kwargs` are the task's
     Gymnasium v5 keyword arguments (workbench.envs.mujoco_tasks lists them with their defaults)."""
 
     observation_dtype = np.float32
+    family_capabilities = frozenset({SCREEN, PHYSICS_STATE, BODY_POSITION, RENDER_STATES})
+    ops_module = "mujoco_env"  # observe_in_graph: float32 [n, observation size]
+    _backend: MujocoBackend
 
     def __init__(self, task: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
                  max_episode_steps: int | None = None, backend: str | None = None,
@@ -98,7 +96,7 @@ class MujocoBatch(EnvBatch):
         except (TypeError, ValueError) as error:
             raise ValueError(f"render_size must be (height, width), positive, got {render_size!r}") from error
         self.render_size = (height, width)
-        self._renderer = None
+        self._renderer: Any = None  # a MujocoRenderer once screen() or render_states() is first called
         self.task = resolve_mujoco_task(task)
         if max_episode_steps is not None and max_episode_frames is not None:
             raise ValueError("give max_episode_frames or its Gymnasium spelling max_episode_steps, not both")
@@ -108,8 +106,19 @@ class MujocoBatch(EnvBatch):
         self.max_episode_steps = MAX_EPISODE_STEPS if limit is None else limit
         self.settings = self.task.settings(**task_kwargs)
         self.main_body = _check_model(self.task, self.settings)
-        self._backend = _make_backend(backend, self.task, self.settings, self.batch_size, self.max_episode_steps,
-                                      self.main_body)
+        arguments = (self.task, self.settings, self.batch_size, self.max_episode_steps, self.main_body)
+
+        def custom():
+            from workbench.envs.mujoco_ops_backend import OpsMujocoBackend
+
+            return OpsMujocoBackend(*arguments)
+
+        def reference():
+            from workbench.envs.mujoco_reference import ReferenceMujocoBackend
+
+            return ReferenceMujocoBackend(*arguments)
+
+        self._start_backend(backend, custom, reference, "MuJoCo falls back to the slow Gymnasium reference backend")
         self.action_size = self._backend.action_size
         self.action_low = np.ascontiguousarray(self._backend.ctrl_range[:, 0], np.float32)
         self.action_high = np.ascontiguousarray(self._backend.ctrl_range[:, 1], np.float32)
@@ -119,32 +128,8 @@ class MujocoBatch(EnvBatch):
     def env_id(self) -> str:
         return self.task.id
 
-    @property
-    def capabilities(self) -> frozenset:
-        """screen, physics state and body position always; in-graph simulations on the ops backend."""
-        common = {SCREEN, PHYSICS_STATE, BODY_POSITION}
-        return frozenset(common | {IN_GRAPH} if self._backend.name == "custom" else common)
-
-    @property
-    def ops_handle(self) -> tf.Tensor:
-        """The simulations' resource handle for use inside graphs (workbench.ops.mujoco_env); needs IN_GRAPH."""
-        self.require(IN_GRAPH, "ops_handle")
-        return self._backend.handle
-
-    def observe_in_graph(self, indices: tf.Tensor) -> tf.Tensor:
-        """float32 [n, observation size] observations of `indices` made by the simulations' op (needs IN_GRAPH)."""
-        from workbench.ops import mujoco_env
-
-        self.require(IN_GRAPH, "observe_in_graph()")
-        return mujoco_env.observation(self._backend.handle, indices)
-
-    @property
-    def backend(self) -> str:
-        """"custom" or "reference": the backend in use."""
-        return self._backend.name
-
-    def __repr__(self):
-        return f"MujocoBatch({self.task.id!r}, {self.batch_size}, backend={self.backend!r})"
+    def _label(self) -> str:
+        return self.task.id
 
     # Hooks of EnvBatch.
     def _reset(self, indices, seeds):
@@ -163,11 +148,8 @@ class MujocoBatch(EnvBatch):
         rewards, terminated, truncated, observations = self._backend.step_and_observe(indices, actions)
         return rewards, terminated | truncated, observations
 
-    def _observation(self, indices):
-        return self._backend.observation(indices)
-
     def _close(self):
-        self._backend.close()
+        super()._close()
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from workbench.envs.batch import IN_GRAPH, PHYSICS_STATE, SCREEN
+from workbench.envs.batch import IN_GRAPH, RENDER_STATES, SCREEN
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.behaviour import checked_behaviour
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
@@ -320,7 +320,7 @@ class SubPopulation:
         info = {name: float(values[0]) for name, values in self.env.step_info([slot]).items()}
         details = dict(request=r, episode=e, step=int(self._steps[slot]), score=float(self._outcomes.returns[r][e]),
                        info=info)
-        if self.env.supports(PHYSICS_STATE) and hasattr(self.env, "render_states"):
+        if self.env.supports(RENDER_STATES):
             if self._painter is None:
                 self._painter = FramePainter(self.env.render_states, self._deliver_frame)
             self._painter.submit(details, self.env.physics_state([slot]))

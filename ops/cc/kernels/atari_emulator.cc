@@ -75,8 +75,7 @@ int AtariEmulator::lives() const { return ale_->lives(); }
 int AtariEmulator::episode_frame_number() const { return ale_->getEpisodeFrameNumber(); }
 
 bool AtariEmulator::AtFrameCap() const {
-  return config_.max_episode_frames > 0 &&
-         ale_->getEpisodeFrameNumber() >= config_.max_episode_frames;
+  return config_.max_episode_frames > 0 && ale_->getEpisodeFrameNumber() >= config_.max_episode_frames;
 }
 
 int AtariEmulator::ActFrame(int ale_action) {

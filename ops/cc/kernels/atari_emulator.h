@@ -20,7 +20,7 @@
 namespace ale {
 class ALEInterface;
 class ALEState;
-}
+}  // namespace ale
 
 namespace workbench {
 
@@ -87,7 +87,7 @@ class AtariEmulator {
   const FrameResizer* resizer_;
   std::unique_ptr<ale::ALEInterface> ale_;
   std::unique_ptr<ale::ALEState> pristine_;  // the console as loaded; every Reset starts from it
-  std::vector<int> action_set_;  // ALE action ids of the minimal action set
+  std::vector<int> action_set_;              // ALE action ids of the minimal action set
   bool has_fire_ = false;
   int screen_height_ = 0, screen_width_ = 0;
 
@@ -96,10 +96,10 @@ class AtariEmulator {
   bool started_ = false, terminated_ = false, truncated_ = false;
   float episode_return_ = 0.0f;
 
-  std::vector<uint8_t> gray_;         // palette index -> grayscale
+  std::vector<uint8_t> gray_;             // palette index -> grayscale
   std::vector<uint8_t> previous_screen_;  // palette indices of the frame before the last
-  std::vector<uint8_t> stack_;        // [stack_size][screen_size^2], ring
-  int stack_head_ = 0;                // slot of the newest frame
+  std::vector<uint8_t> stack_;            // [stack_size][screen_size^2], ring
+  int stack_head_ = 0;                    // slot of the newest frame
   FrameResizer::Scratch scratch_;
 };
 

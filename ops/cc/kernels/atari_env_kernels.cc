@@ -2,19 +2,14 @@
 // TensorFlow resource, stepped on TF's intra-op thread pool (one emulator per
 // task). Every bad call becomes an InvalidArgument error naming the argument,
 // checked before any emulator is touched, so a failed call changes nothing.
-#include <atomic>
-#include <exception>
+// The scaffolding every simulator family shares is in env_batch_kernels.h.
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "atari_emulator.h"
+#include "env_batch_kernels.h"
 #include "frame_preprocessing.h"
-#include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/resource_mgr.h"
-#include "tensorflow/core/framework/tensor.h"
-#include "tensorflow/core/framework/tensor_shape.h"
 
 namespace workbench {
 namespace {
@@ -25,20 +20,17 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using ::tensorflow::errors::InvalidArgument;
 
-class AtariEnvBatch : public ::tensorflow::ResourceBase {
+class AtariEnvBatch : public EnvBatch<AtariEmulator> {
  public:
   explicit AtariEnvBatch(const AtariConfig& config) : config(config) {}
 
   std::string DebugString() const override {
-    return "AtariEnvBatch(" + config.rom_path + ", " + std::to_string(emulators.size()) + ")";
+    return "AtariEnvBatch(" + config.rom_path + ", " + std::to_string(size()) + ")";
   }
 
   const AtariConfig config;
   std::unique_ptr<const FrameResizer> resizer;  // from the game's screen size to screen_size
-  std::vector<std::unique_ptr<AtariEmulator>> emulators;
-  std::mutex mu;  // one call at a time per batch
 };
 
 // Emulators per batch at most (each holds an ALE instance of about a megabyte).
@@ -49,29 +41,14 @@ constexpr int64_t kMaxBatchSize = 1 << 16;
 constexpr int64_t kEmulatorCost = 1000000;
 
 // Runs fn(i) for i in [0, n) on the intra-op pool and turns a C++ exception
-// into an error. cost_per_item: kEmulatorCost, or a copy's bytes.
+// into an error. cost_per_item: kEmulatorCost (one task per emulator), or a
+// copy's bytes (the pool picks block sizes from the cost).
 template <typename Fn>
 absl::Status ForEach(OpKernelContext* ctx, int64_t n, int64_t cost_per_item, Fn fn) {
-  std::mutex error_mu;
-  std::string error;
-  auto* workers = ctx->device()->tensorflow_cpu_worker_threads()->workers;
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      try {
-        fn(i);
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        error = e.what();
-      }
-    }
-  };
-  if (cost_per_item >= kEmulatorCost) {
-    workers->ParallelFor(n, tsl::thread::ThreadPool::SchedulingParams::Fixed(1), run);
-  } else {  // copies: let the pool pick block sizes from the cost
-    workers->ParallelFor(n, cost_per_item, run);
-  }
-  if (!error.empty()) return ::tensorflow::errors::Internal("ALE failed: ", error);
-  return absl::OkStatus();
+  const auto params = cost_per_item >= kEmulatorCost
+                          ? tsl::thread::ThreadPool::SchedulingParams::Fixed(1)
+                          : tsl::thread::ThreadPool::SchedulingParams::Adaptive(cost_per_item);
+  return ParallelForEach(ctx, n, params, "ALE failed", fn);
 }
 
 class AtariEnvCreateOp : public OpKernel {
@@ -88,55 +65,50 @@ class AtariEnvCreateOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("stack_size", &config_.stack_size));
     const float p = config_.repeat_action_probability;
     OP_REQUIRES(ctx, p >= 0.0f && p <= 1.0f,
-                InvalidArgument("repeat_action_probability must be in [0, 1], got ", p));
-    OP_REQUIRES(ctx, config_.screen_size <= 1024,
-                InvalidArgument("screen_size must be at most 1024, got ", config_.screen_size));
+                absl::InvalidArgumentError(absl::StrCat("repeat_action_probability must be in [0, 1], got ", p)));
+    OP_REQUIRES(
+        ctx, config_.screen_size <= 1024,
+        absl::InvalidArgumentError(absl::StrCat("screen_size must be at most 1024, got ", config_.screen_size)));
     OP_REQUIRES(ctx, config_.stack_size <= 64,
-                InvalidArgument("stack_size must be at most 64, got ", config_.stack_size));
-    OP_REQUIRES(ctx, batch_size_ <= kMaxBatchSize,
-                InvalidArgument("batch_size must be at most ", kMaxBatchSize, ", got ", batch_size_));
+                absl::InvalidArgumentError(absl::StrCat("stack_size must be at most 64, got ", config_.stack_size)));
+    OP_REQUIRES(
+        ctx, batch_size_ <= kMaxBatchSize,
+        absl::InvalidArgumentError(absl::StrCat("batch_size must be at most ", kMaxBatchSize, ", got ", batch_size_)));
     OP_REQUIRES(ctx, config_.max_episode_frames <= INT32_MAX,
-                InvalidArgument("max_episode_frames must fit in int32, got ", config_.max_episode_frames));
+                absl::InvalidArgumentError(
+                    absl::StrCat("max_episode_frames must fit in int32, got ", config_.max_episode_frames)));
   }
 
   void Compute(OpKernelContext* ctx) override {
     const std::string problem = CheckRom(config_.rom_path);
-    OP_REQUIRES(ctx, problem.empty(), InvalidArgument("rom_path '", config_.rom_path, "' ", problem));
+    OP_REQUIRES(ctx, problem.empty(),
+                absl::InvalidArgumentError(absl::StrCat("rom_path '", config_.rom_path, "' ", problem)));
 
     auto* batch = new AtariEnvBatch(config_);
     ::tensorflow::core::ScopedUnref unref_on_error(batch);
-    batch->emulators.resize(batch_size_);
+    batch->simulators.resize(batch_size_);
     // The first emulator tells the screen size (210x160 for most games, 250x160
     // for a few); the others load in parallel (a ROM takes tens of milliseconds).
     OP_REQUIRES_OK(ctx, ForEach(ctx, 1, kEmulatorCost, [&](int64_t) {
-                     batch->emulators[0].reset(new AtariEmulator(batch->config, nullptr));
+                     batch->simulators[0].reset(new AtariEmulator(batch->config, nullptr));
                    }));
-    const AtariEmulator& first = *batch->emulators[0];
+    const AtariEmulator& first = *batch->simulators[0];
     const int64_t pixels = static_cast<int64_t>(first.screen_height()) * first.screen_width();
     OP_REQUIRES(ctx, pixels > 0 && pixels * 255 < (int64_t{1} << 24),
-                ::tensorflow::errors::Unimplemented("rom_path '", config_.rom_path, "' has a ", first.screen_height(),
-                                                    "x", first.screen_width(), " screen, too large for the resize"));
-    batch->resizer.reset(new FrameResizer(first.screen_height(), first.screen_width(), config_.screen_size,
-                                          config_.screen_size));
-    batch->emulators[0]->set_resizer(batch->resizer.get());
+                absl::UnimplementedError(absl::StrCat("rom_path '", config_.rom_path, "' has a ", first.screen_height(),
+                                                      "x", first.screen_width(), " screen, too large for the resize")));
+    batch->resizer.reset(
+        new FrameResizer(first.screen_height(), first.screen_width(), config_.screen_size, config_.screen_size));
+    batch->simulators[0]->set_resizer(batch->resizer.get());
     OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_ - 1, kEmulatorCost, [&](int64_t i) {
-                     batch->emulators[i + 1].reset(new AtariEmulator(batch->config, batch->resizer.get()));
+                     batch->simulators[i + 1].reset(new AtariEmulator(batch->config, batch->resizer.get()));
                    }));
     Tensor* action_set = nullptr;
-    const std::vector<int>& actions = batch->emulators[0]->action_set();
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({static_cast<int64_t>(actions.size())}),
-                                             &action_set));
+    const std::vector<int>& actions = batch->simulators[0]->action_set();
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({static_cast<int64_t>(actions.size())}), &action_set));
     for (size_t a = 0; a < actions.size(); ++a) action_set->vec<int32_t>()(a) = actions[a];
 
-    static std::atomic<int64_t> counter{0};
-    const std::string container = ctx->resource_manager()->default_container();
-    const std::string name = "workbench_atari_env_" + std::to_string(counter.fetch_add(1));
-    batch->Ref();  // the resource manager takes this reference
-    OP_REQUIRES_OK(ctx, ctx->resource_manager()->Create(container, name, batch));
-    Tensor* handle = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({}), &handle));
-    handle->scalar<::tensorflow::ResourceHandle>()() =
-        ::tensorflow::MakeResourceHandle<AtariEnvBatch>(ctx, container, name);
+    OP_REQUIRES_OK(ctx, PublishBatch(ctx, batch, "workbench_atari_env_", 0));
   }
 
  private:
@@ -144,55 +116,7 @@ class AtariEnvCreateOp : public OpKernel {
   int64_t batch_size_ = 0;
 };
 
-// Base of the ops that act on an existing batch: looks it up, locks it and
-// checks `indices` (input 1): a vector of distinct values in [0, batch_size).
-class AtariEnvOp : public OpKernel {
- public:
-  explicit AtariEnvOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
-
-  void Compute(OpKernelContext* ctx) final {
-    ::tensorflow::core::RefCountPtr<AtariEnvBatch> batch;
-    OP_REQUIRES_OK(ctx, ::tensorflow::LookupResource(ctx, ::tensorflow::HandleFromInput(ctx, 0), &batch));
-    std::lock_guard<std::mutex> lock(batch->mu);
-    const Tensor& indices_tensor = ctx->input(1);
-    OP_REQUIRES(ctx, indices_tensor.dims() == 1,
-                InvalidArgument("indices must be a vector, got shape ", indices_tensor.shape().DebugString()));
-    const int64_t size = static_cast<int64_t>(batch->emulators.size());
-    std::vector<bool> seen(size, false);
-    std::vector<int32_t> indices(indices_tensor.NumElements());
-    for (size_t i = 0; i < indices.size(); ++i) {
-      const int32_t index = indices_tensor.vec<int32_t>()(i);
-      OP_REQUIRES(ctx, index >= 0 && index < size,
-                  InvalidArgument("indices[", i, "] = ", index, " is out of range [0, ", size, ")"));
-      OP_REQUIRES(ctx, !seen[index], InvalidArgument("indices[", i, "] = ", index, " is repeated"));
-      seen[index] = true;
-      indices[i] = index;
-    }
-    Run(ctx, batch.get(), indices);
-  }
-
- protected:
-  virtual void Run(OpKernelContext* ctx, AtariEnvBatch* batch, const std::vector<int32_t>& indices) = 0;
-
-  static absl::Status RequireStarted(AtariEnvBatch* batch, const std::vector<int32_t>& indices) {
-    for (size_t i = 0; i < indices.size(); ++i) {
-      if (!batch->emulators[indices[i]]->started()) {
-        return InvalidArgument("indices[", i, "] = ", indices[i], " has not been reset yet; reset it first");
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // Checks that input `input` is a vector with one value per index.
-  static absl::Status RequirePerIndex(OpKernelContext* ctx, int input, const char* name, size_t n) {
-    const Tensor& t = ctx->input(input);
-    if (t.dims() != 1 || static_cast<size_t>(t.dim_size(0)) != n) {
-      return InvalidArgument(name, " must be a vector with one value per index (", n, "), got shape ",
-                             t.shape().DebugString());
-    }
-    return absl::OkStatus();
-  }
-};
+using AtariEnvOp = EnvBatchOp<AtariEnvBatch>;
 
 class AtariEnvResetOp : public AtariEnvOp {
  public:
@@ -200,13 +124,13 @@ class AtariEnvResetOp : public AtariEnvOp {
 
  protected:
   void Run(OpKernelContext* ctx, AtariEnvBatch* batch, const std::vector<int32_t>& indices) override {
-    OP_REQUIRES_OK(ctx, RequirePerIndex(ctx, 2, "seeds", indices.size()));
+    OP_REQUIRES_OK(ctx, RequireRows(ctx, 2, "seeds", indices.size(), -1));
     auto seeds = ctx->input(2).vec<int64_t>();
     Tensor* done = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({static_cast<int64_t>(indices.size())}), &done));
     auto d = done->vec<bool>();
     OP_REQUIRES_OK(ctx, ForEach(ctx, indices.size(), kEmulatorCost, [&](int64_t i) {
-                     AtariEmulator* emulator = batch->emulators[indices[i]].get();
+                     AtariEmulator* emulator = batch->simulators[indices[i]].get();
                      emulator->Reset(static_cast<uint64_t>(seeds(i)));
                      d(i) = emulator->done();
                    }));
@@ -223,18 +147,18 @@ class AtariEnvStepOp : public AtariEnvOp {
  protected:
   void Run(OpKernelContext* ctx, AtariEnvBatch* batch, const std::vector<int32_t>& indices) override {
     const size_t n = indices.size();
-    OP_REQUIRES_OK(ctx, RequirePerIndex(ctx, 2, "actions", n));
+    OP_REQUIRES_OK(ctx, RequireRows(ctx, 2, "actions", n, -1));
     OP_REQUIRES_OK(ctx, RequireStarted(batch, indices));
     auto actions = ctx->input(2).vec<int32_t>();
-    const int num_actions = static_cast<int>(batch->emulators[0]->action_set().size());
+    const int num_actions = static_cast<int>(batch->simulators[0]->action_set().size());
     for (size_t i = 0; i < n; ++i) {
-      OP_REQUIRES(ctx, actions(i) >= 0 && actions(i) < num_actions,
-                  InvalidArgument("actions[", i, "] = ", actions(i), " is not an action of this game: ",
-                                  "its minimal action set has ", num_actions, " actions [0, ", num_actions, ")"));
-      OP_REQUIRES(ctx, !batch->emulators[indices[i]]->done(),
-                  InvalidArgument("indices[", i, "] = ", indices[i],
-                                  " is at the end of its episode; reset it before stepping"));
+      OP_REQUIRES(
+          ctx, actions(i) >= 0 && actions(i) < num_actions,
+          absl::InvalidArgumentError(absl::StrCat("actions[", i, "] = ", actions(i),
+                                                  " is not an action of this game: ", "its minimal action set has ",
+                                                  num_actions, " actions [0, ", num_actions, ")")));
     }
+    OP_REQUIRES_OK(ctx, RequireNotDone(batch, indices));
     const int64_t rows = static_cast<int64_t>(n);
     Tensor* rewards = nullptr;
     Tensor* done = nullptr;
@@ -250,7 +174,7 @@ class AtariEnvStepOp : public AtariEnvOp {
     auto r = rewards->vec<float>();
     auto d = done->vec<bool>();
     OP_REQUIRES_OK(ctx, ForEach(ctx, n, kEmulatorCost, [&](int64_t i) {
-                     AtariEmulator* emulator = batch->emulators[indices[i]].get();
+                     AtariEmulator* emulator = batch->simulators[indices[i]].get();
                      r(i) = emulator->Step(actions(i));
                      d(i) = emulator->done();
                      if (kObserve) emulator->WriteObservation(observations + i * size * size * stack);
@@ -267,12 +191,12 @@ class AtariEnvObservationOp : public AtariEnvOp {
     OP_REQUIRES_OK(ctx, RequireStarted(batch, indices));
     const int64_t size = batch->config.screen_size, stack = batch->config.stack_size;
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(
-                            0, TensorShape({static_cast<int64_t>(indices.size()), size, size, stack}), &out));
+    OP_REQUIRES_OK(
+        ctx, ctx->allocate_output(0, TensorShape({static_cast<int64_t>(indices.size()), size, size, stack}), &out));
     uint8_t* data = out->flat<uint8_t>().data();
     const int64_t per_item = size * size * stack;
     OP_REQUIRES_OK(ctx, ForEach(ctx, indices.size(), per_item * 4, [&](int64_t i) {
-                     batch->emulators[indices[i]]->WriteObservation(data + i * per_item);
+                     batch->simulators[indices[i]]->WriteObservation(data + i * per_item);
                    }));
   }
 };
@@ -283,13 +207,13 @@ class AtariEnvScreenOp : public AtariEnvOp {
 
  protected:
   void Run(OpKernelContext* ctx, AtariEnvBatch* batch, const std::vector<int32_t>& indices) override {
-    const AtariEmulator& first = *batch->emulators[0];
+    const AtariEmulator& first = *batch->simulators[0];
     const int64_t h = first.screen_height(), w = first.screen_width();
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({static_cast<int64_t>(indices.size()), h, w, 3}), &out));
     uint8_t* data = out->flat<uint8_t>().data();
     OP_REQUIRES_OK(ctx, ForEach(ctx, indices.size(), h * w * 12, [&](int64_t i) {
-                     batch->emulators[indices[i]]->WriteScreenRgb(data + i * h * w * 3);
+                     batch->simulators[indices[i]]->WriteScreenRgb(data + i * h * w * 3);
                    }));
   }
 };
@@ -304,7 +228,7 @@ class AtariEnvRamOp : public AtariEnvOp {
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({static_cast<int64_t>(indices.size()), kRam}), &out));
     uint8_t* data = out->flat<uint8_t>().data();
-    for (size_t i = 0; i < indices.size(); ++i) batch->emulators[indices[i]]->WriteRam(data + i * kRam);
+    for (size_t i = 0; i < indices.size(); ++i) batch->simulators[indices[i]]->WriteRam(data + i * kRam);
   }
 };
 
@@ -322,7 +246,7 @@ class AtariEnvStatusOp : public AtariEnvOp {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(3, shape, &done));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(4, shape, &truncated));
     for (size_t i = 0; i < indices.size(); ++i) {
-      const AtariEmulator& emulator = *batch->emulators[indices[i]];
+      const AtariEmulator& emulator = *batch->simulators[indices[i]];
       lives->vec<int32_t>()(i) = emulator.lives();
       frames->vec<int32_t>()(i) = emulator.episode_frame_number();
       returns->vec<float>()(i) = emulator.episode_return();

@@ -178,8 +178,8 @@ void FrameResizer::ResizeColumnsAvx512(const uint32_t* column_sums, uint8_t* dst
     q = _mm512_mask_sub_epi32(q, under, q, one);
     r = _mm512_mask_add_epi32(r, under, r, d);
     const __m512i twice = _mm512_add_epi32(r, r);
-    const __mmask16 up = _mm512_cmpgt_epi32_mask(twice, d) |
-                         (_mm512_cmpeq_epi32_mask(twice, d) & _mm512_test_epi32_mask(q, one));
+    const __mmask16 up =
+        _mm512_cmpgt_epi32_mask(twice, d) | (_mm512_cmpeq_epi32_mask(twice, d) & _mm512_test_epi32_mask(q, one));
     q = _mm512_mask_add_epi32(q, up, q, one);
     _mm_mask_storeu_epi8(dst + 16 * c, chunk.lanes, _mm512_cvtepi32_epi8(q));
   }

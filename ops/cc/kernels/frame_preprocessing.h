@@ -41,14 +41,13 @@ class FrameResizer {
 
   // Buffers reused between calls (one per emulator: no allocation per step).
   struct Scratch {
-    std::vector<uint8_t> frame;    // [in_h * in_w] max grayscale
+    std::vector<uint8_t> frame;         // [in_h * in_w] max grayscale
     std::vector<uint32_t> column_sums;  // [in_w + 32] one output row, columns not yet resized
   };
 
   // out[out_h*out_w] = area-resize(max(gray[a], gray[b])) where a and b are
   // [in_h*in_w] palette-index screens and gray a 256-entry lookup table.
-  void MaxAndResize(const uint8_t* a, const uint8_t* b, const uint8_t* gray, uint8_t* out,
-                    Scratch* scratch) const;
+  void MaxAndResize(const uint8_t* a, const uint8_t* b, const uint8_t* gray, uint8_t* out, Scratch* scratch) const;
 
   int in_h() const { return rows_.in_size; }
   int in_w() const { return cols_.in_size; }
@@ -59,11 +58,11 @@ class FrameResizer {
   // round-half-to-even(sum / (in_h*in_w)).
   uint8_t RoundedQuotient(uint32_t sum) const;
 #if WORKBENCH_AVX512_RESIZE
-  struct Chunk {  // 16 outputs of the column pass
-    int base;                  // first source sum read
-    int32_t index[3 * 16];     // [tap][lane]: source - base, < 32
-    int32_t weight[3 * 16];    // [tap][lane]
-    uint16_t lanes;            // mask of the lanes that are outputs
+  struct Chunk {             // 16 outputs of the column pass
+    int base;                // first source sum read
+    int32_t index[3 * 16];   // [tap][lane]: source - base, < 32
+    int32_t weight[3 * 16];  // [tap][lane]
+    uint16_t lanes;          // mask of the lanes that are outputs
   };
   void ResizeColumnsAvx512(const uint32_t* column_sums, uint8_t* dst) const;
   std::vector<Chunk> chunks_;  // empty: the scalar column pass runs
@@ -71,7 +70,7 @@ class FrameResizer {
 
   AreaAxis rows_;
   AreaAxis cols_;
-  uint32_t divisor_;                    // in_h * in_w
+  uint32_t divisor_;  // in_h * in_w
   float inverse_divisor_;
 };
 

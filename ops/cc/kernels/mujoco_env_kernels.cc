@@ -2,21 +2,17 @@
 // of one task in a TensorFlow resource, stepped on TF's intra-op thread pool
 // (one simulation per task). Every bad call becomes an InvalidArgument error
 // naming the argument, checked before any simulation is touched, so a failed
-// call changes nothing.
+// call changes nothing. The scaffolding every simulator family shares is in
+// env_batch_kernels.h.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "env_batch_kernels.h"
 #include "mujoco_simulation.h"
-#include "tensorflow/core/framework/op_kernel.h"
-#include "tensorflow/core/framework/resource_mgr.h"
-#include "tensorflow/core/framework/tensor.h"
-#include "tensorflow/core/framework/tensor_shape.h"
 #include "tsl/platform/denormal.h"
 
 namespace workbench {
@@ -28,19 +24,16 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using ::tensorflow::errors::InvalidArgument;
 
-class MujocoEnvBatch : public ::tensorflow::ResourceBase {
+class MujocoEnvBatch : public EnvBatch<MujocoSimulation> {
  public:
   explicit MujocoEnvBatch(const MujocoTaskConfig& config) : task(config) {}
 
   std::string DebugString() const override {
-    return "MujocoEnvBatch(" + task.config().task + ", " + std::to_string(simulations.size()) + ")";
+    return "MujocoEnvBatch(" + task.config().task + ", " + std::to_string(size()) + ")";
   }
 
   const MujocoTask task;
-  std::vector<std::unique_ptr<MujocoSimulation>> simulations;
-  std::mutex mu;  // one call at a time per batch
 };
 
 // MuJoCo's Python bindings install a profiling timer (mjcb_time) when they are
@@ -65,23 +58,10 @@ using DenormalsKept = tsl::port::ScopedDontFlushDenormal;
 template <typename Fn>
 absl::Status ForEach(OpKernelContext* ctx, int64_t n, Fn fn) {
   SwitchOffProfilingTimer();
-  std::mutex error_mu;
-  std::string error;
-  auto* workers = ctx->device()->tensorflow_cpu_worker_threads()->workers;
-  const int64_t block = std::max<int64_t>(1, n / (4 * std::max(1, workers->NumThreads())));
-  workers->ParallelFor(n, tsl::thread::ThreadPool::SchedulingParams::Fixed(block), [&](int64_t begin, int64_t end) {
-    DenormalsKept denormals_kept;
-    for (int64_t i = begin; i < end; ++i) {
-      try {
-        fn(i);
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        error = e.what();
-      }
-    }
-  });
-  if (!error.empty()) return ::tensorflow::errors::Internal("MuJoCo failed: ", error);
-  return absl::OkStatus();
+  const int threads = ctx->device()->tensorflow_cpu_worker_threads()->workers->NumThreads();
+  const int64_t block = std::max<int64_t>(1, n / (4 * std::max(1, threads)));
+  return ParallelForEach<DenormalsKept>(ctx, n, tsl::thread::ThreadPool::SchedulingParams::Fixed(block),
+                                        "MuJoCo failed", fn);
 }
 
 // The task's real-valued settings arrive as a float64 input (TensorFlow has no
@@ -106,26 +86,27 @@ class MujocoEnvCreateOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("include_cfrc_ext_in_observation", &config_.include_cfrc_ext_in_observation));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("include_cinert_in_observation", &config_.include_cinert_in_observation));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("include_cvel_in_observation", &config_.include_cvel_in_observation));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("include_qfrc_actuator_in_observation",
-                                     &config_.include_qfrc_actuator_in_observation));
+    OP_REQUIRES_OK(ctx,
+                   ctx->GetAttr("include_qfrc_actuator_in_observation", &config_.include_qfrc_actuator_in_observation));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("main_body", &config_.main_body));
-    OP_REQUIRES(ctx, batch_size_ <= kMaxBatchSize,
-                InvalidArgument("batch_size must be at most ", kMaxBatchSize, ", got ", batch_size_));
+    OP_REQUIRES(
+        ctx, batch_size_ <= kMaxBatchSize,
+        absl::InvalidArgumentError(absl::StrCat("batch_size must be at most ", kMaxBatchSize, ", got ", batch_size_)));
     OP_REQUIRES(ctx, config_.frame_skip <= 1000,
-                InvalidArgument("frame_skip must be at most 1000, got ", config_.frame_skip));
+                absl::InvalidArgumentError(absl::StrCat("frame_skip must be at most 1000, got ", config_.frame_skip)));
   }
 
   void Compute(OpKernelContext* ctx) override {
     const std::string problem = CheckMujocoTask(config_.task);
-    OP_REQUIRES(ctx, problem.empty(), InvalidArgument("task '", config_.task, "' ", problem));
+    OP_REQUIRES(ctx, problem.empty(), absl::InvalidArgumentError(absl::StrCat("task '", config_.task, "' ", problem)));
     MujocoTaskConfig config = config_;
     const Tensor& parameters = ctx->input(0);
     OP_REQUIRES(ctx, parameters.dims() == 1 && parameters.dim_size(0) == kNumParameters,
-                InvalidArgument("parameters must be a vector of ", kNumParameters, " values, got shape ",
-                                parameters.shape().DebugString()));
+                absl::InvalidArgumentError(absl::StrCat("parameters must be a vector of ", kNumParameters,
+                                                        " values, got shape ", parameters.shape().DebugString())));
     const double* values = parameters.flat<double>().data();
     for (int i = 0; i < kNumParameters; ++i) {
-      OP_REQUIRES(ctx, !std::isnan(values[i]), InvalidArgument("parameters[", i, "] is NaN"));
+      OP_REQUIRES(ctx, !std::isnan(values[i]), absl::InvalidArgumentError(absl::StrCat("parameters[", i, "] is NaN")));
     }
     config.forward_reward_weight = values[0];
     config.ctrl_cost_weight = values[1];
@@ -133,7 +114,8 @@ class MujocoEnvCreateOp : public OpKernel {
     config.healthy_reward = values[3];
     config.reset_noise_scale = values[4];
     OP_REQUIRES(ctx, config.reset_noise_scale >= 0 && std::isfinite(config.reset_noise_scale),
-                InvalidArgument("reset_noise_scale must be finite and >= 0, got ", config.reset_noise_scale));
+                absl::InvalidArgumentError(
+                    absl::StrCat("reset_noise_scale must be finite and >= 0, got ", config.reset_noise_scale)));
     const struct {
       double* out;
       int first;
@@ -147,20 +129,20 @@ class MujocoEnvCreateOp : public OpKernel {
       range.out[0] = values[range.first];
       range.out[1] = values[range.first + 1];
       OP_REQUIRES(ctx, range.out[0] <= range.out[1],
-                  InvalidArgument(range.name, " must have low <= high, got (", range.out[0], ", ", range.out[1], ")"));
+                  absl::InvalidArgumentError(absl::StrCat(range.name, " must have low <= high, got (", range.out[0],
+                                                          ", ", range.out[1], ")")));
     }
     MujocoEnvBatch* batch = nullptr;
     try {
       batch = new MujocoEnvBatch(config);
     } catch (const std::exception& e) {
-      ctx->SetStatus(InvalidArgument(e.what()));
+      ctx->SetStatus(absl::InvalidArgumentError(e.what()));
       return;
     }
     ::tensorflow::core::ScopedUnref unref_on_error(batch);
-    batch->simulations.resize(batch_size_);
-    OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_, [&](int64_t i) {
-                     batch->simulations[i].reset(new MujocoSimulation(&batch->task));
-                   }));
+    batch->simulators.resize(batch_size_);
+    OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_,
+                                [&](int64_t i) { batch->simulators[i].reset(new MujocoSimulation(&batch->task)); }));
     const mjModel* model = batch->task.model();
     Tensor* sizes = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({4}), &sizes));
@@ -178,15 +160,7 @@ class MujocoEnvCreateOp : public OpKernel {
       r(i, 1) = limited ? static_cast<float>(model->actuator_ctrlrange[2 * i + 1]) : INFINITY;
     }
 
-    static std::atomic<int64_t> counter{0};
-    const std::string container = ctx->resource_manager()->default_container();
-    const std::string name = "workbench_mujoco_env_" + std::to_string(counter.fetch_add(1));
-    batch->Ref();  // the resource manager takes this reference
-    OP_REQUIRES_OK(ctx, ctx->resource_manager()->Create(container, name, batch));
-    Tensor* handle = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({}), &handle));
-    handle->scalar<::tensorflow::ResourceHandle>()() =
-        ::tensorflow::MakeResourceHandle<MujocoEnvBatch>(ctx, container, name);
+    OP_REQUIRES_OK(ctx, PublishBatch(ctx, batch, "workbench_mujoco_env_", 0));
   }
 
  private:
@@ -194,65 +168,18 @@ class MujocoEnvCreateOp : public OpKernel {
   int64_t batch_size_ = 0;
 };
 
-// Base of the ops that act on an existing batch: looks it up, locks it and
-// checks `indices` (input 1): a vector of distinct values in [0, batch_size).
-class MujocoEnvOp : public OpKernel {
+// Base of the ops that act on an existing batch (EnvBatchOp, with denormals
+// kept for the whole call), with the allocation of observation outputs.
+class MujocoEnvOp : public EnvBatchOp<MujocoEnvBatch, DenormalsKept> {
  public:
-  explicit MujocoEnvOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
-
-  void Compute(OpKernelContext* ctx) final {
-    DenormalsKept denormals_kept;
-    ::tensorflow::core::RefCountPtr<MujocoEnvBatch> batch;
-    OP_REQUIRES_OK(ctx, ::tensorflow::LookupResource(ctx, ::tensorflow::HandleFromInput(ctx, 0), &batch));
-    std::lock_guard<std::mutex> lock(batch->mu);
-    const Tensor& indices_tensor = ctx->input(1);
-    OP_REQUIRES(ctx, indices_tensor.dims() == 1,
-                InvalidArgument("indices must be a vector, got shape ", indices_tensor.shape().DebugString()));
-    const int64_t size = static_cast<int64_t>(batch->simulations.size());
-    std::vector<bool> seen(size, false);
-    std::vector<int32_t> indices(indices_tensor.NumElements());
-    for (size_t i = 0; i < indices.size(); ++i) {
-      const int32_t index = indices_tensor.vec<int32_t>()(i);
-      OP_REQUIRES(ctx, index >= 0 && index < size,
-                  InvalidArgument("indices[", i, "] = ", index, " is out of range [0, ", size, ")"));
-      OP_REQUIRES(ctx, !seen[index], InvalidArgument("indices[", i, "] = ", index, " is repeated"));
-      seen[index] = true;
-      indices[i] = index;
-    }
-    Run(ctx, batch.get(), indices);
-  }
+  using EnvBatchOp::EnvBatchOp;
 
  protected:
-  virtual void Run(OpKernelContext* ctx, MujocoEnvBatch* batch, const std::vector<int32_t>& indices) = 0;
-
-  static absl::Status RequireStarted(MujocoEnvBatch* batch, const std::vector<int32_t>& indices) {
-    for (size_t i = 0; i < indices.size(); ++i) {
-      if (!batch->simulations[indices[i]]->started()) {
-        return InvalidArgument("indices[", i, "] = ", indices[i], " has not been reset yet; reset it first");
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // Checks that input `input` is a matrix [n, columns] (a vector [n] when columns < 0).
-  static absl::Status RequireRows(OpKernelContext* ctx, int input, const char* name, size_t n, int64_t columns) {
-    const Tensor& t = ctx->input(input);
-    const bool ok = columns < 0 ? t.dims() == 1 && static_cast<size_t>(t.dim_size(0)) == n
-                                : t.dims() == 2 && static_cast<size_t>(t.dim_size(0)) == n && t.dim_size(1) == columns;
-    if (!ok) {
-      return columns < 0 ? InvalidArgument(name, " must be a vector with one value per index (", n, "), got shape ",
-                                           t.shape().DebugString())
-                         : InvalidArgument(name, " must have shape [", n, ", ", columns, "] (one row per index), got ",
-                                           t.shape().DebugString());
-    }
-    return absl::OkStatus();
-  }
-
   static absl::Status AllocateObservations(OpKernelContext* ctx, int output, MujocoEnvBatch* batch, size_t n,
                                            float** data) {
     Tensor* out = nullptr;
-    TF_RETURN_IF_ERROR(ctx->allocate_output(
-        output, TensorShape({static_cast<int64_t>(n), batch->task.observation_size()}), &out));
+    TF_RETURN_IF_ERROR(
+        ctx->allocate_output(output, TensorShape({static_cast<int64_t>(n), batch->task.observation_size()}), &out));
     *data = out->flat<float>().data();
     return absl::OkStatus();
   }
@@ -270,7 +197,7 @@ class MujocoEnvResetOp : public MujocoEnvOp {
     OP_REQUIRES_OK(ctx, AllocateObservations(ctx, 0, batch, indices.size(), &observations));
     const int64_t size = batch->task.observation_size();
     OP_REQUIRES_OK(ctx, ForEach(ctx, indices.size(), [&](int64_t i) {
-                     MujocoSimulation* simulation = batch->simulations[indices[i]].get();
+                     MujocoSimulation* simulation = batch->simulators[indices[i]].get();
                      simulation->Reset(static_cast<uint64_t>(seeds(i)));
                      simulation->WriteObservation(observations + i * size);
                    }));
@@ -294,13 +221,11 @@ class MujocoEnvStepOp : public MujocoEnvOp {
     for (size_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < action_size; ++j) {
         OP_REQUIRES(ctx, std::isfinite(actions[i * action_size + j]),
-                    InvalidArgument("actions[", i, ", ", j, "] = ", actions[i * action_size + j],
-                                    " is not finite"));
+                    absl::InvalidArgumentError(
+                        absl::StrCat("actions[", i, ", ", j, "] = ", actions[i * action_size + j], " is not finite")));
       }
-      OP_REQUIRES(ctx, !batch->simulations[indices[i]]->done(),
-                  InvalidArgument("indices[", i, "] = ", indices[i],
-                                  " is at the end of its episode; reset it before stepping"));
     }
+    OP_REQUIRES_OK(ctx, RequireNotDone(batch, indices));
     const int64_t rows = static_cast<int64_t>(n);
     Tensor *rewards = nullptr, *terminated = nullptr, *truncated = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({rows}), &rewards));
@@ -313,7 +238,7 @@ class MujocoEnvStepOp : public MujocoEnvOp {
     auto te = terminated->vec<bool>();
     auto tr = truncated->vec<bool>();
     OP_REQUIRES_OK(ctx, ForEach(ctx, n, [&](int64_t i) {
-                     MujocoSimulation* simulation = batch->simulations[indices[i]].get();
+                     MujocoSimulation* simulation = batch->simulators[indices[i]].get();
                      r(i) = static_cast<float>(simulation->Step(actions + i * action_size));
                      te(i) = simulation->terminated();
                      tr(i) = simulation->truncated();
@@ -333,7 +258,7 @@ class MujocoEnvObservationOp : public MujocoEnvOp {
     OP_REQUIRES_OK(ctx, AllocateObservations(ctx, 0, batch, indices.size(), &observations));
     const int64_t size = batch->task.observation_size();
     for (size_t i = 0; i < indices.size(); ++i) {
-      batch->simulations[indices[i]]->WriteObservation(observations + i * size);
+      batch->simulators[indices[i]]->WriteObservation(observations + i * size);
     }
   }
 };
@@ -355,7 +280,7 @@ class MujocoEnvStatusOp : public MujocoEnvOp {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(5, TensorShape({n, kNumInfo}), &info));
     auto terms = info->matrix<double>();
     for (int64_t i = 0; i < n; ++i) {
-      const MujocoSimulation& simulation = *batch->simulations[indices[i]];
+      const MujocoSimulation& simulation = *batch->simulators[indices[i]];
       returns->vec<double>()(i) = simulation.episode_return();
       lengths->vec<int32_t>()(i) = static_cast<int32_t>(simulation.steps());
       terminated->vec<bool>()(i) = simulation.terminated();
@@ -380,7 +305,7 @@ class MujocoEnvStateOp : public MujocoEnvOp {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n, model->nv}), &qvel));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n, 2}), &xy));
     for (int64_t i = 0; i < n; ++i) {
-      const MujocoSimulation& simulation = *batch->simulations[indices[i]];
+      const MujocoSimulation& simulation = *batch->simulators[indices[i]];
       simulation.WriteQpos(qpos->flat<double>().data() + i * model->nq);
       simulation.WriteQvel(qvel->flat<double>().data() + i * model->nv);
       simulation.WriteMainBodyXy(xy->flat<double>().data() + i * 2);
@@ -402,18 +327,20 @@ class MujocoEnvSetStateOp : public MujocoEnvOp {
     const double* qpos = ctx->input(2).flat<double>().data();
     const double* qvel = ctx->input(3).flat<double>().data();
     for (int64_t i = 0; i < static_cast<int64_t>(n) * model->nq; ++i) {
-      OP_REQUIRES(ctx, std::isfinite(qpos[i]), InvalidArgument("qpos[", i / model->nq, ", ", i % model->nq,
-                                                               "] = ", qpos[i], " is not finite"));
+      OP_REQUIRES(ctx, std::isfinite(qpos[i]),
+                  absl::InvalidArgumentError(
+                      absl::StrCat("qpos[", i / model->nq, ", ", i % model->nq, "] = ", qpos[i], " is not finite")));
     }
     for (int64_t i = 0; i < static_cast<int64_t>(n) * model->nv; ++i) {
-      OP_REQUIRES(ctx, std::isfinite(qvel[i]), InvalidArgument("qvel[", i / model->nv, ", ", i % model->nv,
-                                                               "] = ", qvel[i], " is not finite"));
+      OP_REQUIRES(ctx, std::isfinite(qvel[i]),
+                  absl::InvalidArgumentError(
+                      absl::StrCat("qvel[", i / model->nv, ", ", i % model->nv, "] = ", qvel[i], " is not finite")));
     }
     float* observations = nullptr;
     OP_REQUIRES_OK(ctx, AllocateObservations(ctx, 0, batch, n, &observations));
     const int64_t size = batch->task.observation_size();
     OP_REQUIRES_OK(ctx, ForEach(ctx, n, [&](int64_t i) {
-                     MujocoSimulation* simulation = batch->simulations[indices[i]].get();
+                     MujocoSimulation* simulation = batch->simulators[indices[i]].get();
                      simulation->SetState(qpos + i * model->nq, qvel + i * model->nv);
                      simulation->WriteObservation(observations + i * size);
                    }));

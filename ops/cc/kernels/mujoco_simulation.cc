@@ -32,9 +32,11 @@ constexpr TaskName kTasks[] = {
      "the x position, height and angle at qpos[0], qpos[1] and qpos[2]"},
     {"Ant-v5", MujocoTaskKind::kAnt, 2, 3,
      "the x and y position at qpos[0] and qpos[1] and the height as the third value of (qpos, qvel)"},
-    {"Humanoid-v5", MujocoTaskKind::kHumanoid, 3, 3, "the x and y position and the height at qpos[0], qpos[1] and qpos[2]"},
+    {"Humanoid-v5", MujocoTaskKind::kHumanoid, 3, 3,
+     "the x and y position and the height at qpos[0], qpos[1] and qpos[2]"},
     {"Swimmer-v5", MujocoTaskKind::kSwimmer, 2, 2, "the x and y position at qpos[0] and qpos[1]"},
-    {"InvertedPendulum-v5", MujocoTaskKind::kInvertedPendulum, 0, 2, "the pole angle as the second value of (qpos, qvel)"},
+    {"InvertedPendulum-v5", MujocoTaskKind::kInvertedPendulum, 0, 2,
+     "the pole angle as the second value of (qpos, qvel)"},
 };
 
 const TaskName& FindTask(MujocoTaskKind kind) {
@@ -159,8 +161,8 @@ std::string CheckModelFitsTask(const mjModel* m, MujocoTaskKind kind) {
     need = (task.min_nq > 0 ? need + " and " : std::string("")) + "at least " + std::to_string(task.min_state) +
            " values of (qpos, qvel)";
   }
-  return std::string(task.id) + "'s rules read " + task.reads + ", so the model needs " + need + "; it has nq = " +
-         std::to_string(m->nq) + ", nv = " + std::to_string(m->nv);
+  return std::string(task.id) + "'s rules read " + task.reads + ", so the model needs " + need +
+         "; it has nq = " + std::to_string(m->nq) + ", nv = " + std::to_string(m->nv);
 }
 
 MujocoTask::MujocoTask(const MujocoTaskConfig& config) : config_(config) {
@@ -359,8 +361,8 @@ void MujocoSimulation::StepInfo(double reward_forward, double reward_ctrl, doubl
                                 double reward_survive) {
   const MujocoTaskKind kind = task_->kind();
   const double* qpos = data_->qpos;
-  const bool planar_xy = kind == MujocoTaskKind::kSwimmer || kind == MujocoTaskKind::kAnt ||
-                         kind == MujocoTaskKind::kHumanoid;
+  const bool planar_xy =
+      kind == MujocoTaskKind::kSwimmer || kind == MujocoTaskKind::kAnt || kind == MujocoTaskKind::kHumanoid;
   if (kind != MujocoTaskKind::kInvertedPendulum) info_[kXPosition] = qpos[0];
   if (planar_xy) {
     info_[kYPosition] = qpos[1];
@@ -394,8 +396,8 @@ bool MujocoSimulation::Healthy() const {
     }
     case MujocoTaskKind::kWalker2d: {
       const double z = qpos[1], angle = qpos[2];
-      return config.healthy_z_range[0] < z && z < config.healthy_z_range[1] &&
-             config.healthy_angle_range[0] < angle && angle < config.healthy_angle_range[1];
+      return config.healthy_z_range[0] < z && z < config.healthy_z_range[1] && config.healthy_angle_range[0] < angle &&
+             angle < config.healthy_angle_range[1];
     }
     case MujocoTaskKind::kAnt: {
       bool finite = true;
@@ -426,21 +428,39 @@ void MujocoSimulation::ComputeObservation() {
     const double* source = nullptr;
     int length = 0;
     switch (part.source) {
-      case MujocoSource::kQpos: source = data_->qpos, length = layout.nq; break;
-      case MujocoSource::kQvel: source = data_->qvel, length = layout.nv; break;
-      case MujocoSource::kCinert: source = data_->cinert, length = 10 * layout.nbody; break;
-      case MujocoSource::kCvel: source = data_->cvel, length = 6 * layout.nbody; break;
-      case MujocoSource::kQfrcActuator: source = data_->qfrc_actuator, length = layout.nv; break;
-      case MujocoSource::kCfrcExt: source = data_->cfrc_ext, length = layout.contact_forces; break;
+      case MujocoSource::kQpos:
+        source = data_->qpos, length = layout.nq;
+        break;
+      case MujocoSource::kQvel:
+        source = data_->qvel, length = layout.nv;
+        break;
+      case MujocoSource::kCinert:
+        source = data_->cinert, length = 10 * layout.nbody;
+        break;
+      case MujocoSource::kCvel:
+        source = data_->cvel, length = 6 * layout.nbody;
+        break;
+      case MujocoSource::kQfrcActuator:
+        source = data_->qfrc_actuator, length = layout.nv;
+        break;
+      case MujocoSource::kCfrcExt:
+        source = data_->cfrc_ext, length = layout.contact_forces;
+        break;
     }
     WORKBENCH_DCHECK(part.size == 0 || part.begin + part.size <= length, "observation part reads past its array");
     WORKBENCH_DCHECK(part.size <= end - out, "observation part written past the buffer");
     for (int i = part.begin; i < part.begin + part.size; ++i) {
       const double value = source[i];
       switch (part.clip) {
-        case MujocoClip::kNone: *out++ = value; break;
-        case MujocoClip::kVelocity: *out++ = value < -10.0 ? -10.0 : (value > 10.0 ? 10.0 : value); break;
-        case MujocoClip::kContactForce: *out++ = Clip(value, config.contact_force_range); break;
+        case MujocoClip::kNone:
+          *out++ = value;
+          break;
+        case MujocoClip::kVelocity:
+          *out++ = value < -10.0 ? -10.0 : (value > 10.0 ? 10.0 : value);
+          break;
+        case MujocoClip::kContactForce:
+          *out++ = Clip(value, config.contact_force_range);
+          break;
       }
     }
   }

@@ -56,8 +56,17 @@ struct MujocoTaskConfig {
 
 // The info terms of a step, in this order (NaN where a task has no such term).
 enum MujocoInfo {
-  kXPosition, kYPosition, kXVelocity, kYVelocity, kZDistanceFromOrigin, kDistanceFromOrigin,
-  kRewardForward, kRewardCtrl, kRewardContact, kRewardSurvive, kNumInfo
+  kXPosition,
+  kYPosition,
+  kXVelocity,
+  kYVelocity,
+  kZDistanceFromOrigin,
+  kDistanceFromOrigin,
+  kRewardForward,
+  kRewardCtrl,
+  kRewardContact,
+  kRewardSurvive,
+  kNumInfo
 };
 
 // Empty string when `name` is a task of this family, else the reason.

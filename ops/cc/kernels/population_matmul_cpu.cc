@@ -68,8 +68,7 @@ inline int64_t PairedColumns(int64_t width) {
 // the order of u (the same operations as the GEMM, so the same bits); columns
 // [0, paired) in the paired layout above.
 template <int64_t kRows, typename T>
-inline void AccumulateRows(const T* const* rows, const float* a, float* out,
-                           int64_t width, int64_t paired) {
+inline void AccumulateRows(const T* const* rows, const float* a, float* out, int64_t width, int64_t paired) {
   if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
     const Bits16 high = Bits16{} + 0xFFFF0000u;
     for (int64_t j = 0; j < paired; j += 32) {
@@ -111,8 +110,8 @@ inline void UnpairColumns(float* out, int64_t paired) {
 // layers come out of a ReLU, and about half of them are zero. Skipping adds
 // exact zeros only, so the sums are the same (for finite weights).
 template <typename T>
-void StreamRows(const float* const* xrows, int64_t num_rows, int64_t depth,
-                const T* w, int64_t ldw, int64_t width, float* acc) {
+void StreamRows(const float* const* xrows, int64_t num_rows, int64_t depth, const T* w, int64_t ldw, int64_t width,
+                float* acc) {
   constexpr int64_t kUnroll = kStreamUnroll;
   const int64_t paired = PairedColumns<T>(width);
   std::fill(acc, acc + num_rows * width, 0.0f);
@@ -124,8 +123,7 @@ void StreamRows(const float* const* xrows, int64_t num_rows, int64_t depth,
     if (any) active.push_back(k);
   }
   const int64_t count = static_cast<int64_t>(active.size());
-  const int64_t ahead = std::max<int64_t>(
-      kUnroll, CeilDiv(kPrefetchBytes, width * static_cast<int64_t>(sizeof(T))));
+  const int64_t ahead = std::max<int64_t>(kUnroll, CeilDiv(kPrefetchBytes, width * static_cast<int64_t>(sizeof(T))));
   int64_t i = 0;
   for (; i + kUnroll <= count; i += kUnroll) {
     for (int64_t u = 0; u < kUnroll && i + u + ahead < count; ++u) {
@@ -189,8 +187,8 @@ struct RowLayout {
 // the same tile); measured here ~115 GFLOP/s per core, against ~95 for Eigen's
 // GEMM. Without AVX-512 the vectors are split: correct, slower.
 template <int kRows, int kVecs>
-inline void GemmTile(const float* x, const RowLayout& layout, const float* w,
-                     int64_t ldw, float* y, int64_t ldy, bool accumulate) {
+inline void GemmTile(const float* x, const RowLayout& layout, const float* w, int64_t ldw, float* y, int64_t ldy,
+                     bool accumulate) {
   Vec16 acc[kRows][kVecs];
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVecs; ++v) {
@@ -222,37 +220,31 @@ inline void GemmTile(const float* x, const RowLayout& layout, const float* w,
 
 // The last rows < kRows of a column strip, in one tile of exactly that many.
 template <int kRows, int kVecs>
-void GemmRemainderRows(int64_t rows, const float* x, const RowLayout& layout,
-                       const float* w, int64_t ldw, float* y, int64_t ldy,
-                       bool accumulate) {
+void GemmRemainderRows(int64_t rows, const float* x, const RowLayout& layout, const float* w, int64_t ldw, float* y,
+                       int64_t ldy, bool accumulate) {
   if constexpr (kRows > 0) {
     if (rows == kRows) {
       GemmTile<kRows, kVecs>(x, layout, w, ldw, y, ldy, accumulate);
     } else {
-      GemmRemainderRows<kRows - 1, kVecs>(rows, x, layout, w, ldw, y, ldy,
-                                          accumulate);
+      GemmRemainderRows<kRows - 1, kVecs>(rows, x, layout, w, ldw, y, ldy, accumulate);
     }
   }
 }
 
 template <int kRows, int kVecs>
-void GemmColumns(const float* x, const RowLayout& layout, int64_t rows,
-                 const float* w, int64_t ldw, float* y, int64_t ldy,
-                 bool accumulate) {
+void GemmColumns(const float* x, const RowLayout& layout, int64_t rows, const float* w, int64_t ldw, float* y,
+                 int64_t ldy, bool accumulate) {
   int64_t r = 0;
   for (; r + kRows <= rows; r += kRows) {
-    GemmTile<kRows, kVecs>(x + r * layout.ldx, layout, w, ldw, y + r * ldy, ldy,
-                           accumulate);
+    GemmTile<kRows, kVecs>(x + r * layout.ldx, layout, w, ldw, y + r * ldy, ldy, accumulate);
   }
-  GemmRemainderRows<kRows - 1, kVecs>(rows - r, x + r * layout.ldx, layout, w,
-                                      ldw, y + r * ldy, ldy, accumulate);
+  GemmRemainderRows<kRows - 1, kVecs>(rows - r, x + r * layout.ldx, layout, w, ldw, y + r * ldy, ldy, accumulate);
 }
 
 // y (=|+=) x @ w over the columns [0, width - width % 16), strip by strip;
 // returns where the strips end.
-int64_t GemmStrips(const float* x, const RowLayout& layout, int64_t rows,
-                   const float* w, int64_t ldw, int64_t width, float* y,
-                   int64_t ldy, bool accumulate) {
+int64_t GemmStrips(const float* x, const RowLayout& layout, int64_t rows, const float* w, int64_t ldw, int64_t width,
+                   float* y, int64_t ldy, bool accumulate) {
   int64_t c = 0;
   for (; c + 64 <= width; c += 64) {
     GemmColumns<6, 4>(x, layout, rows, w + c, ldw, y + c, ldy, accumulate);
@@ -269,11 +261,9 @@ int64_t GemmStrips(const float* x, const RowLayout& layout, int64_t rows,
 }
 
 // y (=|+=) x @ w for one block of depth, column strip by column strip.
-void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-               const float* w, int64_t ldw, int64_t width, float* y,
-               int64_t ldy, bool accumulate) {
-  const int64_t c = GemmStrips(x, RowLayout::Matrix(ldx, depth), rows, w, ldw,
-                               width, y, ldy, accumulate);
+void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth, const float* w, int64_t ldw, int64_t width,
+               float* y, int64_t ldy, bool accumulate) {
+  const int64_t c = GemmStrips(x, RowLayout::Matrix(ldx, depth), rows, w, ldw, width, y, ldy, accumulate);
   if (c == width) return;
   // Fewer than 16 columns left (logits, low-rank projections): dot products
   // against the transposed columns, vectorised along depth.
@@ -292,15 +282,13 @@ void TiledGemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
 }
 
 // Splits depth into equal blocks of at most kDepthBlock.
-inline int64_t DepthBlock(int64_t depth) {
-  return CeilDiv(depth, CeilDiv(depth, kDepthBlock));
-}
+inline int64_t DepthBlock(int64_t depth) { return CeilDiv(depth, CeilDiv(depth, kDepthBlock)); }
 
 // y[rows, width] = x[rows, depth] @ w[depth, width] (all with strides), in
 // blocks of depth so the weights of a column strip stay in L2 while the row
 // tiles pass over them.
-void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-          const float* w, int64_t ldw, int64_t width, float* y, int64_t ldy) {
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth, const float* w, int64_t ldw, int64_t width,
+          float* y, int64_t ldy) {
   if (depth == 0) {
     for (int64_t r = 0; r < rows; ++r) std::fill(y + r * ldy, y + r * ldy + width, 0.0f);
     return;
@@ -314,13 +302,11 @@ void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
 
 // Widens weight columns [0, width) of w (row stride ldw) into dense float
 // rows (stride width); float weights are used in place.
-const float* WeightsAsFloat(const float* w, int64_t ldw, int64_t, int64_t,
-                            std::vector<float>*, int64_t* ld_out) {
+const float* WeightsAsFloat(const float* w, int64_t ldw, int64_t, int64_t, std::vector<float>*, int64_t* ld_out) {
   *ld_out = ldw;
   return w;
 }
-const float* WeightsAsFloat(const Eigen::bfloat16* w, int64_t ldw,
-                            int64_t depth, int64_t width,
+const float* WeightsAsFloat(const Eigen::bfloat16* w, int64_t ldw, int64_t depth, int64_t width,
                             std::vector<float>* buffer, int64_t* ld_out) {
   buffer->resize(depth * width);
   for (int64_t k = 0; k < depth; ++k) {
@@ -333,9 +319,8 @@ const float* WeightsAsFloat(const Eigen::bfloat16* w, int64_t ldw,
 }
 
 // bfloat16 weights: widen a block of weight rows, then multiply the block.
-void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth,
-          const Eigen::bfloat16* w, int64_t ldw, int64_t width, float* y,
-          int64_t ldy) {
+void Gemm(const float* x, int64_t ldx, int64_t rows, int64_t depth, const Eigen::bfloat16* w, int64_t ldw,
+          int64_t width, float* y, int64_t ldy) {
   if (depth == 0) {
     Gemm(x, ldx, rows, 0, static_cast<const float*>(nullptr), 0, width, y, ldy);
     return;
@@ -357,8 +342,7 @@ inline void CopyFloats(const float* src, int64_t n, float* dst) {
 
 // out[r - row_begin, :] = patch of output position r of `image`, for
 // r in [row_begin, row_end).
-void BuildPatches(const ConvGeometry& g, const float* image, int64_t row_begin,
-                  int64_t row_end, float* out) {
+void BuildPatches(const ConvGeometry& g, const float* image, int64_t row_begin, int64_t row_end, float* out) {
   const int64_t span = g.kernel_w * g.channels;  // one kernel row of a patch
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int64_t top = (r / g.out_width) * g.stride_h - g.pad_top;
@@ -428,8 +412,7 @@ struct PaddedImage {
   // The layout of output positions along one output row, and where the patch
   // of output position r begins.
   RowLayout Layout(const ConvGeometry& g) const {
-    return {g.stride_w * g.channels, g.kernel_h, width * g.channels,
-            g.kernel_w * g.channels};
+    return {g.stride_w * g.channels, g.kernel_h, width * g.channels, g.kernel_w * g.channels};
   }
   const float* Patch(const ConvGeometry& g, int64_t r) const {
     const int64_t oy = r / g.out_width, ox = r % g.out_width;
@@ -440,14 +423,12 @@ struct PaddedImage {
 // y[r - row_begin, 0:width] = patch(r) @ w for r in [row_begin, row_end),
 // one output row's run of positions at a time (there the patches are evenly
 // spaced); width is a multiple of 16.
-void ConvGemm(const ConvGeometry& g, const PaddedImage& image, int64_t row_begin,
-              int64_t row_end, const float* w, int64_t ldw, int64_t width,
-              float* y, int64_t ldy) {
+void ConvGemm(const ConvGeometry& g, const PaddedImage& image, int64_t row_begin, int64_t row_end, const float* w,
+              int64_t ldw, int64_t width, float* y, int64_t ldy) {
   const RowLayout layout = image.Layout(g);
   for (int64_t r = row_begin; r < row_end;) {
     const int64_t n = std::min(row_end - r, g.out_width - r % g.out_width);
-    GemmStrips(image.Patch(g, r), layout, n, w, ldw, width,
-               y + (r - row_begin) * ldy, ldy, false);
+    GemmStrips(image.Patch(g, r), layout, n, w, ldw, width, y + (r - row_begin) * ldy, ldy, false);
     r += n;
   }
 }
@@ -457,8 +438,8 @@ void ConvGemm(const ConvGeometry& g, const PaddedImage& image, int64_t row_begin
 // operations of Dot over its kernel rows in turn (16 lane sums carried across
 // kernel rows, the leftover products, then the lanes in order).
 template <int kRows>
-void ProjectPatches(const float* const* patches, const RowLayout& layout,
-                    const float* column, float* out, int64_t out_stride) {
+void ProjectPatches(const float* const* patches, const RowLayout& layout, const float* column, float* out,
+                    int64_t out_stride) {
   Vec16 partial[kRows];
   float sum[kRows];
   for (int i = 0; i < kRows; ++i) partial[i] = Vec16{}, sum[i] = 0.0f;
@@ -487,9 +468,8 @@ void ProjectPatches(const float* const* patches, const RowLayout& layout,
 
 // out[r - row_begin, 0:rank] = patch(r) @ factor_a ([depth, rank]): the low-rank
 // projection of each position.
-void ConvProjection(const ConvGeometry& g, const PaddedImage& image,
-                    int64_t row_begin, int64_t row_end, const float* factor_a,
-                    int64_t rank, float* out) {
+void ConvProjection(const ConvGeometry& g, const PaddedImage& image, int64_t row_begin, int64_t row_end,
+                    const float* factor_a, int64_t rank, float* out) {
   constexpr int kRows = 8;
   const RowLayout layout = image.Layout(g);
   const int64_t depth = layout.segments * layout.span;
@@ -538,9 +518,8 @@ class Plan {
       lowrank_u_.resize(p_.batch * p_.rows * p_.rank);
       parallel_for(p_.batch, [&](int64_t begin, int64_t end) {
         for (int64_t b = begin; b < end; ++b) {
-          Gemm(p_.x + b * p_.rows * p_.depth, p_.depth, p_.rows, p_.depth,
-               p_.factor_a + b * p_.depth * p_.rank, p_.rank, p_.rank,
-               lowrank_u_.data() + b * p_.rows * p_.rank, p_.rank);
+          Gemm(p_.x + b * p_.rows * p_.depth, p_.depth, p_.rows, p_.depth, p_.factor_a + b * p_.depth * p_.rank,
+               p_.rank, p_.rank, lowrank_u_.data() + b * p_.rows * p_.rank, p_.rank);
         }
       });
     }
@@ -550,16 +529,13 @@ class Plan {
       gathered_.resize(p_.batch * member_size);
       parallel_for(p_.batch, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-          std::memcpy(gathered_.data() + i * member_size,
-                      p_.x + order_[i] * member_size,
-                      sizeof(float) * member_size);
+          std::memcpy(gathered_.data() + i * member_size, p_.x + order_[i] * member_size, sizeof(float) * member_size);
         }
       });
     }
-    parallel_for(static_cast<int64_t>(tasks_.size()),
-                 [&](int64_t begin, int64_t end) {
-                   for (int64_t t = begin; t < end; ++t) RunTask(tasks_[t]);
-                 });
+    parallel_for(static_cast<int64_t>(tasks_.size()), [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) RunTask(tasks_[t]);
+    });
   }
 
  private:
@@ -581,12 +557,10 @@ class Plan {
     std::vector<Task> row_tasks;
     if (per_member_) {
       const int64_t splits = CeilDiv(target_tasks, p_.batch);
-      const int64_t row_block =
-          std::max(kPerMemberMinRows, CeilDiv(p_.rows, splits));
+      const int64_t row_block = std::max(kPerMemberMinRows, CeilDiv(p_.rows, splits));
       for (int64_t i = 0; i < p_.batch; ++i) {
         for (int64_t r = 0; r < p_.rows; r += row_block) {
-          row_tasks.push_back(
-              {i, i + 1, r, std::min(p_.rows, r + row_block), 0, p_.cols});
+          row_tasks.push_back({i, i + 1, r, std::min(p_.rows, r + row_block), 0, p_.cols});
         }
       }
     } else {
@@ -602,15 +576,13 @@ class Plan {
       }
     }
     // Too few tasks to keep every thread busy: split the columns as well.
-    const int64_t column_chunks = std::min(
-        CeilDiv(target_tasks, static_cast<int64_t>(row_tasks.size())),
-        std::max<int64_t>(1, p_.cols / kMinColumnChunk));
+    const int64_t column_chunks = std::min(CeilDiv(target_tasks, static_cast<int64_t>(row_tasks.size())),
+                                           std::max<int64_t>(1, p_.cols / kMinColumnChunk));
     if (column_chunks <= 1) {
       tasks_ = std::move(row_tasks);
       return;
     }
-    const int64_t chunk =
-        CeilDiv(CeilDiv(p_.cols, column_chunks), kColumnAlign) * kColumnAlign;
+    const int64_t chunk = CeilDiv(CeilDiv(p_.cols, column_chunks), kColumnAlign) * kColumnAlign;
     for (const Task& task : row_tasks) {
       for (int64_t c = 0; c < p_.cols; c += chunk) {
         Task split = task;
@@ -637,16 +609,13 @@ class Plan {
       const float* xrows[kStreamMaxRows];
       for (int64_t i = 0; i < members; ++i) {
         for (int64_t r = 0; r < p_.rows; ++r) {
-          xrows[i * p_.rows + r] =
-              p_.x + (order_[t.order_begin + i] * p_.rows + r) * p_.depth;
+          xrows[i * p_.rows + r] = p_.x + (order_[t.order_begin + i] * p_.rows + r) * p_.depth;
         }
       }
       StreamRows(xrows, total_rows, p_.depth, w, p_.cols, width, acc.data());
     } else {
       const float* x =
-          members == 1
-              ? p_.x + first * p_.rows * p_.depth
-              : gathered_.data() + t.order_begin * p_.rows * p_.depth;
+          members == 1 ? p_.x + first * p_.rows * p_.depth : gathered_.data() + t.order_begin * p_.rows * p_.depth;
       // Full 16-column strips in the GEMM; the last < 16 columns in the
       // streaming kernel. Both sum over depth in order with one rounding per
       // step, so a row gets the same bits here as in a streaming task: how
@@ -663,8 +632,7 @@ class Plan {
           for (int64_t i = 0; i < n; ++i) rows[i] = x + (r0 + i) * p_.depth;
           StreamRows(rows, n, p_.depth, w + strips, p_.cols, rest, tail.data());
           for (int64_t i = 0; i < n; ++i) {
-            std::copy(tail.data() + i * rest, tail.data() + (i + 1) * rest,
-                      acc.data() + (r0 + i) * width + strips);
+            std::copy(tail.data() + i * rest, tail.data() + (i + 1) * rest, acc.data() + (r0 + i) * width + strips);
           }
         }
       }
@@ -672,10 +640,7 @@ class Plan {
     for (int64_t i = 0; i < members; ++i) {
       for (int64_t r = 0; r < p_.rows; ++r) {
         const int64_t member = order_[t.order_begin + i];
-        const float* u =
-            lowrank_u_.empty()
-                ? nullptr
-                : lowrank_u_.data() + (member * p_.rows + r) * p_.rank;
+        const float* u = lowrank_u_.empty() ? nullptr : lowrank_u_.data() + (member * p_.rows + r) * p_.rank;
         FinishRow(member, r, acc.data() + (i * p_.rows + r) * width, u, t);
       }
     }
@@ -726,9 +691,7 @@ class Plan {
         ConvGemm(g, padded, r0, r0 + n, wf, ldw, width, out, p_.cols);
         if (lowrank) {
           projected.resize(n * p_.rank);
-          ConvProjection(g, padded, r0, r0 + n,
-                         p_.factor_a + member * p_.depth * p_.rank, p_.rank,
-                         projected.data());
+          ConvProjection(g, padded, r0, r0 + n, p_.factor_a + member * p_.depth * p_.rank, p_.rank, projected.data());
         }
         FinishRows(member, r0, n, out, lowrank ? projected.data() : nullptr, t);
         continue;
@@ -744,8 +707,8 @@ class Plan {
       Gemm(x, p_.depth, n, p_.depth, wf, ldw, width, out, p_.cols);
       if (lowrank) {
         projected.resize(n * p_.rank);
-        Gemm(x, p_.depth, n, p_.depth, p_.factor_a + member * p_.depth * p_.rank,
-             p_.rank, p_.rank, projected.data(), p_.rank);
+        Gemm(x, p_.depth, n, p_.depth, p_.factor_a + member * p_.depth * p_.rank, p_.rank, p_.rank, projected.data(),
+             p_.rank);
       }
       FinishRows(member, r0, n, out, lowrank ? projected.data() : nullptr, t);
     }
@@ -753,8 +716,7 @@ class Plan {
 
   // FinishRow for n rows from r0 whose sums are in place in y (out: row r0's
   // first column of the task); u: their projections [n, rank] or nullptr.
-  void FinishRows(int64_t member, int64_t r0, int64_t n, const float* out,
-                  const float* u, const Task& t) {
+  void FinishRows(int64_t member, int64_t r0, int64_t n, const float* out, const float* u, const Task& t) {
     for (int64_t r = 0; r < n; ++r) {
       FinishRow(member, r0 + r, out + r * p_.cols, u ? u + r * p_.rank : nullptr, t);
     }
@@ -763,8 +725,7 @@ class Plan {
   // y[member, row, cols] = act(acc + bias + perturbation), for the task's
   // columns. `acc` may alias the output; `u` is the row's low-rank
   // projection x @ factor_a (nullptr without perturbation).
-  void FinishRow(int64_t member, int64_t row, const float* acc, const float* u,
-                 const Task& t) {
+  void FinishRow(int64_t member, int64_t row, const float* acc, const float* u, const Task& t) {
     float* out = p_.y + (member * p_.rows + row) * p_.cols;
     const int64_t c0 = t.col_begin, c1 = t.col_end;
     if (acc != out + c0) std::copy(acc, acc + (c1 - c0), out + c0);
@@ -806,16 +767,14 @@ class Plan {
 }  // namespace
 
 template <typename T>
-void RunPopulationMatmul(const PopulationMatmulProblem<T>& problem,
-                         int num_threads, const ParallelFor& parallel_for) {
+void RunPopulationMatmul(const PopulationMatmulProblem<T>& problem, int num_threads, const ParallelFor& parallel_for) {
   if (problem.batch == 0 || problem.rows == 0 || problem.cols == 0) return;
   Plan<T> plan(problem, num_threads);
   plan.Run(parallel_for);
 }
 
-template void RunPopulationMatmul<float>(
-    const PopulationMatmulProblem<float>&, int, const ParallelFor&);
-template void RunPopulationMatmul<Eigen::bfloat16>(
-    const PopulationMatmulProblem<Eigen::bfloat16>&, int, const ParallelFor&);
+template void RunPopulationMatmul<float>(const PopulationMatmulProblem<float>&, int, const ParallelFor&);
+template void RunPopulationMatmul<Eigen::bfloat16>(const PopulationMatmulProblem<Eigen::bfloat16>&, int,
+                                                   const ParallelFor&);
 
 }  // namespace workbench

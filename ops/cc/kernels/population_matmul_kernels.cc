@@ -22,11 +22,9 @@ using ::tensorflow::OpKernelConstruction;
 using ::tensorflow::OpKernelContext;
 using ::tensorflow::Tensor;
 using ::tensorflow::TensorShape;
-using ::tensorflow::errors::InvalidArgument;
 
 // Checks that `tensor` has exactly `dims` (given names for the message).
-absl::Status CheckShape(const Tensor& tensor, const char* name,
-                        std::initializer_list<int64_t> dims,
+absl::Status CheckShape(const Tensor& tensor, const char* name, std::initializer_list<int64_t> dims,
                         const char* layout) {
   bool ok = tensor.dims() == static_cast<int>(dims.size());
   int i = 0;
@@ -37,18 +35,16 @@ absl::Status CheckShape(const Tensor& tensor, const char* name,
   if (ok) return absl::OkStatus();
   TensorShape expected;
   for (int64_t d : dims) expected.AddDim(d);
-  return InvalidArgument(name, " must have shape ", layout, " = ",
-                         expected.DebugString(), ", got ",
-                         tensor.shape().DebugString());
+  return absl::InvalidArgumentError(absl::StrCat(name, " must have shape ", layout, " = ", expected.DebugString(),
+                                                 ", got ", tensor.shape().DebugString()));
 }
 
 // Fills the convolution geometry from the image shape and the op's attributes.
 absl::Status MakeConvGeometry(const Tensor& x, const std::vector<int32_t>& kernel_size,
-                              const std::vector<int32_t>& strides, bool same,
-                              ConvGeometry* g) {
+                              const std::vector<int32_t>& strides, bool same, ConvGeometry* g) {
   if (x.dims() != 4) {
-    return InvalidArgument("x must be [batch, height, width, channels], got ",
-                           x.shape().DebugString());
+    return absl::InvalidArgumentError(
+        absl::StrCat("x must be [batch, height, width, channels], got ", x.shape().DebugString()));
   }
   g->enabled = true;
   g->height = x.dim_size(1);
@@ -61,10 +57,8 @@ absl::Status MakeConvGeometry(const Tensor& x, const std::vector<int32_t>& kerne
   if (same) {  // as tf.nn.conv2d: the extra padding goes after
     g->out_height = (g->height + g->stride_h - 1) / g->stride_h;
     g->out_width = (g->width + g->stride_w - 1) / g->stride_w;
-    g->pad_top = std::max<int64_t>(
-                     (g->out_height - 1) * g->stride_h + g->kernel_h - g->height, 0) / 2;
-    g->pad_left = std::max<int64_t>(
-                      (g->out_width - 1) * g->stride_w + g->kernel_w - g->width, 0) / 2;
+    g->pad_top = std::max<int64_t>((g->out_height - 1) * g->stride_h + g->kernel_h - g->height, 0) / 2;
+    g->pad_left = std::max<int64_t>((g->out_width - 1) * g->stride_w + g->kernel_w - g->width, 0) / 2;
   } else {
     g->out_height = g->height >= g->kernel_h ? (g->height - g->kernel_h) / g->stride_h + 1 : 0;
     g->out_width = g->width >= g->kernel_w ? (g->width - g->kernel_w) / g->stride_w + 1 : 0;
@@ -83,13 +77,13 @@ class PopulationMatmulOp : public OpKernel {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("strides", &strides_));
       OP_REQUIRES_OK(ctx, ctx->GetAttr("padding", &padding));
       OP_REQUIRES(ctx, kernel_size_.size() == 2 && kernel_size_[0] > 0 && kernel_size_[1] > 0,
-                  InvalidArgument("kernel_size must be two positive integers"));
+                  absl::InvalidArgumentError("kernel_size must be two positive integers"));
       OP_REQUIRES(ctx, strides_.size() == 2 && strides_[0] > 0 && strides_[1] > 0,
-                  InvalidArgument("strides must be two positive integers"));
+                  absl::InvalidArgumentError("strides must be two positive integers"));
       same_padding_ = padding == "SAME";
       OP_REQUIRES_OK(ctx, ctx->GetAttr("input_scale", &input_scale_));
       OP_REQUIRES(ctx, std::isfinite(input_scale_),
-                  InvalidArgument("input_scale must be finite, got ", input_scale_));
+                  absl::InvalidArgumentError(absl::StrCat("input_scale must be finite, got ", input_scale_)));
     }
   }
 
@@ -103,15 +97,15 @@ class PopulationMatmulOp : public OpKernel {
       OP_REQUIRES_OK(ctx, MakeConvGeometry(x, kernel_size_, strides_, same_padding_, &p.conv));
     } else {
       OP_REQUIRES(ctx, x.dims() == 2 || x.dims() == 3,
-                  InvalidArgument("x must be [batch, K] or [batch, rows, K], got ",
-                                  x.shape().DebugString()));
+                  absl::InvalidArgumentError(
+                      absl::StrCat("x must be [batch, K] or [batch, rows, K], got ", x.shape().DebugString())));
     }
-    OP_REQUIRES(ctx, weights.dims() == 3,
-                InvalidArgument("weights must be [slots, K, N], got ",
-                                weights.shape().DebugString()));
+    OP_REQUIRES(
+        ctx, weights.dims() == 3,
+        absl::InvalidArgumentError(absl::StrCat("weights must be [slots, K, N], got ", weights.shape().DebugString())));
     OP_REQUIRES(ctx, weights.dim_size(0) > 0,
-                InvalidArgument("weights has 0 slots; a population needs at "
-                                "least one slot"));
+                absl::InvalidArgumentError("weights has 0 slots; a population needs at "
+                                           "least one slot"));
     p.batch = x.dim_size(0);
     if (kConv) {
       p.rows = p.conv.out_height * p.conv.out_width;
@@ -124,28 +118,26 @@ class PopulationMatmulOp : public OpKernel {
     p.cols = weights.dim_size(2);
     p.relu = relu_;
     OP_REQUIRES(ctx, weights.dim_size(1) == p.depth,
-                InvalidArgument(kConv ? "kernel_h * kernel_w * channels of x is K="
-                                      : "x has K=",
-                                p.depth, " but weights has K=",
-                                weights.dim_size(1), " (weights.shape[1])"));
+                absl::InvalidArgumentError(
+                    absl::StrCat(kConv ? "kernel_h * kernel_w * channels of x is K=" : "x has K=", p.depth,
+                                 " but weights has K=", weights.dim_size(1), " (weights.shape[1])")));
     OP_REQUIRES_OK(ctx, CheckShape(indices, indices_name, {p.batch}, "[batch]"));
 
     // Slot indices come from callers' data: check every one.
     const auto slots = indices.flat<int32_t>();
     for (int64_t b = 0; b < p.batch; ++b) {
-      OP_REQUIRES(ctx, slots(b) >= 0 && slots(b) < p.num_slots,
-                  InvalidArgument(indices_name, "[", b, "] = ", slots(b),
-                                  " is out of range [0, ", p.num_slots,
-                                  ") (number of weight slots)"));
+      OP_REQUIRES(
+          ctx, slots(b) >= 0 && slots(b) < p.num_slots,
+          absl::InvalidArgumentError(absl::StrCat(indices_name, "[", b, "] = ", slots(b), " is out of range [0, ",
+                                                  p.num_slots, ") (number of weight slots)")));
     }
 
     OpInputList biases;
     OP_REQUIRES_OK(ctx, ctx->input_list("biases", &biases));
     OP_REQUIRES(ctx, biases.size() <= 1,
-                InvalidArgument("at most one biases tensor, got ", biases.size()));
+                absl::InvalidArgumentError(absl::StrCat("at most one biases tensor, got ", biases.size())));
     if (biases.size() == 1) {
-      OP_REQUIRES_OK(ctx, CheckShape(biases[0], "biases", {p.num_slots, p.cols},
-                                     "[slots, N]"));
+      OP_REQUIRES_OK(ctx, CheckShape(biases[0], "biases", {p.num_slots, p.cols}, "[slots, N]"));
       p.bias = biases[0].flat<T>().data();
     }
 
@@ -155,23 +147,17 @@ class PopulationMatmulOp : public OpKernel {
       const Tensor& factor_b = ctx->input(5);
       OP_REQUIRES_OK(ctx, CheckShape(sigmas, "sigmas", {p.batch}, "[batch]"));
       OP_REQUIRES(ctx, factor_a.dims() == 3,
-                  InvalidArgument("factor_a must be [batch, K, rank], got ",
-                                  factor_a.shape().DebugString()));
+                  absl::InvalidArgumentError(
+                      absl::StrCat("factor_a must be [batch, K, rank], got ", factor_a.shape().DebugString())));
       p.rank = factor_a.dim_size(2);
-      OP_REQUIRES_OK(ctx, CheckShape(factor_a, "factor_a",
-                                     {p.batch, p.depth, p.rank},
-                                     "[batch, K, rank]"));
-      OP_REQUIRES_OK(ctx, CheckShape(factor_b, "factor_b",
-                                     {p.batch, p.cols, p.rank},
-                                     "[batch, N, rank]"));
+      OP_REQUIRES_OK(ctx, CheckShape(factor_a, "factor_a", {p.batch, p.depth, p.rank}, "[batch, K, rank]"));
+      OP_REQUIRES_OK(ctx, CheckShape(factor_b, "factor_b", {p.batch, p.cols, p.rank}, "[batch, N, rank]"));
       OpInputList bias_noise;
       OP_REQUIRES_OK(ctx, ctx->input_list("bias_noise", &bias_noise));
       OP_REQUIRES(ctx, bias_noise.size() <= 1,
-                  InvalidArgument("at most one bias_noise tensor, got ",
-                                  bias_noise.size()));
+                  absl::InvalidArgumentError(absl::StrCat("at most one bias_noise tensor, got ", bias_noise.size())));
       if (bias_noise.size() == 1) {
-        OP_REQUIRES_OK(ctx, CheckShape(bias_noise[0], "bias_noise",
-                                       {p.batch, p.cols}, "[batch, N]"));
+        OP_REQUIRES_OK(ctx, CheckShape(bias_noise[0], "bias_noise", {p.batch, p.cols}, "[batch, N]"));
         p.bias_noise = bias_noise[0].flat<float>().data();
       }
       p.sigmas = sigmas.flat<float>().data();
@@ -193,8 +179,9 @@ class PopulationMatmulOp : public OpKernel {
       p.x_scale = input_scale_;
     } else {
       OP_REQUIRES(ctx, !kConv || input_scale_ == 1.0f,
-                  InvalidArgument("input_scale applies to uint8 x; float32 x needs "
-                                  "input_scale = 1, got ", input_scale_));
+                  absl::InvalidArgumentError(absl::StrCat("input_scale applies to uint8 x; float32 x needs "
+                                                          "input_scale = 1, got ",
+                                                          input_scale_)));
       p.x = x.flat<float>().data();  // images when kConv
     }
     p.weights = weights.flat<T>().data();
@@ -202,14 +189,12 @@ class PopulationMatmulOp : public OpKernel {
     p.y = y->flat<float>().data();
 
     auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
-    auto parallel_for = [workers](int64_t total,
-                                  const std::function<void(int64_t, int64_t)>& fn) {
+    auto parallel_for = [workers](int64_t total, const std::function<void(int64_t, int64_t)>& fn) {
       if (total <= 1 || workers->num_threads <= 1) {
         fn(0, total);
         return;
       }
-      workers->workers->ParallelFor(
-          total, tsl::thread::ThreadPool::SchedulingParams::Fixed(1), fn);
+      workers->workers->ParallelFor(total, tsl::thread::ThreadPool::SchedulingParams::Fixed(1), fn);
     };
     RunPopulationMatmul<T>(p, workers->num_threads, parallel_for);
   }
@@ -221,22 +206,14 @@ class PopulationMatmulOp : public OpKernel {
   float input_scale_ = 1.0f;                    // conv only: uint8 x's scale
 };
 
-#define REGISTER_POPULATION_MATMUL(T)                                       \
-  REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationMatmul")                \
-                              .Device(DEVICE_CPU)                           \
-                              .TypeConstraint<T>("T"),                      \
-                          PopulationMatmulOp<T, false, false>);             \
-  REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationMatmul")       \
-                              .Device(DEVICE_CPU)                           \
-                              .TypeConstraint<T>("T"),                      \
-                          PopulationMatmulOp<T, true, false>);              \
-  REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationConv2D")                \
-                              .Device(DEVICE_CPU)                           \
-                              .TypeConstraint<T>("T"),                      \
-                          PopulationMatmulOp<T, false, true>);              \
-  REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationConv2D")       \
-                              .Device(DEVICE_CPU)                           \
-                              .TypeConstraint<T>("T"),                      \
+#define REGISTER_POPULATION_MATMUL(T)                                                                            \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationMatmul").Device(DEVICE_CPU).TypeConstraint<T>("T"),          \
+                          PopulationMatmulOp<T, false, false>);                                                  \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationMatmul").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
+                          PopulationMatmulOp<T, true, false>);                                                   \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PopulationConv2D").Device(DEVICE_CPU).TypeConstraint<T>("T"),          \
+                          PopulationMatmulOp<T, false, true>);                                                   \
+  REGISTER_KERNEL_BUILDER(Name("Workbench>PerturbedPopulationConv2D").Device(DEVICE_CPU).TypeConstraint<T>("T"), \
                           PopulationMatmulOp<T, true, true>);
 
 REGISTER_POPULATION_MATMUL(float);

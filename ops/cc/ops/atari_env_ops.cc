@@ -41,7 +41,7 @@ auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, bool per_inde
   };
 }
 
-const std::vector<int64_t> kPerIndex = {};                                  // [n]
+const std::vector<int64_t> kPerIndex = {};                                // [n]
 const std::vector<int64_t> kFrameStack = {kUnknown, kUnknown, kUnknown};  // [n, size, size, stack]
 
 REGISTER_OP("Workbench>AtariEnvCreate")

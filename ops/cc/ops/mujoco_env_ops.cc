@@ -24,8 +24,8 @@ constexpr int64_t kUnknown = InferenceContext::kUnknownDim;
 auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, int row_inputs) {
   return [output_tails, row_inputs](InferenceContext* c) -> absl::Status {
     if (c->num_inputs() < 2 + row_inputs) {
-      return ::tensorflow::errors::Internal("shape function expects ", 2 + row_inputs, " inputs, the op has ",
-                                            c->num_inputs());
+      return absl::InternalError(
+          absl::StrCat("shape function expects ", 2 + row_inputs, " inputs, the op has ", c->num_inputs()));
     }
     ShapeHandle indices;
     TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
@@ -44,10 +44,10 @@ auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, int row_input
   };
 }
 
-const std::vector<int64_t> kPerIndex = {};          // [n]
-const std::vector<int64_t> kRow = {kUnknown};       // [n, size]
-const std::vector<int64_t> kInfo = {10};            // [n, info terms]
-const std::vector<int64_t> kXy = {2};               // [n, 2]
+const std::vector<int64_t> kPerIndex = {};     // [n]
+const std::vector<int64_t> kRow = {kUnknown};  // [n, size]
+const std::vector<int64_t> kInfo = {10};       // [n, info terms]
+const std::vector<int64_t> kXy = {2};          // [n, 2]
 
 REGISTER_OP("Workbench>MujocoEnvCreate")
     .Input("parameters: float64")
