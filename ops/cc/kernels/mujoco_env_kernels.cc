@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env_batch_kernels.h"
@@ -27,13 +28,16 @@ using ::tensorflow::TensorShape;
 
 class MujocoEnvBatch : public EnvBatch<MujocoSimulation> {
  public:
-  explicit MujocoEnvBatch(const MujocoTaskConfig& config) : task(config) {}
+  // Takes a task already made: a constructor that throws would destroy a
+  // reference-counted object whose count is still 1 (a failed check in debug builds).
+  explicit MujocoEnvBatch(std::unique_ptr<const MujocoTask> made) : task_holder(std::move(made)), task(*task_holder) {}
 
   std::string DebugString() const override {
     return "MujocoEnvBatch(" + task.config().task + ", " + std::to_string(size()) + ")";
   }
 
-  const MujocoTask task;
+  const std::unique_ptr<const MujocoTask> task_holder;
+  const MujocoTask& task;
 };
 
 // MuJoCo's Python bindings install a profiling timer (mjcb_time) when they are
@@ -132,13 +136,14 @@ class MujocoEnvCreateOp : public OpKernel {
                   absl::InvalidArgumentError(absl::StrCat(range.name, " must have low <= high, got (", range.out[0],
                                                           ", ", range.out[1], ")")));
     }
-    MujocoEnvBatch* batch = nullptr;
+    std::unique_ptr<const MujocoTask> task;
     try {
-      batch = new MujocoEnvBatch(config);
+      task = std::make_unique<const MujocoTask>(config);
     } catch (const std::exception& e) {
       ctx->SetStatus(absl::InvalidArgumentError(e.what()));
       return;
     }
+    auto* batch = new MujocoEnvBatch(std::move(task));
     ::tensorflow::core::ScopedUnref unref_on_error(batch);
     batch->simulators.resize(batch_size_);
     OP_REQUIRES_OK(ctx, ForEach(ctx, batch_size_,
