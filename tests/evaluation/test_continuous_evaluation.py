@@ -81,7 +81,7 @@ def test_a_trainer_explores_with_action_noise_and_scores_without_it(tmp_path):
                        hyperparameters=dict(directions=2, top_directions=1, center_episodes=1))
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
     trainer.run(generations=1)
-    assert trainer.evaluator.subpopulations[0].action_noise == 0.05
+    assert trainer.evaluator.subpopulations[0].action_noise.scale == 0.05
     snapshot = trainer.snapshot()
     score = trainer.evaluate_elite(episodes=1)
     test = [EvaluationRequest(snapshot.elite, 1, "test")]
@@ -142,7 +142,7 @@ def test_the_frame_painter_renders_off_the_stepping_thread_and_keeps_only_the_ne
     import threading
     import time
 
-    from workbench.evaluation.subpopulation import FramePainter
+    from workbench.evaluation.frame_stream import FramePainter
 
     delivered, started = [], threading.Event()
 

@@ -6,7 +6,8 @@
   Evaluator           sub-populations of episode slots, refilled as episodes end, run side by side so that
                       emulation and inference overlap; telemetry of where the time went
   RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
-  SubPopulation       one environment batch and one model: the episode loop
+  SubPopulation       one environment batch and one model: the episode loop (its collaborators: observation_source,
+                      observation_sums, low_rank_factors, action_noise, frame_stream, jobs)
   EpisodeLengths      which episodes start first (the longest expected), so rounds end with short tails
   WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
   Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation

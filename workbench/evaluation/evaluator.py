@@ -35,9 +35,10 @@ from workbench.checks import check_bool, check_int, check_positive_int, check_re
 from workbench.evaluation.allocator import tune_allocator
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
+from workbench.evaluation.jobs import JobQueue, Outcomes
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.schedule import EpisodeLengths
-from workbench.evaluation.subpopulation import JobQueue, Outcomes, SubPopulation
+from workbench.evaluation.subpopulation import SubPopulation
 from workbench.evaluation.telemetry import Telemetry, occupancy_profile
 from workbench.evolution.genome import GenomeDecoder
 from workbench.evolution.noise import NoiseTable
@@ -133,8 +134,8 @@ class Evaluator(BaseEvaluator):
         if action_noise and not self.envs[0].continuous_actions:
             self._close_envs()
             raise ValueError("action_noise applies to continuous actions; this environment's actions are discrete")
-        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank, None, frame_interval,
-                                             action_noise) for e, m in zip(self.envs, self.models)]
+        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank, frame_interval, action_noise)
+                               for e, m in zip(self.envs, self.models)]
         self.telemetry = Telemetry(subpopulations=subpopulations)
         self.timeline = None
         if frame_listener is not None:
@@ -150,7 +151,7 @@ class Evaluator(BaseEvaluator):
 
     def _listeners_changed(self):
         # Frames are made only while someone listens (a screen read per frame_interval otherwise wasted).
-        self.subpopulations[0].frame_listener = self._publish_frame if self.has_frame_listeners else None
+        self.subpopulations[0].frames.listener = self._publish_frame if self.has_frame_listeners else None
 
     def record_timeline(self, enabled: bool = True) -> None:
         """From the next evaluate() on, keep self.timeline: (sub-population, category, start, end) of every

@@ -1,415 +1,279 @@
 """SubPopulation: one environment batch and one model, running episodes slot by slot.
 
-Each environment index is an episode slot. run() takes (request, episode)
-jobs from a shared JobQueue whenever a slot is free, so a finished episode's
-slot restarts at once with the next job and only running episodes are
-stepped and computed (no padding to the longest episode). A step is one
-inference call for all running episodes (each with its genome's weight slot
-and, in perturbed mode, its low-rank factors) and one environment call.
+Each environment index is an episode slot. run() takes (request, episode) jobs from a shared JobQueue
+whenever a slot is free, so a finished episode's slot restarts at once with the next job and only running
+episodes are stepped and computed (no padding to the longest episode). A step is one inference call for all
+running episodes (each with its genome's weight slot and, in perturbed mode, its low-rank factors) and one
+environment call.
 
-With observation normalisation (the model's), the same graph call also adds each
-running episode's raw observation to its slot's float64 sums (the episode's
-observation statistics, read when it ends). A member whose weights or actions are
-not finite (a diverged policy) ends its episode at once with a NaN return (the
-worst fitness) and a warning. action_noise > 0 adds N(0, action_noise^2) to every
-continuous action (clipped to the control range again), drawn from a generator seeded
-by the episode's seed: training-time exploration (OpenAI-ES), the same on any layout.
+The loop is this module; each other job has a collaborator chosen once when the sub-population is built:
+  observation_source.py  where the policy reads observations (inside the graph from the simulator's op, or a host
+                         array)
+  observation_sums.py    with observation normalisation (the model's), each sampled episode's observation sums,
+                         added by the same graph call that computes the actions
+  low_rank_factors.py    perturbed mode: each running child's mutation as low-rank factors
+  action_noise.py        exploration noise on continuous actions, seeded by the episode's seed
+  frame_stream.py        gameplay frames for a listener
+  weight_slots.py        which genome (or parent) each model slot holds
+A run's own state (its requests, jobs, outcomes and what each slot is running) is an EpisodeRun. A member
+whose weights or actions are not finite (a diverged policy) ends its episode at once with a NaN return (the
+worst fitness) and a warning.
 """
 from __future__ import annotations
 
-import collections
 import functools
-import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 import tensorflow as tf
 
-from workbench.envs.batch import IN_GRAPH, RENDER_STATES, SCREEN
+from workbench.envs.batch import EnvBatch
 from workbench.envs.rng import episode_seed
-from workbench.evaluation.behaviour import checked_behaviour
+from workbench.evaluation.action_noise import ActionNoise
+from workbench.evaluation.frame_stream import FrameStream
+from workbench.evaluation.jobs import JobQueue, Outcomes
+from workbench.evaluation.low_rank_factors import LowRankFactors
+from workbench.evaluation.observation_source import observation_source
+from workbench.evaluation.observation_sums import ObservationSums
 from workbench.evaluation.telemetry import Stopwatch, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
-from workbench.ops import LowRankPerturbation, assign_slots
+from workbench.evolution import EvaluationRequest, GenomeDecoder
+from workbench.models.population_model import PopulationModel
+
+Behaviour = Callable[[EnvBatch, int], object]
 
 
-class JobQueue:
-    """(request, episode) pairs handed out to sub-populations, in request order (or in `order`); thread-safe.
+@dataclass
+class EpisodeRun:
+    """One run()'s state: its jobs, where their outcomes go, and what each episode slot is running."""
 
-    Stopped once a sub-population fails (it sets `failed`) or the caller's `cancel` event is set:
-    every sub-population then ends its loop after the current step. `dry_at` is the
-    time.perf_counter() of the first take() that could not fill every free slot (the end
-    of the round's busy phase; None while every take() was served in full).
-    """
+    requests: Sequence[EvaluationRequest]
+    jobs: JobQueue
+    outcomes: Outcomes
+    seed: int
+    ids: Sequence[int]  # each request's index for episode seeds
+    slots: int
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    watch: Stopwatch = field(init=False)
+    timeline: list | None = None
+    job: list[tuple[int, int] | None] = field(init=False)  # (request, episode) per episode slot
+    weight_slot: np.ndarray = field(init=False)
+    perturbed: np.ndarray = field(init=False)
+    steps: np.ndarray = field(init=False)
+    seen: np.ndarray = field(init=False)  # observations the policy read (and the statistics counted)
+    occupancy: tuple[list[float], list[int]] = field(init=False)  # (perf_counter times, running episodes from then)
 
-    def __init__(self, requests: Sequence[Any], cancel: threading.Event | None = None,
-                 order: Sequence[int] | None = None) -> None:
-        order = range(len(requests)) if order is None else order  # the requests whose episodes start first
-        self._jobs = collections.deque((r, e) for r in order for e in range(requests[r].episodes))
-        self._lock = threading.Lock()
-        self.failed = threading.Event()
-        self.cancel = cancel
-        self.dry_at: float | None = None
+    def __post_init__(self) -> None:
+        self.watch = Stopwatch(self.telemetry, self.timeline)
+        self.job = [None] * self.slots
+        self.weight_slot = np.zeros(self.slots, np.int32)
+        self.perturbed = np.zeros(self.slots, bool)
+        self.steps = np.zeros(self.slots, np.int64)
+        self.seen = np.zeros(self.slots, np.int64)
+        self.occupancy = ([], [])
 
-    def stopped(self) -> bool:
-        return self.failed.is_set() or (self.cancel is not None and self.cancel.is_set())
+    def free(self) -> list[int]:
+        return [s for s in range(self.slots) if self.job[s] is None]
 
-    def take(self, count: int) -> list[tuple[int, int]]:
-        with self._lock:
-            if self.stopped():
-                return []
-            if count > len(self._jobs) and self.dry_at is None:
-                self.dry_at = time.perf_counter()
-            return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
+    def active(self) -> np.ndarray:
+        return np.array([s for s in range(self.slots) if self.job[s] is not None], np.int32)
 
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._jobs)
+    def job_of(self, slot: int) -> tuple[int, int]:
+        job = self.job[slot]
+        assert job is not None, f"episode slot {slot} runs no episode"
+        return job
 
-
-class Outcomes:
-    """Per request: returns, steps and frames per episode, and behaviours when asked for."""
-
-    def __init__(self, requests: Sequence[Any]) -> None:
-        self.returns = [np.zeros(r.episodes) for r in requests]
-        self.steps = [np.zeros(r.episodes, np.int64) for r in requests]
-        self.frames = [np.zeros(r.episodes, np.int64) for r in requests]
-        self.behaviours: list[list[Any] | None] = [[None] * r.episodes if r.behaviour else None for r in requests]
-        self.observation_sums: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # with normalisation:
-        # [(count [E], sum [E, d], sum of squares [E, d])] per request
-        self.dimensions: int | None = None
-        self.lock = threading.Lock()
-
-    def collect_observations(self, size: int) -> None:
-        """Keeps per-episode observation sums of `size` values (observation normalisation)."""
-        if self.observation_sums is None:
-            self.observation_sums = [(np.zeros(len(r)), np.zeros((len(r), size)), np.zeros((len(r), size)))
-                                     for r in self.returns]
-
-    def behaviour(self, r: int, e: int, vector: Any) -> None:
-        with self.lock:
-            vector = checked_behaviour(vector, self.dimensions, f"request {r}, episode {e}")
-            self.dimensions = vector.size
-            episodes = self.behaviours[r]
-            assert episodes is not None, f"request {r} asked for no behaviour"
-            episodes[e] = vector
-
-
-class FramePainter:
-    """Renders gameplay frames in a thread of its own: the stepping thread hands over a physics state (cheap) and
-    goes on; only the newest state waits, older ones are dropped. Used for MuJoCo, whose software rendering
-    takes about 40 ms a frame."""
-
-    def __init__(self, render: Callable, deliver: Callable[[dict], None]) -> None:
-        self._render, self._deliver = render, deliver
-        self._pending: tuple[dict, tuple] | None = None
-        self._wake = threading.Condition()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="workbench-frame-painter", daemon=True)
-        self._thread.start()
-
-    def submit(self, details: dict, state: tuple) -> None:
-        with self._wake:
-            self._pending = (details, state)
-            self._wake.notify()
-
-    def _run(self):
-        while True:
-            with self._wake:
-                while self._pending is None and not self._closed:
-                    self._wake.wait()
-                if self._closed:
-                    return
-                (details, state), self._pending = self._pending, None
-            self._deliver(dict(details, frame=self._render(*state)[0]))
-
-    def close(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-        self._thread.join(timeout=5)
+    def record_occupancy(self, running: int) -> None:
+        times, counts = self.occupancy
+        if not counts or counts[-1] != running:
+            times.append(time.perf_counter())
+            counts.append(running)
 
 
 class SubPopulation:
-    """One environment batch and one model: runs (request, episode) jobs in its episode slots (see the module)."""
+    """One environment batch and one model: runs (request, episode) jobs in its episode slots (see the module).
 
-    def __init__(self, env: Any, model: Any, decoder: Any, behaviour: Callable | None = None, perturbed_rank: int = 0,
-                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
+    Set by the evaluator: `max_episode_frames` (a live cap below the environment's own, or None), `timeline` (a
+    list that the next run records (category, start, end) of every timed call into, or None),
+    `frames.listener` (gameplay frames). After a run: `occupancy_trace` (times, running episodes from then on).
+    """
+
+    def __init__(self, env: EnvBatch, model: PopulationModel, decoder: GenomeDecoder,
+                 behaviour: Behaviour | None = None, perturbed_rank: int = 0, frame_interval: float = 0.1,
                  action_noise: float = 0.0) -> None:
-        self.env, self.model, self.decoder, self.behaviour = env, model, decoder, behaviour
-        self.action_noise = float(action_noise)
-        self._noise = [None] * env.batch_size  # per episode slot: the episode's action-noise generator
-        self.frame_listener, self.frame_interval = frame_listener, frame_interval
-        self._last_frame = 0.0
-        self.max_episode_frames = None  # a live cap below the environment's own (Evaluator.set_episode_cap)
-        self.timeline = None  # a list to record (category, start, end) of every timed call into, or None
-        # the last run's (perf_counter times, running episodes from then on)
-        self.occupancy_trace: tuple[list[float], list[int]] = ([], [])
+        self.env, self.model, self.behaviour = env, model, behaviour
         self.size = env.batch_size
+        self.max_episode_frames: int | None = None
+        self.timeline: list | None = None
+        self.occupancy_trace: tuple[list[float], list[int]] = ([], [])
         self.weights = WeightSlots(model, decoder, perturbed_rank)
-        self.rank = int(perturbed_rank)
-        # Simulators on the ops (Atari, MuJoCo): the network reads the observations inside the graph (they
-        # never become numpy).
-        self._handle = env.ops_handle if env.supports(IN_GRAPH) else None
-        self._has_screen = env.supports(SCREEN)
-        self._painter = None  # a FramePainter, for batches that render physics states (MuJoCo)
-        self._observations = None if self._handle is not None else np.zeros((self.size,) + model.input_shape,
-                                                                             env.observation_dtype)
-        observation_spec = tf.TensorSpec((None,) + model.input_shape, tf.as_dtype(env.observation_dtype))
-        index_spec = tf.TensorSpec((None,), tf.int32)
-        self.normalization = model.observation_normalization
-        if self.normalization is not None:
-            size = model.input_shape[0]
-            self._sampled = tf.Variable(tf.zeros([self.size], tf.float64), trainable=False)
-            self._sums = tf.Variable(tf.zeros([self.size, size], tf.float64), trainable=False)
-            self._squares = tf.Variable(tf.zeros([self.size, size], tf.float64), trainable=False)
-        self._continuous = model.action_size is not None
+        self.frames = FrameStream(env, frame_interval)
+        self.observations = observation_source(env, model.input_shape)
+        normalization = model.observation_normalization
+        self.observation_sums = (None if normalization is None else
+                                 ObservationSums(normalization, self.size, int(np.prod(model.input_shape))))
+        self.continuous = model.action_size is not None
+        self.action_noise = None
+        if self.continuous and action_noise:
+            assert env.action_low is not None and env.action_high is not None, "continuous actions have bounds"
+            self.action_noise = ActionNoise(action_noise, self.size, env.action_low, env.action_high)
+        self.factors = (LowRankFactors(decoder.space, model.kernel_shapes, self.size, perturbed_rank)
+                        if perturbed_rank else None)
         # autograph off: these graphs have no tensor-dependent Python control flow, and autograph's conversion of
         # the functions they call (LowRankPerturbation's dataclass __init__) looked up the wrong source in a
         # process that had run other tests first ("tf___init_factors() takes 1 positional argument")
         graph = functools.partial(tf.function, autograph=False)
-        if self._handle is not None:
-            self._act = graph(self._actions_in_graph).get_concrete_function(index_spec, index_spec)
-        else:
-            self._act = graph(self._actions_given).get_concrete_function(observation_spec, index_spec, index_spec)
-        if self.rank:
-            self._init_factors()
-            function = graph(self._perturbed_actions)
-            if self._handle is not None:
-                self._act_perturbed = function.get_concrete_function(None, index_spec, index_spec)
-            else:
-                self._act_perturbed = function.get_concrete_function(observation_spec, index_spec, index_spec)
+        index = tf.TensorSpec((None,), tf.int32)
+        spec = self.observations.input_spec
+        self._act = graph(self._plain_actions).get_concrete_function(spec, index, index)
+        if self.factors is not None:
+            self._act_perturbed = graph(self._perturbed_actions).get_concrete_function(spec, index, index)
 
-    def _actions_in_graph(self, weight_slots, episode_slots):
-        return self._actions_given(self.env.observe_in_graph(episode_slots), weight_slots, episode_slots)
-
-    def _actions_given(self, observations, weight_slots, episode_slots, perturbations=None):
-        if self.normalization is not None:
-            self._accumulate(observations, episode_slots)
+    # -- the inference graphs ------------------------------------------------------------
+    def _actions(self, given, weight_slots, episode_slots, perturbations=None):
+        observations = self.observations.in_graph(given, episode_slots)
+        if self.observation_sums is not None:
+            self.observation_sums.accumulate(observations, episode_slots)
         return self.model.act(observations, weight_slots, perturbations)
 
-    def _accumulate(self, observations, episode_slots):
-        """Adds the observations of sampled episodes to their slots' float64 sums (inside the graph)."""
-        x = tf.cast(tf.reshape(observations, [tf.shape(observations)[0], -1]), tf.float64)
-        x = x * tf.gather(self._sampled, episode_slots)[:, None]
-        self._sums.scatter_add(tf.IndexedSlices(x, episode_slots))
-        self._squares.scatter_add(tf.IndexedSlices(x * x, episode_slots))
+    def _plain_actions(self, given, weight_slots, episode_slots):
+        return self._actions(given, weight_slots, episode_slots)
 
-    # -- perturbed mode -------------------------------------------------------------------
-    def _init_factors(self):
-        size, rank = self.size, self.rank
-        self._scale = tf.Variable(tf.zeros([size]), trainable=False)
-        self._factors = [(tf.Variable(tf.zeros([size, k, rank]), trainable=False),
-                          tf.Variable(tf.zeros([size, n, rank]), trainable=False),
-                          tf.Variable(tf.zeros([size, n]), trainable=False))
-                         for k, n in self.model.kernel_shapes]
-
-    def _perturbed_actions(self, observations, weight_slots, episode_slots):
-        if observations is None:
-            observations = self.env.observe_in_graph(episode_slots)
-        scale = tf.gather(self._scale, episode_slots)
-        perturbations = [LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots),
-                                             tf.gather(bias, episode_slots)) for a, b, bias in self._factors]
-        return self._actions_given(observations, weight_slots, episode_slots, perturbations)
-
-    def _write_factors(self, slots, mutations):
-        """Loads the low-rank factors of the perturbed episodes starting in `slots` (None: unperturbed)."""
-        space = self.decoder.space
-        scales = [0.0 if m is None else space.low_rank_scale(m[1], self.rank) for m in mutations]
-        assign_slots(self._scale, slots, np.asarray(scales, np.float32))
-        per_slot = [space.low_rank_factors(m[0], self.rank) if m is not None else None for m in mutations]
-        for layer, variables in enumerate(self._factors):
-            for part, variable in enumerate(variables):
-                shape = tuple(variable.shape[1:])
-                values = np.stack([f[layer][part] if f is not None else np.zeros(shape, np.float32) for f in per_slot])
-                assign_slots(variable, slots, values)
+    def _perturbed_actions(self, given, weight_slots, episode_slots):
+        return self._actions(given, weight_slots, episode_slots, self.factors.perturbations(episode_slots))
 
     # -- the episode loop -----------------------------------------------------------------
-    def run(self, requests: Sequence[Any], jobs: JobQueue, outcomes: Outcomes, seed: int,
+    def run(self, requests: Sequence[EvaluationRequest], jobs: JobQueue, outcomes: Outcomes, seed: int,
             ids: Sequence[int] | None = None) -> Telemetry:
         """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry.
 
         ids: the requests' indices for episode seeds (default 0, 1, ...; a chunk of a larger list passes its own).
         """
-        self._ids = range(len(requests)) if ids is None else ids
-        if self.normalization is not None:
-            outcomes.collect_observations(self.model.input_shape[0])
-        self.telemetry = Telemetry()
-        self._watch = Stopwatch(self.telemetry, self.timeline)
-        self._jobs = jobs
-        times, counts = self.occupancy_trace = ([], [])
-        self._requests, self._outcomes, self._seed = requests, outcomes, seed
-        self._job = [None] * self.size  # (r, e) per episode slot
-        self._weight_slot = np.zeros(self.size, np.int32)
-        self._perturbed = np.zeros(self.size, bool)
-        self._steps = np.zeros(self.size, np.int64)
-        self._seen = np.zeros(self.size, np.int64)
+        if self.observation_sums is not None:
+            outcomes.collect_observations(self.observation_sums.size)
+        run = EpisodeRun(requests, jobs, outcomes, seed, range(len(requests)) if ids is None else ids, self.size,
+                         timeline=self.timeline)
+        self.occupancy_trace = run.occupancy
         try:
             while not jobs.stopped():
-                free = [s for s in range(self.size) if self._job[s] is None]
+                free = run.free()
                 started = jobs.take(len(free))
                 if started:
-                    self._start(free[:len(started)], started)
-                active = np.array([s for s in range(self.size) if self._job[s] is not None], np.int32)
-                if not counts or counts[-1] != active.size:
-                    times.append(time.perf_counter())
-                    counts.append(active.size)
+                    self._start(run, free[:len(started)], started)
+                active = run.active()
+                run.record_occupancy(active.size)
                 if active.size:
-                    self._step(active)
+                    self._step(run, active)
                 elif not len(jobs):
                     break
         except BaseException:
             jobs.failed.set()
             raise
-        return self.telemetry
+        return run.telemetry
 
-    def _step(self, active):
-        watch = self._watch
-        with watch("inference"):
-            weight_slots, episode_slots = tf.constant(self._weight_slot[active]), tf.constant(active)
-            if self.rank and self._perturbed[active].any():
-                observations = None if self._handle is not None else tf.constant(self._observations[active])
-                actions = self._act_perturbed(observations, weight_slots, episode_slots)
-            elif self._handle is not None:
-                actions = self._act(weight_slots, episode_slots)
-            else:
-                actions = self._act(tf.constant(self._observations[active]), weight_slots, episode_slots)
-            actions = actions.numpy()
-        self._seen[active] += 1  # observations the policy read (and the statistics counted)
-        if self._continuous and self.action_noise:
-            low, high = self.env.action_low, self.env.action_high
-            noise = np.stack([self._noise[slot].standard_normal(actions.shape[1]) for slot in active])
-            actions = np.clip(actions + self.action_noise * noise, low, high).astype(np.float32)
-        if self._continuous:
+    def _step(self, run: EpisodeRun, active: np.ndarray) -> None:
+        with run.watch("inference"):
+            given = self.observations.graph_input(active)
+            weight_slots, episode_slots = tf.constant(run.weight_slot[active]), tf.constant(active)
+            act = self._act_perturbed if self.factors is not None and run.perturbed[active].any() else self._act
+            actions = act(given, weight_slots, episode_slots).numpy()
+        run.seen[active] += 1
+        if self.action_noise is not None:
+            actions = self.action_noise.apply(active, actions)
+        if self.continuous:
             finite = np.isfinite(actions).all(axis=1)
             if not finite.all():
-                self._diverge(active[~finite], "its actions are not finite")
+                self._diverge(run, active[~finite], "its actions are not finite")
                 active, actions = active[finite], actions[finite]
                 if not active.size:
                     return
-        with watch("emulation"):
-            if self._handle is not None:
-                rewards, done = self.env.step(active, actions)
-            else:
-                rewards, done, self._observations[active] = self.env.step_and_observe(active, actions)
-        self._steps[active] += 1
-        self.telemetry.steps += active.size
-        if self._jobs.dry_at is not None:
-            self.telemetry.tail_steps += active.size
+        with run.watch("emulation"):
+            rewards, done = self.observations.step(active, actions)
+        run.steps[active] += 1
+        run.telemetry.steps += active.size
+        if run.jobs.dry_at is not None:
+            run.telemetry.tail_steps += active.size
         if self.max_episode_frames is not None:
-            done = done | (self._episode_frames(active) >= self.max_episode_frames)
-        returns = self._outcomes.returns
+            done = done | (self._episode_frames(run, active) >= self.max_episode_frames)
+        returns = run.outcomes.returns
         for slot, reward in zip(active, rewards):
-            r, e = self._job[slot]
+            r, e = run.job_of(slot)
             returns[r][e] += reward
-        if (self.frame_listener is not None and self._has_screen
-                and time.monotonic() - self._last_frame >= self.frame_interval):
-            self._send_frame(active)
+        if self.frames.due():
+            slot = int(active[0])  # the lowest running slot
+            r, e = run.job_of(slot)
+            self.frames.send(slot, dict(request=r, episode=e, step=int(run.steps[slot]), score=float(returns[r][e])))
         if done.any():
-            self._finish(active[done])
+            self._finish(run, active[done])
 
-    def _send_frame(self, active):
-        """Shows the lowest running slot's screen to the frame listener (throttled by frame_interval); MuJoCo's
-        are painted by a FramePainter from the physics state, so stepping does not wait for the renderer."""
-        self._last_frame = time.monotonic()
-        slot = int(active[0])
-        r, e = self._job[slot]
-        info = {name: float(values[0]) for name, values in self.env.step_info([slot]).items()}
-        details = dict(request=r, episode=e, step=int(self._steps[slot]), score=float(self._outcomes.returns[r][e]),
-                       info=info)
-        if self.env.supports(RENDER_STATES):
-            if self._painter is None:
-                self._painter = FramePainter(self.env.render_states, self._deliver_frame)
-            self._painter.submit(details, self.env.physics_state([slot]))
-        else:
-            self.frame_listener(dict(details, frame=self.env.screen([slot])[0]))
-
-    def _deliver_frame(self, frame):
-        listener = self.frame_listener  # it may have been switched off while the frame was painted
-        if listener is not None:
-            listener(frame)
-
-    def close(self) -> None:
-        """Stops the frame painter (the environment and model belong to the caller)."""
-        if self._painter is not None:
-            self._painter.close()
-            self._painter = None
-
-    def _start(self, slots, started):
+    def _start(self, run: EpisodeRun, slots: list[int], started: list[tuple[int, int]]) -> None:
         mutations = []
-        with self._watch("weight_loading"):
+        with run.watch("weight_loading"):
             for slot, (r, e) in zip(slots, started):
-                key, mutation = self.weights.perturbation_of(self._requests[r].genome)
-                self._job[slot] = (r, e)
-                self._weight_slot[slot] = self.weights.acquire(key)
-                self._perturbed[slot] = mutation is not None
+                key, mutation = self.weights.perturbation_of(run.requests[r].genome)
+                run.job[slot] = (r, e)
+                run.weight_slot[slot] = self.weights.acquire(key)
+                run.perturbed[slot] = mutation is not None
                 mutations.append(mutation)
             self.weights.flush()
-            if self.rank:
-                self._write_factors(slots, mutations)
-        with self._watch("emulation"):
-            seeds = [episode_seed(self._seed, self._ids[r], e) for r, e in started]
-            if self._handle is not None:
-                self.env.start(slots, seeds)
-            else:
-                self._observations[slots] = self.env.reset(slots, seeds)
+            if self.factors is not None:
+                self.factors.write(slots, mutations)
+        with run.watch("emulation"):
+            seeds = [episode_seed(run.seed, run.ids[r], e) for r, e in started]
+            self.observations.start(slots, seeds)
             done = self.env.done(slots)
-        self._steps[slots] = 0
-        self._seen[slots] = 0
-        if self.action_noise:
-            for slot, seed in zip(slots, seeds):
-                self._noise[slot] = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
-        if self.normalization is not None:
-            index = tf.constant(np.asarray(slots, np.int32))
-            sampled = [1.0 if self.normalization.sampled(seed) else 0.0 for seed in seeds]
-            self._sampled.scatter_update(tf.IndexedSlices(tf.constant(sampled, tf.float64), index))
-            zeros = tf.zeros((len(slots), self._sums.shape[1]), tf.float64)
-            self._sums.scatter_update(tf.IndexedSlices(zeros, index))
-            self._squares.scatter_update(tf.IndexedSlices(zeros, index))
-        invalid = np.array([self.weights.invalid(self._weight_slot[slot]) for slot in slots], bool)
+        run.steps[slots] = 0
+        run.seen[slots] = 0
+        if self.action_noise is not None:
+            self.action_noise.begin(slots, seeds)
+        if self.observation_sums is not None:
+            self.observation_sums.begin(slots, seeds)
+        invalid = np.array([self.weights.invalid(run.weight_slot[slot]) for slot in slots], bool)
         if invalid.any():
-            self._diverge(np.asarray(slots)[invalid], "its weights are not finite")
+            self._diverge(run, np.asarray(slots)[invalid], "its weights are not finite")
         if (done & ~invalid).any():  # ended during its reset (a frame cap below the no-ops)
-            self._finish(np.asarray(slots)[done & ~invalid])
+            self._finish(run, np.asarray(slots)[done & ~invalid])
 
-    def _diverge(self, slots, reason):
+    def _diverge(self, run: EpisodeRun, slots: np.ndarray, reason: str) -> None:
         """Ends the episodes in `slots` with a NaN return (the worst fitness): their policy diverged."""
-        returns = self._outcomes.returns
         for slot in slots:
-            r, e = self._job[slot]
-            returns[r][e] = np.nan
+            r, e = run.job_of(slot)
+            run.outcomes.returns[r][e] = np.nan
         warnings.warn(f"a member's episode ended with the worst fitness: {reason} (a diverged policy)",
                       RuntimeWarning, stacklevel=2)
-        self._finish(np.asarray(slots))
+        self._finish(run, np.asarray(slots))
 
-    def _episode_frames(self, slots):
+    def _episode_frames(self, run: EpisodeRun, slots: np.ndarray) -> np.ndarray:
         """Frames of the episodes in `slots` so far (Atari: no-ops included; Gymnasium: steps)."""
-        with self._watch("emulation"):
+        with run.watch("emulation"):
             return self.env.episode_frames(slots)
 
-    def _finish(self, slots):
-        outcomes = self._outcomes
-        frames = self._episode_frames(slots)
-        if outcomes.observation_sums is not None:
-            with self._watch("inference"):
-                index = tf.constant(np.asarray(slots, np.int32))
-                sampled = tf.gather(self._sampled, index).numpy()
-                sums, squares = tf.gather(self._sums, index).numpy(), tf.gather(self._squares, index).numpy()
+    def _finish(self, run: EpisodeRun, slots: np.ndarray) -> None:
+        outcomes = run.outcomes
+        frames = self._episode_frames(run, slots)
+        if self.observation_sums is not None and outcomes.observation_sums is not None:
+            with run.watch("inference"):
+                sampled, sums, squares = self.observation_sums.read(slots)
             for k, slot in enumerate(slots):
-                r, e = self._job[slot]
+                r, e = run.job_of(slot)
                 counts, total, total_squares = outcomes.observation_sums[r]
-                counts[e] = self._seen[slot] * sampled[k]
+                counts[e] = run.seen[slot] * sampled[k]
                 total[e], total_squares[e] = sums[k], squares[k]
         for slot, frame_count in zip(slots, frames):
-            r, e = self._job[slot]
-            outcomes.steps[r][e], outcomes.frames[r][e] = self._steps[slot], frame_count
+            r, e = run.job_of(slot)
+            outcomes.steps[r][e], outcomes.frames[r][e] = run.steps[slot], frame_count
             if outcomes.behaviours[r] is not None:
-                with self._watch("emulation"):
+                assert self.behaviour is not None, "a request asked for a behaviour the evaluator has no function for"
+                with run.watch("emulation"):
                     outcomes.behaviour(r, e, self.behaviour(self.env, int(slot)))
-            self.weights.release(self._weight_slot[slot])
-            self._job[slot] = None
-        self.telemetry.episodes += len(slots)
-        self.telemetry.frames += int(np.sum(frames))
+            self.weights.release(run.weight_slot[slot])
+            run.job[slot] = None
+        run.telemetry.episodes += len(slots)
+        run.telemetry.frames += int(np.sum(frames))
+
+    def close(self) -> None:
+        """Stops the frame stream's painter (the environment and model belong to the caller)."""
+        self.frames.close()
