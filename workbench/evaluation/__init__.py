@@ -3,6 +3,7 @@
   BaseEvaluator       the interface every evaluator has: spec, space, evaluate, telemetry, episode cap,
                       frame listeners, close (base.py)
   RunSpec             environment, model, episode cap and noise table: builds batches, models and spaces
+  EvaluatorLayout     how an evaluator arranges its work: sub-populations, slots, perturbed mode, ... (layout.py)
   Evaluator           sub-populations of episode slots, refilled as episodes end, run side by side so that
                       emulation and inference overlap; telemetry of where the time went
   RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
@@ -19,10 +20,11 @@ from __future__ import annotations
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.evaluator import Evaluator
+from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evaluation.run_spec import MODELS, RunSpec, build_model
 from workbench.evaluation.subpopulation import SubPopulation
 from workbench.evaluation.telemetry import TIME_SPLIT, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
 
-__all__ = ["MODELS", "TIME_SPLIT", "BaseEvaluator", "EvaluationCancelled", "Evaluator", "RunSpec", "SubPopulation",
-           "Telemetry", "WeightSlots", "behaviour_function", "build_model"]
+__all__ = ["MODELS", "TIME_SPLIT", "BaseEvaluator", "EvaluationCancelled", "Evaluator", "EvaluatorLayout", "RunSpec",
+           "SubPopulation", "Telemetry", "WeightSlots", "behaviour_function", "build_model"]

@@ -31,11 +31,13 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from workbench.checks import check_bool, check_int, check_positive_int, check_real
+from workbench.checks import check_int, check_type
+from workbench.evaluation import spec_cache
 from workbench.evaluation.allocator import tune_allocator
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.jobs import JobQueue, Outcomes
+from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.schedule import EpisodeLengths
 from workbench.evaluation.subpopulation import SubPopulation
@@ -67,77 +69,78 @@ class Evaluator(BaseEvaluator):
       longest_first: start the episodes expected to be longest first (from the genome's or its parent's
         earlier episodes; evaluation.schedule), which shortens each round's tail; False = in request
         order. Either way the results are the same.
-    Or build it from a RunSpec: Evaluator.from_spec(spec, subpopulations=2, slots=16).
+    Or build it from a RunSpec and an EvaluatorLayout (layout.py): Evaluator.from_spec(spec, layout).
     """
 
-    def __init__(self, env: str, model: str | Callable = "small", *, subpopulations: int = 2, slots: int = 16,
+    def __init__(self, env: str, model: str | Callable = "small", *,
+                 subpopulations: int = EvaluatorLayout.subpopulations, slots: int = EvaluatorLayout.slots,
                  max_episode_frames: int | None = None, behaviour: str | Callable | None = None,
-                 perturbed_rank: int = 0, noise: NoiseTable | None = None, env_options: Mapping | None = None,
-                 model_options: Mapping | None = None, cache_bytes: int = 2**30, model_backend: str | None = None,
+                 perturbed_rank: int = EvaluatorLayout.perturbed_rank, noise: NoiseTable | None = None,
+                 env_options: Mapping | None = None, model_options: Mapping | None = None,
+                 cache_bytes: int = EvaluatorLayout.cache_bytes, model_backend: str | None = None,
                  frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
-                 action_noise: float = 0.0, longest_first: bool = True) -> None:
+                 action_noise: float = EvaluatorLayout.action_noise,
+                 longest_first: bool = EvaluatorLayout.longest_first) -> None:
         noise = noise if noise is not None else NoiseTable.shared()
         spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
                        max_episode_frames=max_episode_frames, noise_size=noise.size, noise_seed=noise.seed)
-        self._build(spec, noise, subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
-                    frame_listener, frame_interval, action_noise, longest_first)
+        layout = EvaluatorLayout(subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
+                                 action_noise, longest_first)
+        self._build(spec, noise, layout, frame_listener, frame_interval)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **layout: Any) -> Evaluator:
-        """The evaluator of a RunSpec; `layout`: the keywords of Evaluator other than the spec's own."""
+    def from_spec(cls, spec: RunSpec, layout: EvaluatorLayout | None = None, *,
+                  frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
+                  **options: Any) -> Evaluator:
+        """The evaluator of a RunSpec with `layout` (an EvaluatorLayout; or its fields as keywords)."""
+        if layout is None:
+            layout = EvaluatorLayout.from_options(options, "Evaluator.from_spec")
+        elif options:
+            raise TypeError(f"Evaluator.from_spec got a layout and the layout keywords {sorted(options)}")
+        check_type("layout", layout, EvaluatorLayout)
         evaluator = cls.__new__(cls)
-        options = dict(subpopulations=2, slots=16, behaviour=None, perturbed_rank=0, cache_bytes=2**30,
-                       model_backend=None, frame_listener=None, frame_interval=0.1, action_noise=0.0,
-                       longest_first=True)
-        unknown = set(layout) - set(options)
-        if unknown:
-            raise TypeError(f"Evaluator.from_spec got unknown keywords {sorted(unknown)}; known: {sorted(options)}")
-        options.update(layout)
-        evaluator._build(spec, spec.noise(), **options)
+        evaluator._build(spec, spec.noise(), layout, frame_listener, frame_interval)
         return evaluator
 
-    def _build(self, spec, noise, subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
-               frame_listener, frame_interval, action_noise=0.0, longest_first=True):
+    def _build(self, spec: RunSpec, noise: NoiseTable, layout: EvaluatorLayout,
+               frame_listener: Callable[[dict], None] | None, frame_interval: float) -> None:
         tune_allocator()  # weights of megabytes come and go: reuse freed buffers (allocator.py)
-        check_positive_int("subpopulations", subpopulations)
-        check_bool("longest_first", longest_first)
-        self.episode_lengths = EpisodeLengths() if longest_first else None
-        check_real("action_noise", action_noise, 0)
-        check_positive_int("slots", slots)
-        check_int("perturbed_rank", perturbed_rank, 0)
-        behaviour = behaviour_function(behaviour)
+        self.layout = layout
+        self.episode_lengths = EpisodeLengths() if layout.longest_first else None
+        behaviour = behaviour_function(layout.behaviour)
         if frame_listener is not None and not callable(frame_listener):
             raise TypeError("frame_listener must be callable or None")
+        model_backend = layout.model_backend
         if model_backend is None and tf.config.list_physical_devices("GPU"):
             model_backend = "reference"  # the custom kernels are CPU-only; pure TF runs on the GPU (unverified here)
         # model_options' own backend, if any, wins (as it did before the argument existed)
         overrides = {} if model_backend is None or "backend" in spec.model_options else {"backend": model_backend}
         self.envs, self.models = [], []
         try:
-            for k in range(subpopulations):
-                batch = spec.make_batch(slots, seed=k)
+            for k in range(layout.subpopulations):
+                batch = spec.make_batch(layout.slots, seed=k)
                 self.envs.append(batch)
-                self.models.append(spec.build_model(batch, slots, **overrides))
+                self.models.append(spec.build_model(batch, layout.slots, **overrides))
         except BaseException:
             self._close_envs()
             raise
-        object.__setattr__(spec, "_observation_shape", tuple(self.models[0].input_shape))  # spec.observation_shape()
+        spec_cache.remember_observation_shape(spec, self.models[0].input_shape)
         space = spec.space(self.models[0])
         if noise is not space.noise:  # a table given by hand, not the shared one of (size, seed)
             space = type(space)(noise, space.init_scales, space.layer_shapes)
-        if perturbed_rank:
-            space.check_rank(perturbed_rank, "perturbed_rank")
+        if layout.perturbed_rank:
+            space.check_rank(layout.perturbed_rank, "perturbed_rank")
             if spec.reference_batch is not None:
                 raise ValueError("perturbed_rank cannot be combined with virtual batch normalisation (a reference "
                                  "batch): each child's statistics need its materialised weights")
-        super().__init__(spec, space, GenomeDecoder(space, cache_bytes), behaviour)
-        if action_noise and not self.envs[0].continuous_actions:
+        super().__init__(spec, space, GenomeDecoder(space, layout.cache_bytes), behaviour)
+        if layout.action_noise and not self.envs[0].continuous_actions:
             self._close_envs()
             raise ValueError("action_noise applies to continuous actions; this environment's actions are discrete")
-        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, perturbed_rank, frame_interval, action_noise)
-                               for e, m in zip(self.envs, self.models)]
-        self.telemetry = Telemetry(subpopulations=subpopulations)
-        self.timeline = None
+        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, layout.perturbed_rank, frame_interval,
+                                             layout.action_noise) for e, m in zip(self.envs, self.models)]
+        self.telemetry = Telemetry(subpopulations=layout.subpopulations)
+        self.timeline: list | None = None
         if frame_listener is not None:
             self.add_frame_listener(frame_listener)
 

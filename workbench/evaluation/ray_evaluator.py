@@ -46,10 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks import check_optional_positive_int, check_positive_int, check_real
+from workbench.checks import check_optional_positive_int, check_positive_int, check_real, check_type
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
 from workbench.evaluation.evaluator import Evaluator
+from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.telemetry import Telemetry, occupancy_profile
 from workbench.evolution import EvaluationRequest, EvaluationResult, Genome, GenomeDecoder
@@ -89,7 +90,7 @@ class _EvaluatorActor:
         if threads:
             tf.config.threading.set_intra_op_parallelism_threads(threads)
             tf.config.threading.set_inter_op_parallelism_threads(threads)
-        self.evaluator = Evaluator.from_spec(spec, **layout)
+        self.evaluator = Evaluator.from_spec(spec, layout)
         self.bases = {}
         self._ids = []  # the global request indices of the chunk being evaluated (for frames)
         self._frame, self._frame_lock, self._watching = None, threading.Lock(), False
@@ -169,9 +170,6 @@ class RayEvaluator(BaseEvaluator):
         streams; none while nobody listens).
     """
 
-    LAYOUT = ("subpopulations", "slots", "behaviour", "perturbed_rank", "cache_bytes", "model_backend", "action_noise",
-              "longest_first")
-
     def __init__(self, env: str, model: str | Callable = "small", *, max_episode_frames: int | None = None,
                  env_options: Mapping | None = None, model_options: Mapping | None = None,
                  noise_size: int | None = None, noise_seed: int | None = None, **options: Any) -> None:
@@ -182,35 +180,37 @@ class RayEvaluator(BaseEvaluator):
         self._build(spec, **options)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **options: Any) -> RayEvaluator:
-        """The Ray evaluator of a RunSpec; `options`: the keywords of RayEvaluator other than the spec's own."""
+    def from_spec(cls, spec: RunSpec, layout: EvaluatorLayout | None = None, **options: Any) -> RayEvaluator:
+        """The Ray evaluator of a RunSpec; `layout`: each actor's EvaluatorLayout (or its fields among `options`,
+        the keywords of RayEvaluator other than the spec's own)."""
         evaluator = cls.__new__(cls)
-        evaluator._build(spec, **options)
+        evaluator._build(spec, layout, **options)
         return evaluator
 
-    def _build(self, spec, *, actors=None, cpus_per_actor=1, address=None, num_cpus=None, dashboard=False,
+    def _build(self, spec, layout=None, *, actors=None, cpus_per_actor=1, address=None, num_cpus=None, dashboard=False,
                temp_dir=None, chunks_per_actor=1, max_restarts=None, ready_timeout=600, frame_interval=0.1,
-               **layout):
+               **options):
         check_optional_positive_int("actors", actors)
         check_positive_int("cpus_per_actor", cpus_per_actor)
         check_positive_int("chunks_per_actor", chunks_per_actor)
         check_real("frame_interval", frame_interval, 0, low_open=True)
-        if "frame_listener" in layout or "noise" in layout:
+        if "frame_listener" in options or "noise" in options:
             raise ValueError("RayEvaluator takes noise_size/noise_seed (each actor builds its table) and no "
                              "frame_listener argument (add listeners with add_frame_listener)")
-        unknown = set(layout) - set(self.LAYOUT)
-        if unknown:
-            raise TypeError(f"RayEvaluator got unknown keywords {sorted(unknown)}; the actors' evaluators take "
-                            f"{list(self.LAYOUT)}")
+        if layout is None:
+            layout = EvaluatorLayout.from_options(options, "RayEvaluator (for the actors' evaluators)")
+        elif options:
+            raise TypeError(f"RayEvaluator got a layout and the layout keywords {sorted(options)}")
+        check_type("layout", layout, EvaluatorLayout)
         if address is not None and not isinstance(address, str):
             raise TypeError(f"address must be a string such as 'auto' or 'host:6379', got {type(address).__name__}")
         space = spec.space()
         # The master's decoder only checks genomes before they travel (it never decodes).
-        super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour_function(layout.get("behaviour")))
+        super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour_function(layout.behaviour))
         self.chunks_per_actor, self.cpus_per_actor = chunks_per_actor, cpus_per_actor
         self.frame_interval = float(frame_interval)
         self._frame_ref, self._last_frame_poll = None, 0.0
-        self._layout = dict(layout)
+        self.layout = layout
         self.owns_cluster = False
         self.actors = []
         try:
@@ -219,7 +219,7 @@ class RayEvaluator(BaseEvaluator):
             self.close()
             raise
         self.max_restarts = 3 * actors if max_restarts is None else max_restarts
-        self.telemetry = Telemetry(subpopulations=actors * self._layout.get("subpopulations", 2))
+        self.telemetry = Telemetry(subpopulations=actors * self.layout.subpopulations)
         self.restarts = 0  # actors replaced after dying
         self.progress = (0, 0)  # (chunks done, chunks) of the evaluation in progress or the last one
         self.rounds = 0  # evaluate() calls so far: the actors' decoders age their caches by these rounds
@@ -263,7 +263,7 @@ class RayEvaluator(BaseEvaluator):
         return actors
 
     def _new_actor(self):
-        return self._remote.remote(self.spec, self._layout, self.cpus_per_actor)
+        return self._remote.remote(self.spec, self.layout, self.cpus_per_actor)
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
@@ -459,7 +459,7 @@ class RayEvaluator(BaseEvaluator):
             self._frame_ref = self.actors[0].latest_frame.options(concurrency_group="frames").remote()
 
     def _telemetry(self, parts, wall_seconds, shipped, busy_seconds, occupancy):
-        lanes = len(self.actors) * self._layout.get("subpopulations", 2)
+        lanes = len(self.actors) * self.layout.subpopulations
         return Telemetry.combine([Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped,
                                  busy_seconds, occupancy)
 

@@ -21,6 +21,7 @@ import numpy as np
 from workbench.checks import check_int, check_optional_positive_int, check_real, check_type
 from workbench.envs import EnvBatch, find_mujoco_task, make_batch
 from workbench.envs.games import find_atari_game
+from workbench.evaluation import spec_cache
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.space import ParameterSpace
 from workbench.models import LargeModel, MLPModel, PopulationModel, SmallModel
@@ -144,12 +145,8 @@ class RunSpec:
         return ObservationNormalization.from_options(self.observation_normalization)
 
     def with_observation_statistics(self, statistics: ObservationStatistics | None) -> RunSpec:
-        """The same spec normalising by other statistics (sharing this one's cached parameter space)."""
-        spec = dataclasses.replace(self, observation_statistics=statistics)
-        for cached in ("_space", "_observation_shape"):
-            if cached in self.__dict__:
-                object.__setattr__(spec, cached, self.__dict__[cached])
-        return spec
+        """The same spec normalising by other statistics."""
+        return dataclasses.replace(self, observation_statistics=statistics)
 
     @property
     def is_atari(self) -> bool:
@@ -216,39 +213,34 @@ class RunSpec:
         return np.stack(kept)
 
     def observation_shape(self) -> tuple[int, ...]:
-        """The shape of one observation of this spec's environment (read from a one-environment batch, once)."""
-        cached = self.__dict__.get("_observation_shape")
-        if cached is None:
+        """The shape of one observation of this spec's environment (read from a one-environment batch, once per
+        process: spec_cache.py)."""
+        def read() -> tuple[int, ...]:
             batch = self.make_batch(1)
             try:
-                cached = tuple(int(d) for d in batch.observation_shape)
+                return tuple(int(d) for d in batch.observation_shape)
             finally:
                 batch.close()
-            object.__setattr__(self, "_observation_shape", cached)
-        return cached
+
+        return spec_cache.observation_shape(self, read)
 
     def space(self, model: PopulationModel | None = None) -> ParameterSpace:
         """The genomes' parameter space: the model's layers over this spec's noise table.
 
-        Without a model, one is built with one slot (on a one-environment batch) to read its layers.
+        Without a model, one is built with one slot (on a one-environment batch) to read its layers, once per
+        process (spec_cache.py).
         """
-        if model is None:
-            cached = self.__dict__.get("_space")
-            if cached is not None:
-                return cached
+        if model is not None:
+            return ParameterSpace.for_model(model, self.noise())
+
+        def build() -> ParameterSpace:
             batch = self.make_batch(1)
             try:
-                model = self.build_model(batch, 1)
+                return ParameterSpace.for_model(self.build_model(batch, 1), self.noise())
             finally:
                 batch.close()
-            space = ParameterSpace.for_model(model, self.noise())
-            object.__setattr__(self, "_space", space)
-            return space
-        return ParameterSpace.for_model(model, self.noise())
 
-    def __getstate__(self) -> dict:
-        """Pickled without the cached space (its noise table is rebuilt from the seed where it is needed)."""
-        return {key: value for key, value in self.__dict__.items() if key not in ("_space", "_observation_shape")}
+        return spec_cache.space(self, build)
 
     def with_max_episode_frames(self, frames: int | None) -> RunSpec:
         """The same spec with another built-in episode cap."""

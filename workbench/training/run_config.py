@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks import check_bool, check_type
-from workbench.evaluation import BaseEvaluator, Evaluator, RunSpec
+from workbench.evaluation import BaseEvaluator, Evaluator, EvaluatorLayout, RunSpec
 from workbench.evaluation.run_spec import ATARI_MODELS
 from workbench.evolution import ALGORITHMS, Strategy, algorithm_names, algorithm_spec
 from workbench.models.atari import DEFAULT_FLATTEN
@@ -38,10 +38,10 @@ class RunConfig:
     model: str = "small"
     algorithm: str = "ga"
     hyperparameters: dict = dataclasses.field(default_factory=dict)
-    subpopulations: int = 2
-    slots: int = 16
+    subpopulations: int = EvaluatorLayout.subpopulations
+    slots: int = EvaluatorLayout.slots
     max_episode_frames: int = 20_000
-    perturbed_rank: int = 0
+    perturbed_rank: int = EvaluatorLayout.perturbed_rank
     behaviour: str = None
     noise_size: int = 2**26
     noise_seed: int = 123
@@ -53,7 +53,7 @@ class RunConfig:
     ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
     virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
     observation_normalization: Any = None  # normalise inputs by running statistics (continuous control)
-    action_noise: float = 0.0  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
+    action_noise: float = EvaluatorLayout.action_noise  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
     init_from: str = None  # a run directory whose elite the search starts from (warm start)
 
     def algorithm_config(self) -> Any:
@@ -70,6 +70,12 @@ class RunConfig:
                        max_episode_frames=self.max_episode_frames, noise_size=self.noise_size,
                        noise_seed=self.noise_seed,
                        observation_normalization=None if normalization is None else normalization.to_json())
+
+    def layout(self, behaviour: str | None = None) -> EvaluatorLayout:
+        """The EvaluatorLayout of this run (behaviour: the characterisation in force, when not the config's)."""
+        return EvaluatorLayout(subpopulations=self.subpopulations, slots=self.slots,
+                               behaviour=self.behaviour if behaviour is None else behaviour,
+                               perturbed_rank=self.perturbed_rank, action_noise=self.action_noise)
 
     def check(self) -> None:
         """ValueError naming the field when the algorithm, model and environment do not go together."""
@@ -105,14 +111,13 @@ class RunConfig:
         if behaviour is None and algorithm_spec(self.algorithm).needs_behaviour:
             behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
         check_bool("ray", self.ray)
-        layout = dict(subpopulations=self.subpopulations, slots=self.slots, behaviour=behaviour,
-                      perturbed_rank=self.perturbed_rank, action_noise=self.action_noise)
+        layout = self.layout(behaviour)
         if self.ray or self.ray_address is not None:
             from workbench.evaluation.ray_evaluator import RayEvaluator
 
-            evaluator = RayEvaluator.from_spec(spec, actors=self.ray_actors, address=self.ray_address, **layout)
+            evaluator = RayEvaluator.from_spec(spec, layout, actors=self.ray_actors, address=self.ray_address)
         else:
-            evaluator = Evaluator.from_spec(spec, **layout)
+            evaluator = Evaluator.from_spec(spec, layout)
         strategy_class = algorithm_spec(self.algorithm).strategy
         try:
             return strategy_class(config, evaluator.space, seed=self.seed), evaluator
