@@ -55,6 +55,7 @@ TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models work
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy $(TYPED_PACKAGES)
 	$(VENV)/bin/clang-format --dry-run -Werror $(OPS_SOURCES)
 

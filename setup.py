@@ -27,6 +27,7 @@ Environment variables:
                       equivalence tests on it; docs/sanitizers.md says how.
   WORKBENCH_ALE_CACHE where finished ALE builds are kept (default ~/.cache/...).
 """
+
 import glob
 import os
 import shlex
@@ -45,8 +46,14 @@ SANITIZERS = ["-fsanitize=address,undefined"]
 # -UNDEBUG: Python's own compile flags define NDEBUG; the debug checks need it undefined. GCC 12's null-pointer
 # checks make Abseil's constexpr function-pointer comparisons non-constant (GCC bug 71962), so TensorFlow's headers
 # do not compile with them; a null dereference still stops the run (AddressSanitizer reports the SEGV).
-SANITIZE_FLAGS = SANITIZERS + ["-O1", "-g", "-UNDEBUG", "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined",
-                               "-fno-sanitize=null,nonnull-attribute,returns-nonnull-attribute"]
+SANITIZE_FLAGS = SANITIZERS + [
+    "-O1",
+    "-g",
+    "-UNDEBUG",
+    "-fno-omit-frame-pointer",
+    "-fno-sanitize-recover=undefined",
+    "-fno-sanitize=null,nonnull-attribute,returns-nonnull-attribute",
+]
 
 
 def sanitize_requested():
@@ -74,7 +81,8 @@ class BuildTensorFlowOps(build_ext):
         ale_version = build_ale.installed_ale_version()
         build_flags = SANITIZE_FLAGS if sanitize_requested() else ["-O3", "-DNDEBUG"]
         ext.extra_compile_args = (
-            ["-std=c++17", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"] + build_flags
+            ["-std=c++17", "-fPIC", "-Wno-deprecated-declarations", "-Wno-interference-size"]
+            + build_flags
             + [flag for flag in tf.sysconfig.get_compile_flags() if not flag.startswith("--std")]
             + arch_flags
             + [f'-DWORKBENCH_TF_VERSION="{tf.__version__}"', f'-DWORKBENCH_ALE_VERSION="{ale_version}"']
@@ -86,8 +94,11 @@ class BuildTensorFlowOps(build_ext):
             # of Gymnasium's numpy code, so that episodes equal Gymnasium's bit for bit.
             ext.extra_compile_args += [f'-DWORKBENCH_MUJOCO_VERSION="{mujoco_version}"', "-ffp-contract=off"]
             ext.include_dirs = list(ext.include_dirs) + [mujoco_include]
-            ext.extra_link_args += [f"-L{mujoco_directory}", f"-l:{mujoco_library}",
-                                    f"-Wl,-rpath,{mujoco_directory}"]  # the installed package's libmujoco
+            ext.extra_link_args += [
+                f"-L{mujoco_directory}",
+                f"-l:{mujoco_library}",
+                f"-Wl,-rpath,{mujoco_directory}",
+            ]  # the installed package's libmujoco
         if ext.name == EMULATION_LIBRARY:
             ale_include, ale_library = build_ale.ensure_ale()
             ext.include_dirs = list(ext.include_dirs) + [ale_include]
@@ -128,20 +139,46 @@ setup(
     packages=find_packages(include=["workbench", "workbench.*"]),
     ext_modules=[
         Extension(name, sources=files, include_dirs=[os.path.join(HERE, "ops", "cc")], language="c++")
-        for name, files in ((INFERENCE_LIBRARY, inference_sources), (EMULATION_LIBRARY, emulation_sources),
-                            (MUJOCO_LIBRARY, mujoco_sources))
+        for name, files in (
+            (INFERENCE_LIBRARY, inference_sources),
+            (EMULATION_LIBRARY, emulation_sources),
+            (MUJOCO_LIBRARY, mujoco_sources),
+        )
     ],
     cmdclass={"build_ext": BuildTensorFlowOps},
-    install_requires=["tensorflow-cpu>=2.21,<2.22", "numpy>=1.26", "ale-py>=0.12,<0.13", "gymnasium>=1.4,<1.5",
-                      "mujoco-core==4.0.1", "glfw>=2.5", "PyOpenGL>=3.1",
-                      "tensorboard>=2.21,<2.22", "pandas>=2.0", "tqdm>=4.60", "matplotlib>=3.8", "pillow>=10",
-                      "imageio>=2.30", "imageio-ffmpeg>=0.4.9"],
+    install_requires=[
+        "tensorflow-cpu>=2.21,<2.22",
+        "numpy>=1.26",
+        "ale-py>=0.12,<0.13",
+        "gymnasium>=1.4,<1.5",
+        "mujoco-core==4.0.1",
+        "glfw>=2.5",
+        "PyOpenGL>=3.1",
+        "tensorboard>=2.21,<2.22",
+        "pandas>=2.0",
+        "tqdm>=4.60",
+        "matplotlib>=3.8",
+        "pillow>=10",
+        "imageio>=2.30",
+        "imageio-ffmpeg>=0.4.9",
+    ],
     extras_require={
         # playwright drives Debian's Chromium in the browser test (no browser download: executable_path).
         # ruff, mypy and clang-format (ops/'s C++, style in .clang-format): the lint that make test runs first.
         # pytest-xdist: make test's two workers.
-        "test": ["opencv-python-headless>=4.8", "pytest>=8", "nbclient>=0.10", "nbformat>=5.10", "jupyter_client>=8",
-                 "psutil>=5.9", "playwright>=1.50", "ruff>=0.8", "mypy>=1.10", "clang-format>=18", "pytest-xdist>=3.5"],
+        "test": [
+            "opencv-python-headless>=4.8",
+            "pytest>=8",
+            "nbclient>=0.10",
+            "nbformat>=5.10",
+            "jupyter_client>=8",
+            "psutil>=5.9",
+            "playwright>=1.50",
+            "ruff>=0.8",
+            "mypy>=1.10",
+            "clang-format>=18",
+            "pytest-xdist>=3.5",
+        ],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
         # updater is such a thread (tests/lab/test_widget_threads.py).
         "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],

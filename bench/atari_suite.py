@@ -28,6 +28,7 @@ atari_suite-quick.jsonl and atari_suite-smoke.jsonl, not committed) gets one lin
 whose lines were made with another suite version, algorithm, preset, budget, seed or changes is refused unless
 --append is given (then the new lines sit beside the old ones, each saying how it was made).
 """
+
 import argparse
 import datetime
 import difflib
@@ -68,8 +69,12 @@ CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for 
 
 def commit():
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=10).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -109,9 +114,10 @@ def parse_changes(items, algorithm):
             raise ValueError(f"--set takes NAME=VALUE (e.g. mutation_rank=1), got {item!r}")
         if name not in known and name not in EVALUATOR_FIELDS:
             close = difflib.get_close_matches(name, sorted(known) + list(EVALUATOR_FIELDS), n=3)
-            raise ValueError(f"--set {name}: not a hyperparameter of {algorithm} ({', '.join(sorted(known))}) nor an "
-                             f"evaluator field ({', '.join(EVALUATOR_FIELDS)})"
-                             + (f"; did you mean {', '.join(close)}?" if close else ""))
+            raise ValueError(
+                f"--set {name}: not a hyperparameter of {algorithm} ({', '.join(sorted(known))}) nor an "
+                f"evaluator field ({', '.join(EVALUATOR_FIELDS)})" + (f"; did you mean {', '.join(close)}?" if close else "")
+            )
         if name in changes:
             raise ValueError(f"--set names {name} twice")
         try:
@@ -154,8 +160,7 @@ def train_game(config, run_dir, budget):
     if os.path.exists(os.path.join(run_dir, "config.json")):
         saved = RunConfig.from_run_dir(run_dir)
         if saved.to_json() != config.to_json():
-            raise SystemExit(f"{run_dir} holds a run of another configuration; move it away (or give --runs) to "
-                             "start this one")
+            raise SystemExit(f"{run_dir} holds a run of another configuration; move it away (or give --runs) to start this one")
         trainer = Trainer.resume_from(run_dir)
         print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
         if trainer.frames > budget:
@@ -185,11 +190,17 @@ def run_suite(args, mode, games):
     overrides = settings["overrides"]
     budget = args.frames if args.frames is not None else settings["frames"]
     episodes = args.test_episodes or settings["test_episodes"]
-    signature = dict(suite_version=SUITE_VERSION, algorithm=args.algorithm, preset=args.preset, budget_frames=budget,
-                     seed=args.seed, mode=mode, changes=args.changes)
+    signature = dict(
+        suite_version=SUITE_VERSION,
+        algorithm=args.algorithm,
+        preset=args.preset,
+        budget_frames=budget,
+        seed=args.seed,
+        mode=mode,
+        changes=args.changes,
+    )
     try:  # every game's error before the first game trains
-        configs = {game: game_config(game, args.algorithm, args.preset, args.seed, overrides, args.changes)
-                   for game in games}
+        configs = {game: game_config(game, args.algorithm, args.preset, args.seed, overrides, args.changes) for game in games}
         for config in configs.values():
             config.algorithm_config()
             config.check()
@@ -198,15 +209,19 @@ def run_suite(args, mode, games):
         raise SystemExit(f"the run's settings (preset {args.preset}{changes}) are invalid: {error}") from None
     for game, config in configs.items():
         if mode != "smoke" and budget < one_generation_frames(config):
-            raise SystemExit(f"--frames {budget:,} is below one generation of preset {args.preset} on {game} (up to "
-                             f"{one_generation_frames(config):,} frames: members and elite episodes at the "
-                             f"{config.max_episode_frames:,}-frame cap); give at least that")
+            raise SystemExit(
+                f"--frames {budget:,} is below one generation of preset {args.preset} on {game} (up to "
+                f"{one_generation_frames(config):,} frames: members and elite episodes at the "
+                f"{config.max_episode_frames:,}-frame cap); give at least that"
+            )
     existing = read_results(args.results)
     foreign = [entry for entry in existing if {k: entry.get(k) for k in SIGNATURE} != signature]
     if foreign and not args.append:
         other = {k: foreign[0].get(k) for k in SIGNATURE}
-        raise SystemExit(f"--results {args.results} holds lines made with {other}, not {signature}; give --append to "
-                         "add lines beside them, or another --results")
+        raise SystemExit(
+            f"--results {args.results} holds lines made with {other}, not {signature}; give --append to "
+            "add lines beside them, or another --results"
+        )
     finished = {entry["game"] for entry in existing if {k: entry.get(k) for k in SIGNATURE} == signature}
     root = args.runs or (RUNS if mode == "full" else os.path.join(ROOT, "runs", "atari_suite"))
     runs = os.path.join(root, run_name(args.algorithm, args.preset, args.seed, args.changes))
@@ -219,38 +234,64 @@ def run_suite(args, mode, games):
         print(f"{game}: {args.algorithm}, preset {args.preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
         history = train_game(config, run_dir, budget)
         seconds = sum(record.seconds for record in history)
-        at_training_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=config.max_episode_frames,
-                                       json_path=os.path.join(run_dir, "test_training_cap.json"), overwrite=True)
+        at_training_cap = evaluate_run(
+            run_dir,
+            episodes=episodes,
+            max_episode_frames=config.max_episode_frames,
+            json_path=os.path.join(run_dir, "test_training_cap.json"),
+            overwrite=True,
+        )
         at_ale_cap = None
         if not args.no_ale_cap:
             ale_cap = ALE_MAX_EPISODE_FRAMES if mode != "smoke" else 2 * config.max_episode_frames
-            at_ale_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=ale_cap,
-                                      json_path=os.path.join(run_dir, "test_ale_cap.json"), overwrite=True)
+            at_ale_cap = evaluate_run(
+                run_dir,
+                episodes=episodes,
+                max_episode_frames=ale_cap,
+                json_path=os.path.join(run_dir, "test_ale_cap.json"),
+                overwrite=True,
+            )
         paper = paper_scores(game)
         frames = history[-1].frames_total
-        entry = dict(benchmark="atari_suite", **signature, game=game,
-                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                     commit=revision, machine=dict(cores=os.cpu_count(), cpu=platform.processor() or platform.machine()),
-                     generations=len(history), frames=frames, seconds=round(seconds, 1),
-                     frames_per_second=round(frames / seconds, 1) if seconds else None,
-                     final_elite_training=history[-1].elite, test_training_cap=test_summary(at_training_cap),
-                     test_ale_cap=test_summary(at_ale_cap) if at_ale_cap is not None else None, paper=paper,
-                     ratios={column: round(at_ale_cap.mean / value, 3) for column, value in paper.items()
-                             if value and at_ale_cap is not None},
-                     curve=curve_points(history))
+        entry = dict(
+            benchmark="atari_suite",
+            **signature,
+            game=game,
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            commit=revision,
+            machine=dict(cores=os.cpu_count(), cpu=platform.processor() or platform.machine()),
+            generations=len(history),
+            frames=frames,
+            seconds=round(seconds, 1),
+            frames_per_second=round(frames / seconds, 1) if seconds else None,
+            final_elite_training=history[-1].elite,
+            test_training_cap=test_summary(at_training_cap),
+            test_ale_cap=test_summary(at_ale_cap) if at_ale_cap is not None else None,
+            paper=paper,
+            ratios={
+                column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value and at_ale_cap is not None
+            },
+            curve=curve_points(history),
+        )
         os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
         with open(args.results, "a") as f:
             f.write(json.dumps(entry) + "\n")
-        print(f"  {frames:,} frames in {seconds / 60:.1f} min; test at the training cap {at_training_cap.summary()}"
-              + (f"; at ALE's cap {at_ale_cap.summary()}" if at_ale_cap is not None else ""), file=sys.stderr)
+        print(
+            f"  {frames:,} frames in {seconds / 60:.1f} min; test at the training cap {at_training_cap.summary()}"
+            + (f"; at ALE's cap {at_ale_cap.summary()}" if at_ale_cap is not None else ""),
+            file=sys.stderr,
+        )
         print(json.dumps({k: v for k, v in entry.items() if k != "curve"}))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true",
-                      help="two games, 5M frames each (make bench; one generation of the pc preset can take 4.5M)")
+    mode.add_argument(
+        "--quick",
+        action="store_true",
+        help="two games, 5M frames each (make bench; one generation of the pc preset can take 4.5M)",
+    )
     mode.add_argument("--smoke", action="store_true", help="one tiny generation of one game: checks the script")
     mode.add_argument("--render", action="store_true", help="write docs/atari_suite.md from --results and exit")
     parser.add_argument("--page", help="with --render: the page to write (default docs/atari_suite.md)")
@@ -261,17 +302,28 @@ def main(argv=None):
     parser.add_argument("--frames", type=int, help="training frames per game (default: the mode's; full 50M)")
     parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full 30)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--results", help="the JSON-lines results file (default bench/results/atari_suite.jsonl; "
-                                           "--quick and --smoke: atari_suite-quick.jsonl, atari_suite-smoke.jsonl)")
-    parser.add_argument("--runs", help="the folder of the suite's runs (default bench/results/atari_runs; --quick "
-                                       "and --smoke: runs/atari_suite)")
+    parser.add_argument(
+        "--results",
+        help="the JSON-lines results file (default bench/results/atari_suite.jsonl; "
+        "--quick and --smoke: atari_suite-quick.jsonl, atari_suite-smoke.jsonl)",
+    )
+    parser.add_argument(
+        "--runs", help="the folder of the suite's runs (default bench/results/atari_runs; --quick and --smoke: runs/atari_suite)"
+    )
     parser.add_argument("--rerun", default="", help="comma-separated games to run again though they have a result")
     parser.add_argument("--append", action="store_true", help="add to a results file made with other settings")
-    parser.add_argument("--set", dest="changes", action="append", metavar="NAME=VALUE",
-                        help="change a hyperparameter or evaluator field from the preset's (repeatable)")
-    parser.add_argument("--no-ale-cap", action="store_true",
-                        help="score at the training cap only (studies: the 108,000-frame test can cost millions of "
-                             "frames)")
+    parser.add_argument(
+        "--set",
+        dest="changes",
+        action="append",
+        metavar="NAME=VALUE",
+        help="change a hyperparameter or evaluator field from the preset's (repeatable)",
+    )
+    parser.add_argument(
+        "--no-ale-cap",
+        action="store_true",
+        help="score at the training cap only (studies: the 108,000-frame test can cost millions of frames)",
+    )
     args = parser.parse_args(argv)
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     args.results = args.results or (RESULTS if name == "full" else RESULTS.replace(".jsonl", f"-{name}.jsonl"))

@@ -18,6 +18,7 @@ on shared machines are noise. Prints a table, then one JSON line.
 
   python bench/emulation.py [--quick | --smoke] [--game pong] [--batch 32] [--threads 2]
 """
+
 import argparse
 import json
 import os
@@ -132,9 +133,20 @@ class VectorEnv:
         from ale_py.vector_env import AtariVectorEnv
 
         self.env = AtariVectorEnv(
-            game, batch, num_threads=threads, repeat_action_probability=0.0, frameskip=FRAMESKIP,
-            noop_max=NOOP_MAX, use_fire_reset=True, reward_clipping=False, img_height=84, img_width=84,
-            stack_num=4, grayscale=True, maxpool=True, max_num_frames_per_episode=108_000,
+            game,
+            batch,
+            num_threads=threads,
+            repeat_action_probability=0.0,
+            frameskip=FRAMESKIP,
+            noop_max=NOOP_MAX,
+            use_fire_reset=True,
+            reward_clipping=False,
+            img_height=84,
+            img_width=84,
+            stack_num=4,
+            grayscale=True,
+            maxpool=True,
+            max_num_frames_per_episode=108_000,
         )
         self.env.reset(seed=seed)
         self.batch = batch

@@ -27,6 +27,7 @@ noise).
 
   python bench/end_to_end.py [--quick | --smoke] [--game pong] [--slots 16]
 """
+
 import argparse
 import json
 import os
@@ -75,8 +76,12 @@ class NaiveLoop:
         from ale_py.registration import rom_id_to_name
 
         gym.register_envs(ale_py)
-        env = gym.make(f"ALE/{rom_id_to_name(game)}-v5", frameskip=1, repeat_action_probability=0.0,
-                       max_num_frames_per_episode=max_episode_frames)
+        env = gym.make(
+            f"ALE/{rom_id_to_name(game)}-v5",
+            frameskip=1,
+            repeat_action_probability=0.0,
+            max_num_frames_per_episode=max_episode_frames,
+        )
         env = gym.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=FRAMESKIP, screen_size=84)
         self.env = gym.wrappers.FrameStackObservation(env, 4)
         self.model = model
@@ -88,15 +93,17 @@ class NaiveLoop:
         for i, layer in enumerate(self.model.layers):
             activation = "relu" if i < last else None
             if isinstance(layer, Conv2D):
-                layers.append(tf.keras.layers.Conv2D(layer.filters, layer.kernel_size, layer.stride, "same",
-                                                     activation=activation))
+                layers.append(
+                    tf.keras.layers.Conv2D(layer.filters, layer.kernel_size, layer.stride, "same", activation=activation)
+                )
             else:
                 if i == 0 or isinstance(self.model.layers[i - 1], Conv2D):
                     if layer.flatten == "channels_first":  # our dense layer's row order: channel, height, width
                         layers.append(tf.keras.layers.Permute((3, 1, 2)))
                     layers.append(tf.keras.layers.Flatten())
-                layers.append(tf.keras.layers.Dense(layer.filters if hasattr(layer, "filters") else layer.units,
-                                                    activation=activation))
+                layers.append(
+                    tf.keras.layers.Dense(layer.filters if hasattr(layer, "filters") else layer.units, activation=activation)
+                )
         network = tf.keras.Sequential(layers)
         weights = []
         for layer, (kernel, bias) in zip(self.model.layers, self.model.unflatten(parameters)):
@@ -144,8 +151,11 @@ def measure_limits(game, threads, smoke):
     """This moment's limits: read bandwidth, matmul peak, the emulation limit (measured between candidate rounds,
     so a shared machine's drift lands in both)."""
     read_gbps, _, _ = measure_read_gbps(1 if smoke else 2, 16 if smoke else 128)
-    return {"read_gbps": read_gbps, "peak_gflops": measure_peak_gflops(1 if smoke else 3, 512 if smoke else 2048),
-            "emulation_fps": emulation_limit_fps(game, threads, 0.2 if smoke else 0.5)}
+    return {
+        "read_gbps": read_gbps,
+        "peak_gflops": measure_peak_gflops(1 if smoke else 3, 512 if smoke else 2048),
+        "emulation_fps": emulation_limit_fps(game, threads, 0.2 if smoke else 0.5),
+    }
 
 
 def roofline(model, limits):
@@ -159,8 +169,13 @@ def bench_run(pipelined, unpipelined, game, settings, threads, smoke, seed):
     """One run: the GA's rounds on both evaluators (alternating), the limits measured before each round."""
     population, generations = settings["population"], settings["generations"]
     candidates, elite_episodes = settings["elite"]
-    config = GAConfig(population_size=population, truncation=max(2, population // 8), sigma=0.002,
-                      elite_candidates=candidates, elite_episodes=elite_episodes)
+    config = GAConfig(
+        population_size=population,
+        truncation=max(2, population // 8),
+        sigma=0.002,
+        elite_candidates=candidates,
+        elite_episodes=elite_episodes,
+    )
     ga = GeneticAlgorithm(config, pipelined.space, seed=seed)
     totals = {"pipelined": [], "unpipelined": []}
     rounds = []  # (frames of the round, the limits measured just before it)
@@ -175,8 +190,9 @@ def bench_run(pipelined, unpipelined, game, settings, threads, smoke, seed):
             results[label] = evaluator.evaluate(requests, seed=1000 * seed + len(rounds))
             totals[label].append(evaluator.telemetry)
         for a, b in zip(results["pipelined"], results["unpipelined"]):
-            assert np.array_equal(a.returns, b.returns) and np.array_equal(a.frames, b.frames), \
+            assert np.array_equal(a.returns, b.returns) and np.array_equal(a.frames, b.frames), (
                 "the evaluators disagree: a benchmark of wrong answers is void"
+            )
         rounds.append((pipelined.telemetry.frames, limits))
         ga.tell(results["pipelined"])
     return totals, rounds, config
@@ -185,8 +201,10 @@ def bench_run(pipelined, unpipelined, game, settings, threads, smoke, seed):
 def evaluator_summary(parts):
     wall = sum(t.wall_seconds for t in parts)
     frames = sum(t.frames for t in parts)
-    split = {k: sum(getattr(t, f"{k}_seconds") for t in parts) / (wall * parts[0].subpopulations)
-             for k in ("emulation", "inference", "weight_loading", "idle")}
+    split = {
+        k: sum(getattr(t, f"{k}_seconds") for t in parts) / (wall * parts[0].subpopulations)
+        for k in ("emulation", "inference", "weight_loading", "idle")
+    }
     return frames / wall, frames, {k: round(v, 3) for k, v in split.items()}
 
 
@@ -199,8 +217,14 @@ def bench_perturbed(name, game, settings, slots):
     materialised = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=cap)
     candidates, elite_episodes = settings["elite"]
     population = settings["population"]
-    config = GAConfig(population_size=population, truncation=max(2, population // 8), sigma=0.002,
-                      elite_candidates=candidates, elite_episodes=elite_episodes, mutation_rank=1)
+    config = GAConfig(
+        population_size=population,
+        truncation=max(2, population // 8),
+        sigma=0.002,
+        elite_candidates=candidates,
+        elite_episodes=elite_episodes,
+        mutation_rank=1,
+    )
     ga = GeneticAlgorithm(config, factored.space, seed=7)
     warm = ga.ask()[: 2 * slots]
     factored.evaluate(warm, seed=98), materialised.evaluate(warm, seed=98)
@@ -219,9 +243,12 @@ def bench_perturbed(name, game, settings, slots):
         rounds += 1
     factored.close(), materialised.close()
     perturbed_fps, materialised_fps = (totals[k][0] / totals[k][1] for k in ("perturbed", "materialised"))
-    return {"perturbed_fps": round(perturbed_fps, 1), "materialised_fps": round(materialised_fps, 1),
-            "perturbed_vs_materialised": round(perturbed_fps / materialised_fps, 3),
-            "frames": {k: v[0] for k, v in totals.items()}}
+    return {
+        "perturbed_fps": round(perturbed_fps, 1),
+        "materialised_fps": round(materialised_fps, 1),
+        "perturbed_vs_materialised": round(perturbed_fps / materialised_fps, 3),
+        "frames": {k: v[0] for k, v in totals.items()},
+    }
 
 
 RATIOS = ("vs_naive", "pipelined_vs_unpipelined", "vs_roofline", "idle_fraction")
@@ -234,8 +261,9 @@ def bench_model(name, game, settings, slots, threads, smoke):
     max_episode_frames = settings["max_episode_frames"]
     pipelined = Evaluator(game, name, subpopulations=2, slots=slots, max_episode_frames=max_episode_frames)
     unpipelined = Evaluator(game, name, subpopulations=1, slots=2 * slots, max_episode_frames=max_episode_frames)
-    warm = GeneticAlgorithm(GAConfig(population_size=max(2, 2 * slots), truncation=2, elite_candidates=1,
-                                     elite_episodes=1), pipelined.space, seed=99).ask()
+    warm = GeneticAlgorithm(
+        GAConfig(population_size=max(2, 2 * slots), truncation=2, elite_candidates=1, elite_episodes=1), pipelined.space, seed=99
+    ).ask()
     pipelined.evaluate(warm, seed=99), unpipelined.evaluate(warm, seed=99)  # traces the tf.functions
     model = pipelined.models[0]
     runs = []
@@ -257,29 +285,41 @@ def bench_model(name, game, settings, slots, threads, smoke):
             model.set_slot(0, pipelined.decoder.decode(genomes[0]))
             ours = model(observation, np.zeros(1, np.int32)).numpy()
             theirs = naive.keras_network(pipelined.decoder.decode(genomes[0]))(observation.astype(np.float32) / 255.0)
-            assert np.allclose(ours, theirs.numpy(), rtol=1e-3, atol=1e-4 * np.abs(ours).max()), \
+            assert np.allclose(ours, theirs.numpy(), rtol=1e-3, atol=1e-4 * np.abs(ours).max()), (
                 "the Keras network differs from ours"
+            )
         naive.run(genomes[:1], pipelined.decoder, repeat)  # warm-up (Keras traces its call)
         start = time.perf_counter()
         naive_frames = naive.run(genomes, pipelined.decoder, repeat + 1)
         naive_fps = naive_frames / (time.perf_counter() - start)
-        runs.append({
-            "naive_fps": round(naive_fps, 1), "unpipelined_fps": round(unpipelined_fps, 1),
-            "pipelined_fps": round(pipelined_fps, 1), "roofline_fps": round(roofline_fps, 1),
-            "vs_naive": round(pipelined_fps / naive_fps, 3),
-            "pipelined_vs_unpipelined": round(pipelined_fps / unpipelined_fps, 3),
-            "vs_roofline": round(pipelined_fps / roofline_fps, 3), "idle_fraction": pipelined_split["idle"],
-            "inference_roofline_fps": round(inference_fps, 1), "frames_per_evaluator": frames,
-            "pipelined_time_split": pipelined_split, "unpipelined_time_split": unpipelined_split,
-            "limits": {key: round(value, 2) for key, value in medians.items()},
-        })
+        runs.append(
+            {
+                "naive_fps": round(naive_fps, 1),
+                "unpipelined_fps": round(unpipelined_fps, 1),
+                "pipelined_fps": round(pipelined_fps, 1),
+                "roofline_fps": round(roofline_fps, 1),
+                "vs_naive": round(pipelined_fps / naive_fps, 3),
+                "pipelined_vs_unpipelined": round(pipelined_fps / unpipelined_fps, 3),
+                "vs_roofline": round(pipelined_fps / roofline_fps, 3),
+                "idle_fraction": pipelined_split["idle"],
+                "inference_roofline_fps": round(inference_fps, 1),
+                "frames_per_evaluator": frames,
+                "pipelined_time_split": pipelined_split,
+                "unpipelined_time_split": unpipelined_split,
+                "limits": {key: round(value, 2) for key, value in medians.items()},
+            }
+        )
     pipelined.close(), unpipelined.close()
     result = {key: round(float(np.median([run[key] for run in runs])), 3) for key in RATIOS + FIGURES}
     result["spread"] = {key: [min(run[key] for run in runs), max(run[key] for run in runs)] for key in RATIOS}
     middle = sorted(runs, key=lambda run: run["pipelined_fps"])[len(runs) // 2]  # the median run's time splits
-    result.update(pipelined_time_split=middle["pipelined_time_split"],
-                  unpipelined_time_split=middle["unpipelined_time_split"],
-                  frames_per_evaluator=middle["frames_per_evaluator"], parameters=model.num_parameters, runs=runs)
+    result.update(
+        pipelined_time_split=middle["pipelined_time_split"],
+        unpipelined_time_split=middle["unpipelined_time_split"],
+        frames_per_evaluator=middle["frames_per_evaluator"],
+        parameters=model.num_parameters,
+        runs=runs,
+    )
     return result
 
 
@@ -303,24 +343,31 @@ def main(argv=None):
         parser.error(str(error))
     threads = tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()
     limits = measure_limits(game, threads, args.smoke)
-    print(f"{game}: emulation limit {limits['emulation_fps']:.0f} frames/s ({threads} threads), "
-          f"read {limits['read_gbps']:.1f} GB/s, matmul peak {limits['peak_gflops']:.0f} GFLOP/s (at the start; "
-          "each round's rooflines use the limits measured just before it)")
+    print(
+        f"{game}: emulation limit {limits['emulation_fps']:.0f} frames/s ({threads} threads), "
+        f"read {limits['read_gbps']:.1f} GB/s, matmul peak {limits['peak_gflops']:.0f} GFLOP/s (at the start; "
+        "each round's rooflines use the limits measured just before it)"
+    )
     results = {}
     columns = ["naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps"]
     print(f"{'model':<8}" + "".join(f"{c:>17}" for c in columns) + "   vs_naive pipe/unpipe vs_roofline idle")
     for name in args.models:
         r = bench_model(name, game, settings, args.slots, threads, args.smoke)
         results[name] = r
-        print(f"{name:<8}" + "".join(f"{r[c]:>17.1f}" for c in columns)
-              + f"   {r['vs_naive']:>8.2f} {r['pipelined_vs_unpipelined']:>11.2f} {r['vs_roofline']:>11.2f}"
-              f" {r['idle_fraction']:>5.1%}")
+        print(
+            f"{name:<8}"
+            + "".join(f"{r[c]:>17.1f}" for c in columns)
+            + f"   {r['vs_naive']:>8.2f} {r['pipelined_vs_unpipelined']:>11.2f} {r['vs_roofline']:>11.2f}"
+            f" {r['idle_fraction']:>5.1%}"
+        )
         print(f"{'':<8}time split pipelined {r['pipelined_time_split']}, unpipelined {r['unpipelined_time_split']}")
         print(f"{'':<8}medians of {len(r['runs'])} runs; spread (min, max): {r['spread']}")
         r["perturbed"] = bench_perturbed(name, game, settings, args.slots)
         p = r["perturbed"]
-        print(f"{'':<8}low-rank children (mutation_rank 1): perturbed mode {p['perturbed_fps']:,.0f} frames/s, "
-              f"materialised {p['materialised_fps']:,.0f} ({p['perturbed_vs_materialised']:.3f})")
+        print(
+            f"{'':<8}low-rank children (mutation_rank 1): perturbed mode {p['perturbed_fps']:,.0f} frames/s, "
+            f"materialised {p['materialised_fps']:,.0f} ({p['perturbed_vs_materialised']:.3f})"
+        )
     summary = {
         "benchmark": "end_to_end",
         "mode": mode_name,

@@ -26,6 +26,7 @@ of one hyperparameter with the same budget; a comparison runs one training per a
 virtual batch normalisation; "+lowrank": the GA with rank-1 mutations in the op's perturbed mode) with the
 same frames. Both score each final elite at the training cap.
 """
+
 import argparse
 import csv
 import json
@@ -59,10 +60,25 @@ DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 PROTOCOL_PAGE = os.path.join(DOCS, "protocol.md")
 CONTROL_PAGE = os.path.join(DOCS, "continuous_control.md")
 MODES = {  # budget, test episodes, and what the smoke mode shrinks
-    "smoke": dict(minutes=None, frames=1, test_episodes=2, overrides=dict(
-        hyperparameters=dict(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1, directions=2,
-                             top_directions=1, meta_population_size=2),
-        slots=2, max_episode_frames=400, noise_size=2**22)),
+    "smoke": dict(
+        minutes=None,
+        frames=1,
+        test_episodes=2,
+        overrides=dict(
+            hyperparameters=dict(
+                population_size=4,
+                truncation=2,
+                elite_candidates=1,
+                elite_episodes=1,
+                directions=2,
+                top_directions=1,
+                meta_population_size=2,
+            ),
+            slots=2,
+            max_episode_frames=400,
+            noise_size=2**22,
+        ),
+    ),
     "quick": dict(minutes=3.0, frames=None, test_episodes=5, overrides={}),
     "full": dict(minutes=120.0, frames=None, test_episodes=30, overrides={}),
 }
@@ -77,7 +93,7 @@ def markdown_row(page, header, key):
         lines = f.read().splitlines()
     start = next(k for k, line in enumerate(lines) if line.startswith(header))
     columns = [c.strip() for c in lines[start].strip("|").split("|")][1:]
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in line.strip("|").split("|")]
@@ -130,10 +146,15 @@ def parse_compare(text):
     arms = []
     for arm in (text or "").split(","):
         algorithm, _, suffix = arm.strip().partition("+")
-        if algorithm not in ALGORITHMS or suffix not in ("", "vbn", "lowrank") or (
-                suffix == "lowrank" and ALGORITHMS[algorithm].family != "ga"):
-            raise ValueError(f"--compare must list algorithms of {sorted(ALGORITHMS)}, each optionally with +vbn "
-                             f"or (ga, random) +lowrank (e.g. es+vbn,es,random or ga,ga+lowrank), got {arm.strip()!r}")
+        if (
+            algorithm not in ALGORITHMS
+            or suffix not in ("", "vbn", "lowrank")
+            or (suffix == "lowrank" and ALGORITHMS[algorithm].family != "ga")
+        ):
+            raise ValueError(
+                f"--compare must list algorithms of {sorted(ALGORITHMS)}, each optionally with +vbn "
+                f"or (ga, random) +lowrank (e.g. es+vbn,es,random or ga,ga+lowrank), got {arm.strip()!r}"
+            )
         arms.append((algorithm, suffix))
     return arms
 
@@ -168,7 +189,7 @@ def rolling_median(values, window):
     values = np.asarray(values, float)
     out = np.full(values.shape, np.nan)
     for i in range(len(values)):
-        part = values[max(0, i - window + 1): i + 1]
+        part = values[max(0, i - window + 1) : i + 1]
         part = part[np.isfinite(part)]
         if part.size:
             out[i] = np.median(part)
@@ -191,8 +212,18 @@ def write_curve(curves, out, unit="frames"):
             minutes = 0.0
             for record in history:
                 minutes += record.seconds / 60
-                writer.writerow([label, record.generation, record.frames_total, round(minutes, 3), record.max,
-                                 record.mean, record.median, record.elite])
+                writer.writerow(
+                    [
+                        label,
+                        record.generation,
+                        record.frames_total,
+                        round(minutes, 3),
+                        record.max,
+                        record.mean,
+                        record.median,
+                        record.elite,
+                    ]
+                )
     figure, (by_frames, by_time) = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for label, history in curves.items():
         frames = [r.frames_total / 1e6 for r in history]
@@ -205,13 +236,26 @@ def write_curve(curves, out, unit="frames"):
         many = len(history) > 150
         for axes, x in ((by_frames, frames), (by_time, minutes)):
             if many:
-                line, = axes.plot(x, elite, ".", ms=1.5, alpha=0.3)
-                axes.plot(x, rolling_median(elite, max(3, len(history) // 50)), "-", lw=1.6,
-                          color=line.get_color(), label=f"{prefix}elite (rolling median)")
+                (line,) = axes.plot(x, elite, ".", ms=1.5, alpha=0.3)
+                axes.plot(
+                    x,
+                    rolling_median(elite, max(3, len(history) // 50)),
+                    "-",
+                    lw=1.6,
+                    color=line.get_color(),
+                    label=f"{prefix}elite (rolling median)",
+                )
             else:
-                line, = axes.plot(x, elite, "o-", ms=3, label=f"{prefix}elite")
-            axes.plot(x, [r.mean for r in history], "--", lw=0.8 if many else 1.5, color=line.get_color(),
-                      alpha=0.6, label=f"{prefix}population mean")
+                (line,) = axes.plot(x, elite, "o-", ms=3, label=f"{prefix}elite")
+            axes.plot(
+                x,
+                [r.mean for r in history],
+                "--",
+                lw=0.8 if many else 1.5,
+                color=line.get_color(),
+                alpha=0.6,
+                label=f"{prefix}population mean",
+            )
     by_frames.set_xlabel(f"{unit} (millions)")
     by_time.set_xlabel("wall-clock minutes")
     by_frames.set_ylabel("episode return")
@@ -226,8 +270,14 @@ def write_curve(curves, out, unit="frames"):
 
 
 def test_summary(score):
-    return dict(mean=round(score.mean, 1), std=round(score.std, 1), median=score.median, episodes=score.episodes,
-                max_episode_frames=score.max_episode_frames, capped=score.capped)
+    return dict(
+        mean=round(score.mean, 1),
+        std=round(score.std, 1),
+        median=score.median,
+        episodes=score.episodes,
+        max_episode_frames=score.max_episode_frames,
+        capped=score.capped,
+    )
 
 
 def main(argv=None):
@@ -237,8 +287,9 @@ def main(argv=None):
     mode.add_argument("--quick", action="store_true", help="a few minutes of training (make bench)")
     mode.add_argument("--smoke", action="store_true", help="one tiny generation: checks the script runs")
     parser.add_argument("--game", "--env", dest="game", default="frostbite", help="an Atari game or a MuJoCo task")
-    parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS),
-                        help="search algorithm (default: ga on Atari, ars on MuJoCo)")
+    parser.add_argument(
+        "--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default: ga on Atari, ars on MuJoCo)"
+    )
     parser.add_argument("--preset", help=f"one of {sorted(PRESETS)} (default: pc on Atari, paper on MuJoCo)")
     parser.add_argument("--minutes", type=float, help="training budget in minutes (default: the mode's)")
     parser.add_argument("--frames", type=int, help="training budget in frames (with --minutes: whichever ends first)")
@@ -247,12 +298,23 @@ def main(argv=None):
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
     parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--set", dest="settings", metavar="NAME=VALUE,...",
-                        help="hyperparameters for every arm, e.g. sigma=0.0075,learning_rate=0.005 (over the preset's)")
-    parser.add_argument("--init-from", dest="init_from", metavar="RUN_DIR",
-                        help="every arm starts from that run's elite (its model and observation normalisation too)")
-    parser.add_argument("--rescore", action="store_true",
-                        help="do not train: score the run already in --out again (and write the curve and JSON line)")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        metavar="NAME=VALUE,...",
+        help="hyperparameters for every arm, e.g. sigma=0.0075,learning_rate=0.005 (over the preset's)",
+    )
+    parser.add_argument(
+        "--init-from",
+        dest="init_from",
+        metavar="RUN_DIR",
+        help="every arm starts from that run's elite (its model and observation normalisation too)",
+    )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="do not train: score the run already in --out again (and write the curve and JSON line)",
+    )
     parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
     args = parser.parse_args(argv)
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
@@ -299,6 +361,7 @@ def main(argv=None):
     label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"learning-{game}-{label}")
     os.makedirs(out, exist_ok=True)
+
     def preset_config(algorithm, **fields):
         """The preset's RunConfig for `algorithm` with the mode's overrides (hyperparameters it does not take dropped)."""
         overrides = dict(settings["overrides"], **fields)
@@ -306,10 +369,10 @@ def main(argv=None):
         wanted = dict(overrides.get("hyperparameters", {}))
         if task is not None and ALGORITHMS[algorithm].vector_only:
             wanted.setdefault("center_episodes", 1)  # the policy's own training score, for the curve
-        overrides["hyperparameters"] = {key: value for key, value in wanted.items()
-                                        if key in known or key == "center_episodes"}
-        overrides["hyperparameters"].update({key: value for key, value in settings_given.items()
-                                             if key in hyperparameter_names(algorithm)})
+        overrides["hyperparameters"] = {key: value for key, value in wanted.items() if key in known or key == "center_episodes"}
+        overrides["hyperparameters"].update(
+            {key: value for key, value in settings_given.items() if key in hyperparameter_names(algorithm)}
+        )
         if args.model is not None:
             overrides["model"] = args.model
         if args.init_from is not None:  # a warm start: the source's model and normalisation, so its policy
@@ -321,8 +384,12 @@ def main(argv=None):
     paper = paper_scores(game) if task is None else anchors
     if study:
         field, values = study
-        arms = {f"{field}={value}": RunConfig.from_json(dict(base.to_json(), hyperparameters=dict(
-            base.hyperparameters, **{field: value}))) for value in values}
+        arms = {
+            f"{field}={value}": RunConfig.from_json(
+                dict(base.to_json(), hyperparameters=dict(base.hyperparameters, **{field: value}))
+            )
+            for value in values
+        }
         describe = dict(study=field, algorithm=base.algorithm, preset=args.preset)
         run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
         return
@@ -331,8 +398,9 @@ def main(argv=None):
         for algorithm, option in compare:
             config = preset_config(algorithm, virtual_batch_norm=option == "vbn")
             if option == "lowrank":  # rank-1 mutations, run through the op's perturbed mode
-                config = RunConfig.from_json(dict(config.to_json(), perturbed_rank=1, hyperparameters=dict(
-                    config.hyperparameters, mutation_rank=1)))
+                config = RunConfig.from_json(
+                    dict(config.to_json(), perturbed_rank=1, hyperparameters=dict(config.hyperparameters, mutation_rank=1))
+                )
             arms[algorithm + (f"+{option}" if option else "")] = config
         describe = dict(compare=list(arms), preset=args.preset, **({"init_from": args.init_from} if args.init_from else {}))
         run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
@@ -349,24 +417,41 @@ def main(argv=None):
     if task is not None:
         report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, minutes, anchors, out, curve)
         return
-    at_training_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=base.max_episode_frames,
-                                   json_path=os.path.join(out, "test_training_cap.json"), overwrite=True)
+    at_training_cap = evaluate_run(
+        run_dir,
+        episodes=episodes,
+        max_episode_frames=base.max_episode_frames,
+        json_path=os.path.join(out, "test_training_cap.json"),
+        overwrite=True,
+    )
     ale_cap = ALE_MAX_EPISODE_FRAMES if name != "smoke" else 2 * base.max_episode_frames
-    at_ale_cap = evaluate_run(run_dir, episodes=episodes, max_episode_frames=ale_cap,
-                              json_path=os.path.join(out, "test_ale_cap.json"), overwrite=True)
+    at_ale_cap = evaluate_run(
+        run_dir, episodes=episodes, max_episode_frames=ale_cap, json_path=os.path.join(out, "test_ale_cap.json"), overwrite=True
+    )
     total_frames = history[-1].frames_total
-    print(f"{game}, {args.algorithm}, preset {args.preset}: {len(history)} generations, {total_frames:,} frames in "
-          f"{seconds / 60:.1f} min ({total_frames / seconds:,.0f} frames/s)", file=sys.stderr)
+    print(
+        f"{game}, {args.algorithm}, preset {args.preset}: {len(history)} generations, {total_frames:,} frames in "
+        f"{seconds / 60:.1f} min ({total_frames / seconds:,.0f} frames/s)",
+        file=sys.stderr,
+    )
     print(f"test at the training cap ({base.max_episode_frames}): {at_training_cap.summary()}", file=sys.stderr)
     print(f"test at ALE's cap ({ale_cap}): {at_ale_cap.summary()}", file=sys.stderr)
     for column, value in paper.items():
         print(f"  paper {column:>6}: {value:>8g}   ours / paper: {at_ale_cap.mean / value:6.3f}", file=sys.stderr)
     report = {
-        "benchmark": "learning", "mode": name, "game": game, "algorithm": args.algorithm, "preset": args.preset,
-        "generations": len(history), "frames": total_frames, "seconds": round(seconds, 1), "cores": os.cpu_count(),
+        "benchmark": "learning",
+        "mode": name,
+        "game": game,
+        "algorithm": args.algorithm,
+        "preset": args.preset,
+        "generations": len(history),
+        "frames": total_frames,
+        "seconds": round(seconds, 1),
+        "cores": os.cpu_count(),
         "frames_per_second": round(total_frames / seconds, 1),
         "final_elite_training": history[-1].elite,
-        "test_training_cap": test_summary(at_training_cap), "test_ale_cap": test_summary(at_ale_cap),
+        "test_training_cap": test_summary(at_training_cap),
+        "test_ale_cap": test_summary(at_ale_cap),
         "paper": paper,
         "ratios": {column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value},
         "curve": curve,
@@ -391,25 +476,48 @@ def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, m
     threshold = anchors.get("ARS threshold")
     reached_minutes, reached_steps = first_reaching(history, threshold) if threshold else (None, None)
     target = anchors.get("target minutes")
-    print(f"{game}, {args.algorithm}, preset {args.preset}: {len(history)} generations, {steps:,} steps in "
-          f"{seconds / 60:.1f} min ({steps / seconds:,.0f} steps/s); test {score.summary()}", file=sys.stderr)
+    print(
+        f"{game}, {args.algorithm}, preset {args.preset}: {len(history)} generations, {steps:,} steps in "
+        f"{seconds / 60:.1f} min ({steps / seconds:,.0f} steps/s); test {score.summary()}",
+        file=sys.stderr,
+    )
     if threshold:
-        print(f"  ARS threshold {threshold:g}: test / threshold {score.mean / threshold:.3f}; training score first "
-              f"reached it after {reached_minutes} min" if reached_minutes is not None else
-              f"  ARS threshold {threshold:g}: test / threshold {score.mean / threshold:.3f}; not reached in training",
-              file=sys.stderr)
+        print(
+            f"  ARS threshold {threshold:g}: test / threshold {score.mean / threshold:.3f}; training score first "
+            f"reached it after {reached_minutes} min"
+            if reached_minutes is not None
+            else f"  ARS threshold {threshold:g}: test / threshold {score.mean / threshold:.3f}; not reached in training",
+            file=sys.stderr,
+        )
     positions = np.asarray(score.final_positions)
-    print(json.dumps({
-        "benchmark": "learning", "mode": name, "game": game, "algorithm": args.algorithm, "preset": args.preset,
-        "model": base.model, "generations": len(history), "frames": steps, "seconds": round(seconds, 1),
-        "cores": os.cpu_count(), "steps_per_second": round(steps / seconds, 1), "budget_minutes": minutes,
-        "final_policy_training": history[-1].elite, "test": test_summary(score),
-        "test_final_x": round(float(positions[:, 0].mean()), 2),
-        "ars_threshold": threshold, "ratio_to_threshold": round(score.mean / threshold, 3) if threshold else None,
-        "threshold_reached_in_training_minutes": reached_minutes, "threshold_reached_in_training_steps": reached_steps,
-        "target_minutes": target,
-        "target_met": bool(threshold and target and score.mean >= threshold and seconds <= target * 60 * 1.02),
-        "curve": curve}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "learning",
+                "mode": name,
+                "game": game,
+                "algorithm": args.algorithm,
+                "preset": args.preset,
+                "model": base.model,
+                "generations": len(history),
+                "frames": steps,
+                "seconds": round(seconds, 1),
+                "cores": os.cpu_count(),
+                "steps_per_second": round(steps / seconds, 1),
+                "budget_minutes": minutes,
+                "final_policy_training": history[-1].elite,
+                "test": test_summary(score),
+                "test_final_x": round(float(positions[:, 0].mean()), 2),
+                "ars_threshold": threshold,
+                "ratio_to_threshold": round(score.mean / threshold, 3) if threshold else None,
+                "threshold_reached_in_training_minutes": reached_minutes,
+                "threshold_reached_in_training_steps": reached_steps,
+                "target_minutes": target,
+                "target_met": bool(threshold and target and score.mean >= threshold and seconds <= target * 60 * 1.02),
+                "curve": curve,
+            }
+        )
+    )
 
 
 def starting_score(config, episodes):
@@ -419,9 +527,16 @@ def starting_score(config, episodes):
     if start.statistics is not None:
         spec = spec.with_observation_statistics(start.statistics)
     key = base_key(start.weights)
-    return score_genome(Genome(key), spec, bases={key: start.weights}, episodes=episodes,
-                        max_episode_frames=config.max_episode_frames, run_seed=config.seed,
-                        subpopulations=config.subpopulations, slots=config.slots)
+    return score_genome(
+        Genome(key),
+        spec,
+        bases={key: start.weights},
+        episodes=episodes,
+        max_episode_frames=config.max_episode_frames,
+        run_seed=config.seed,
+        subpopulations=config.subpopulations,
+        slots=config.slots,
+    )
 
 
 def add_positions(result, positions, label, score, env):
@@ -434,8 +549,10 @@ def add_positions(result, positions, label, score, env):
     if env == "HumanoidTrap-v5":
         positions[label] = score.final_positions
         regions = [trap_region(x, y) for x, y in final[:, :2]]
-        result.update(max_x=round(float(final[:, 0].max()), 2),
-                      regions={region: round(regions.count(region) / len(regions), 3) for region in REGIONS})
+        result.update(
+            max_x=round(float(final[:, 0].max()), 2),
+            regions={region: round(regions.count(region) / len(regions), 3) for region in REGIONS},
+        )
 
 
 def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
@@ -456,22 +573,43 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
         if not history:
             raise SystemExit(f"{label}: no generation finished within the budget")
         curves[label] = history
-        score = evaluate_run(run_dir, episodes=episodes, max_episode_frames=base.max_episode_frames,
-                             json_path=os.path.join(out, f"{label}-test.json"), overwrite=True)
-        results[label] = dict(test=test_summary(score), frames=history[-1].frames_total, seconds=round(seconds, 1),
-                              final_elite_training=history[-1].elite, model=config.model)
+        score = evaluate_run(
+            run_dir,
+            episodes=episodes,
+            max_episode_frames=base.max_episode_frames,
+            json_path=os.path.join(out, f"{label}-test.json"),
+            overwrite=True,
+        )
+        results[label] = dict(
+            test=test_summary(score),
+            frames=history[-1].frames_total,
+            seconds=round(seconds, 1),
+            final_elite_training=history[-1].elite,
+            model=config.model,
+        )
         add_positions(results[label], positions, label, score, base.env)
-        print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}",
-              file=sys.stderr)
+        print(f"{label}: {history[-1].frames_total:,} frames in {seconds / 60:.1f} min; test {score.summary()}", file=sys.stderr)
     curve = write_curve(curves, out, "steps" if find_mujoco_task(base.env) is not None else "frames")
     if positions:  # the humanoid trap: where each arm's test episodes ended, with the U's walls
         describe = dict(describe, positions=os.path.join(out, "positions.png"))
         trap_positions_figure(positions).savefig(describe["positions"], dpi=120)
     models = sorted({config.model for config in arms.values()})  # the arms' own (base is the default algorithm's)
-    print(json.dumps({"benchmark": "learning", "mode": name, **describe, "game": base.env,
-                      "model": models[0] if len(models) == 1 else models,
-                      "budget": dict(minutes=minutes, frames=frames), "cores": os.cpu_count(),
-                      "results": results, "paper": paper, "curve": curve}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "learning",
+                "mode": name,
+                **describe,
+                "game": base.env,
+                "model": models[0] if len(models) == 1 else models,
+                "budget": dict(minutes=minutes, frames=frames),
+                "cores": os.cpu_count(),
+                "results": results,
+                "paper": paper,
+                "curve": curve,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ to read; absolute numbers on shared machines are noise. Prints a table, then one
 
   python bench/mujoco_steps.py [--quick | --smoke] [--task HalfCheetah-v5] [--simulations 64] [--threads 2]
 """
+
 import argparse
 import hashlib
 import json
@@ -66,8 +67,9 @@ class Policy:
         self.scale, self.center = (self.high - self.low) / 2, (self.high + self.low) / 2
 
     def numpy(self, observations):
-        return (np.tanh(np.tanh(observations.astype(np.float32) @ self.w1) @ self.w2) * self.scale
-                + self.center).astype(np.float32)
+        return (np.tanh(np.tanh(observations.astype(np.float32) @ self.w1) @ self.w2) * self.scale + self.center).astype(
+            np.float32
+        )
 
     def tensor(self, observations):
         return tf.tanh(tf.tanh(observations @ self.w1) @ self.w2) * self.scale + self.center
@@ -82,8 +84,21 @@ def raw_loop_binary():
     source = os.path.join(HERE, "native", "mujoco_raw_loop.cc")
     if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(source):
         os.makedirs(CACHE, exist_ok=True)
-        subprocess.run(["g++", "-std=c++17", "-O2", "-o", binary, source, f"-I{include}", f"-L{directory}",
-                        f"-l:{library}", f"-Wl,-rpath,{directory}"], check=True)
+        subprocess.run(
+            [
+                "g++",
+                "-std=c++17",
+                "-O2",
+                "-o",
+                binary,
+                source,
+                f"-I{include}",
+                f"-L{directory}",
+                f"-l:{library}",
+                f"-Wl,-rpath,{directory}",
+            ],
+            check=True,
+        )
     return binary
 
 
@@ -96,8 +111,7 @@ class RawLoop:
 
     def run(self, steps):
         """Steps per second measured inside the loop (start-up and model compilation excluded)."""
-        result = subprocess.run(self.command + [str(steps), str(self.frame_skip)], capture_output=True, text=True,
-                                check=True)
+        result = subprocess.run(self.command + [str(steps), str(self.frame_skip)], capture_output=True, text=True, check=True)
         return float(result.stdout.strip())
 
 
@@ -151,8 +165,15 @@ class EnvPool:
         import envpool
 
         self.batch_size = simulations // 2 if asynchronous else simulations
-        self.env = envpool.make(task_id, env_type="gymnasium", num_envs=simulations, batch_size=self.batch_size,
-                                num_threads=threads, seed=0, **no_termination(task_id))
+        self.env = envpool.make(
+            task_id,
+            env_type="gymnasium",
+            num_envs=simulations,
+            batch_size=self.batch_size,
+            num_threads=threads,
+            seed=0,
+            **no_termination(task_id),
+        )
         self.policy, self.simulations, self.asynchronous = policy, simulations, asynchronous
 
     def run(self, steps):
@@ -184,9 +205,13 @@ class GymnasiumVector:
         import gymnasium
 
         # Async workers start by spawn: forking a process that runs TensorFlow's threads is unsafe.
-        self.env = gymnasium.make_vec(task_id, num_envs=simulations, vectorization_mode="async" if asynchronous
-                                      else "sync", vector_kwargs=dict(context="spawn") if asynchronous else None,
-                                      **no_termination(task_id))
+        self.env = gymnasium.make_vec(
+            task_id,
+            num_envs=simulations,
+            vectorization_mode="async" if asynchronous else "sync",
+            vector_kwargs=dict(context="spawn") if asynchronous else None,
+            **no_termination(task_id),
+        )
         self.policy, self.simulations = policy, simulations
 
     def run(self, steps):
@@ -224,8 +249,7 @@ def main(argv=None):
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     mode.add_argument("--quick", action="store_true", help="fewer rounds (about a minute per task)")
     mode.add_argument("--smoke", action="store_true", help="tiny runs: checks the script runs")
-    parser.add_argument("--task", action="append", help="MuJoCo task (repeatable; default HalfCheetah-v5 and "
-                                                        "Humanoid-v5)")
+    parser.add_argument("--task", action="append", help="MuJoCo task (repeatable; default HalfCheetah-v5 and Humanoid-v5)")
     parser.add_argument("--simulations", type=positive_int, default=64, help="simulations per batch (default 64)")
     parser.add_argument("--threads", type=positive_int, default=2, help="threads (default 2)")
     args = parser.parse_args(argv)
@@ -241,9 +265,20 @@ def main(argv=None):
     rounds = {"smoke": 1, "quick": 3, "full": 5}[mode]
     batched_steps = {"smoke": 3, "quick": 100, "full": 200}[mode]
     results = [measure(task, args.simulations, args.threads, rounds, batched_steps, mode) for task in tasks]
-    print(json.dumps({"benchmark": "mujoco", "mode": mode, "simulations": args.simulations, "threads": args.threads,
-                      "mujoco": mujoco_env.installed_mujoco_version(), "envpool": envpool_version(),
-                      "targets": TARGETS, "tasks": {summary.pop("task"): summary for summary in results}}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "mujoco",
+                "mode": mode,
+                "simulations": args.simulations,
+                "threads": args.threads,
+                "mujoco": mujoco_env.installed_mujoco_version(),
+                "envpool": envpool_version(),
+                "targets": TARGETS,
+                "tasks": {summary.pop("task"): summary for summary in results},
+            }
+        )
+    )
 
 
 def envpool_version():
@@ -281,8 +316,12 @@ def measure(task, simulations, threads, rounds, batched_steps, mode):
     for runner in candidates.values():
         if hasattr(runner, "close"):
             runner.close()
-    fps = {"raw_fps": best["raw"] * threads, "raw_one_thread_fps": best["raw"], "op_fps": best["op"],
-           "op_python_fps": best["op_python"]}
+    fps = {
+        "raw_fps": best["raw"] * threads,
+        "raw_one_thread_fps": best["raw"],
+        "op_fps": best["op"],
+        "op_python_fps": best["op_python"],
+    }
     if envpool_note is None:
         fps.update(envpool_sync_fps=best["envpool_sync"], envpool_async_fps=best["envpool_async"])
     fps.update(gymnasium_sync_fps=best["gymnasium_sync"], gymnasium_async_fps=best["gymnasium_async"])
@@ -291,8 +330,11 @@ def measure(task, simulations, threads, rounds, batched_steps, mode):
         ratios["op_vs_envpool"] = fps["op_fps"] / max(fps["envpool_sync_fps"], fps["envpool_async_fps"])
     ratios["op_vs_gymnasium_vector"] = fps["op_fps"] / max(fps["gymnasium_sync_fps"], fps["gymnasium_async_fps"])
     ratios["op_python_vs_op"] = fps["op_python_fps"] / fps["op_fps"]
-    print(f"{task.id}: {simulations} simulations, {threads} threads, {rounds} rounds ({mode}); Gymnasium's vector "
-          f"envs with {gymnasium_envs}", file=sys.stderr)
+    print(
+        f"{task.id}: {simulations} simulations, {threads} threads, {rounds} rounds ({mode}); Gymnasium's vector "
+        f"envs with {gymnasium_envs}",
+        file=sys.stderr,
+    )
     for name, value in fps.items():
         print(f"  {name:24s} {value:12,.0f} steps/s", file=sys.stderr)
     for name, value in ratios.items():

@@ -31,6 +31,7 @@ medians. Ratios are what to read (absolute times on shared machines are noise). 
 
   python bench/population_inference.py [--quick | --smoke] [--rank R] [--members 32 128] [--observations frames]
 """
+
 import argparse
 import functools
 import json
@@ -52,8 +53,14 @@ from workbench.models.layers import Conv2D  # noqa: E402
 from workbench.ops import population_matmul  # noqa: E402
 
 TARGETS = {"op_vs_roofline": 0.8, "dense_layer_bf16_vs_fp32": 1.7, "lowrank_vs_homogeneous": 0.8, "op_vs_puretf": 1.3}
-RATIOS = ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32",
-          "conv_op_vs_im2col")
+RATIOS = (
+    "op_vs_puretf",
+    "op_vs_roofline",
+    "bf16_vs_fp32",
+    "lowrank_vs_homogeneous",
+    "dense_layer_bf16_vs_fp32",
+    "conv_op_vs_im2col",
+)
 
 
 def best_seconds(fn, repeats):
@@ -170,8 +177,14 @@ def im2col_forward(model, observations, slots):
             size, stride = layer.kernel_size, layer.stride
             patches = tf.image.extract_patches(x, [1, size, size, 1], [1, stride, stride, 1], [1, 1, 1, 1], "SAME")
             height, width = patches.shape[1:3]
-            y = population_matmul(tf.reshape(patches, [patches.shape[0], height * width, -1]), kernel, slots,
-                                  bias=bias, relu=i < last, backend="custom")
+            y = population_matmul(
+                tf.reshape(patches, [patches.shape[0], height * width, -1]),
+                kernel,
+                slots,
+                bias=bias,
+                relu=i < last,
+                backend="custom",
+            )
             x = tf.reshape(y, [-1, height, width, layer.filters])
         else:
             x = layer.apply(x, kernel, bias, slots, relu=i < last, perturbation=None, backend="custom")
@@ -188,8 +201,9 @@ def grouped_conv_forward(model, observations):
             height, width, channels = x.shape[1:]
             stacked = tf.reshape(tf.transpose(x, [1, 2, 0, 3]), [1, height, width, members * channels])
             k = tf.reshape(kernel, [members, layer.kernel_size, layer.kernel_size, channels, layer.filters])
-            k = tf.reshape(tf.transpose(k, [1, 2, 3, 0, 4]),
-                           [layer.kernel_size, layer.kernel_size, channels, members * layer.filters])
+            k = tf.reshape(
+                tf.transpose(k, [1, 2, 3, 0, 4]), [layer.kernel_size, layer.kernel_size, channels, members * layer.filters]
+            )
             y = tf.nn.conv2d(stacked, k, strides=layer.stride, padding="SAME")
             out_h, out_w = y.shape[1:3]
             x = tf.transpose(tf.reshape(y, [out_h, out_w, members, layer.filters]), [2, 0, 1, 3]) + bias[:, None, None, :]
@@ -228,9 +242,11 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, observation
     dense_input = model.layers[dense].flat(inputs[dense])  # in the order of the dense kernel's rows
     candidates = {
         "dense_layer_fp32": tf.function(
-            lambda: population_matmul(dense_input, model.kernels[dense], distinct, bias=model.biases[dense], relu=True)),
+            lambda: population_matmul(dense_input, model.kernels[dense], distinct, bias=model.biases[dense], relu=True)
+        ),
         "dense_layer_bf16": tf.function(
-            lambda: population_matmul(dense_input, model16.kernels[dense], distinct, bias=model16.biases[dense], relu=True)),
+            lambda: population_matmul(dense_input, model16.kernels[dense], distinct, bias=model16.biases[dense], relu=True)
+        ),
         "homogeneous": tf.function(lambda: homogeneous_forward(model, observations)),
         "puretf_gather_matmul": tf.function(lambda: reference(observations, distinct)),
         "puretf_grouped_conv": tf.function(lambda: grouped_conv_forward(model, observations)),
@@ -261,8 +277,9 @@ def bench_model(cls, members, rank, repeats, read_gbps, peak_gflops, observation
         "weight_mb_per_member": round(model.num_parameters * 4 / 2**20, 2),
         "mflop_per_obs": round(flops_per_observation(model) / 1e6, 2),
         "roofline_bound": "memory" if weight_bytes / read_gbps >= flops / peak_gflops else "compute",
-        "dense_input_zero_fraction": round(zero_fraction(
-            [inputs[i] for i, layer in enumerate(model.layers) if not isinstance(layer, Conv2D) and i > 0]), 3),
+        "dense_input_zero_fraction": round(
+            zero_fraction([inputs[i] for i, layer in enumerate(model.layers) if not isinstance(layer, Conv2D) and i > 0]), 3
+        ),
         "read_gbps": round(read_gbps, 2),
         "op_vs_puretf": round(rates["op_fp32"] / rates["puretf"], 3),
         "op_vs_roofline": round(rates["op_fp32"] / rates["roofline"], 3),
@@ -277,8 +294,9 @@ def median_of_runs(runs):
     """One model and P measured several times: the median of every figure and ratio, the spread (min, max) of each
     ratio, and every run's ratios (a shared machine's drift shows as spread instead of moving a single figure)."""
     result = dict(runs[len(runs) // 2])  # the descriptive fields (formulation, sizes) of one run
-    result["obs_per_s"] = {key: round(float(np.median([run["obs_per_s"][key] for run in runs])), 1)
-                           for key in runs[0]["obs_per_s"]}
+    result["obs_per_s"] = {
+        key: round(float(np.median([run["obs_per_s"][key] for run in runs])), 1) for key in runs[0]["obs_per_s"]
+    }
     for key in RATIOS + ("read_gbps", "dense_input_zero_fraction"):
         result[key] = round(float(np.median([run[key] for run in runs])), 3)
     result["spread"] = {key: [min(run[key] for run in runs), max(run[key] for run in runs)] for key in RATIOS}
@@ -294,8 +312,12 @@ def main(argv=None):
     mode.add_argument("--smoke", action="store_true", help="tiny populations, one repetition: checks the script runs")
     parser.add_argument("--rank", type=int, default=1, help="rank of the low-rank perturbations (default 1)")
     parser.add_argument("--members", type=int, nargs="+", default=None, help="population sizes (default 32 128)")
-    parser.add_argument("--observations", choices=("frames", "noise"), default="frames",
-                        help="network inputs: Pong screens of random play (default) or uniform noise images")
+    parser.add_argument(
+        "--observations",
+        choices=("frames", "noise"),
+        default="frames",
+        help="network inputs: Pong screens of random play (default) or uniform noise images",
+    )
     args = parser.parse_args(argv)
     if args.rank < 1:
         parser.error("--rank must be >= 1")
@@ -310,25 +332,40 @@ def main(argv=None):
     probe_tensor = tf.ones([megabytes * 2**20 // 4], tf.float32)
     bandwidth_probe = (tf.function(lambda: tf.reduce_sum(probe_tensor)), megabytes * 2**20)
     peak_gflops = measure_peak_gflops(1 if args.smoke else 5, 512 if args.smoke else 2048)
-    print(f"read bandwidth {read_gbps:.1f} GB/s (numpy 1 thread {read_one:.1f}, tf all threads {read_all:.1f}); "
-          f"matmul peak {peak_gflops:.0f} GFLOP/s; "
-          f"threads {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}")
+    print(
+        f"read bandwidth {read_gbps:.1f} GB/s (numpy 1 thread {read_one:.1f}, tf all threads {read_all:.1f}); "
+        f"matmul peak {peak_gflops:.0f} GFLOP/s; "
+        f"threads {tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()}"
+    )
     rng = np.random.default_rng(0)
     results = {}
     columns = ["homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"]
-    print(f"{'model':<12}{'P':>5} " + "".join(f"{c:>13}" for c in columns)
-          + "   op/puretf op/roof bf16/fp32 (dense) lowrank/homog zero-inputs")
+    print(
+        f"{'model':<12}{'P':>5} "
+        + "".join(f"{c:>13}" for c in columns)
+        + "   op/puretf op/roof bf16/fp32 (dense) lowrank/homog zero-inputs"
+    )
     for cls in (LargeModel, SmallModel):
         for members in members_list:
-            observations = (game_observations(members, seed=members) if args.observations == "frames"
-                            else rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8))
-            r = median_of_runs([bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, observations,
-                                            bandwidth_probe) for _ in range(runs)])
+            observations = (
+                game_observations(members, seed=members)
+                if args.observations == "frames"
+                else rng.integers(0, 256, (members, 84, 84, 4), dtype=np.uint8)
+            )
+            r = median_of_runs(
+                [
+                    bench_model(cls, members, args.rank, repeats, read_gbps, peak_gflops, observations, bandwidth_probe)
+                    for _ in range(runs)
+                ]
+            )
             results.setdefault(cls.__name__, {})[str(members)] = r
-            print(f"{cls.__name__:<12}{members:>5} " + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
-                  + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f}"
-                  + f" ({r['dense_layer_bf16_vs_fp32']:.2f}) {r['lowrank_vs_homogeneous']:>13.2f}"
-                  + f" {r['dense_input_zero_fraction']:>11.2f}")
+            print(
+                f"{cls.__name__:<12}{members:>5} "
+                + "".join(f"{r['obs_per_s'][c]:>13.1f}" for c in columns)
+                + f"   {r['op_vs_puretf']:>9.2f} {r['op_vs_roofline']:>7.2f} {r['bf16_vs_fp32']:>9.2f}"
+                + f" ({r['dense_layer_bf16_vs_fp32']:.2f}) {r['lowrank_vs_homogeneous']:>13.2f}"
+                + f" {r['dense_input_zero_fraction']:>11.2f}"
+            )
     summary = {
         "benchmark": "population_inference",
         "mode": "smoke" if args.smoke else "quick" if args.quick else "full",

@@ -23,6 +23,7 @@ The results of the two evaluators must be identical (checked). Ends with one JSO
 
   python bench/ray_scaling.py [--quick | --smoke] [--game pong] [--model small] [--actors 2] [--master-only]
 """
+
 import argparse
 import dataclasses
 import json
@@ -47,25 +48,41 @@ from workbench.evolution import EvaluationRequest, GAConfig, GeneticAlgorithm, G
 TARGETS = {"ray_vs_local": 0.9, "bytes_ratio": 0.01}
 SLOTS = 16  # episode slots per sub-population of the local evaluator; the actors share them
 WORKLOADS = {  # population, generations, frame cap per episode, elite candidates x episodes
-    "smoke": {"throughput": dict(population=12, generations=1, max_episode_frames=200, elite=(2, 1)),
-              "straggler": dict(population=4, generations=1, max_episode_frames=200, elite=(2, 1))},
-    "quick": {"throughput": dict(population=256, generations=1, max_episode_frames=4000, elite=(5, 5)),
-              "straggler": dict(population=32, generations=1, max_episode_frames=2000, elite=(2, 2))},
-    "full": {"throughput": dict(population=256, generations=2, max_episode_frames=20000, elite=(5, 5)),
-             "straggler": dict(population=32, generations=2, max_episode_frames=2000, elite=(2, 2))},
+    "smoke": {
+        "throughput": dict(population=12, generations=1, max_episode_frames=200, elite=(2, 1)),
+        "straggler": dict(population=4, generations=1, max_episode_frames=200, elite=(2, 1)),
+    },
+    "quick": {
+        "throughput": dict(population=256, generations=1, max_episode_frames=4000, elite=(5, 5)),
+        "straggler": dict(population=32, generations=1, max_episode_frames=2000, elite=(2, 2)),
+    },
+    "full": {
+        "throughput": dict(population=256, generations=2, max_episode_frames=20000, elite=(5, 5)),
+        "straggler": dict(population=32, generations=2, max_episode_frames=2000, elite=(2, 2)),
+    },
 }
 MASTER = {  # stand-in tables; "answering": real Ray actors that answer at once x chunks per actor (Ray per task)
     "smoke": dict(populations=(100,), actors=(4, 16), repeats=1, chain=5, answering=(2, 4)),
     "quick": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=2, chain=50, answering=(4, 16)),
-    "full": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=3, chain=50, answering=(4, 16))}
+    "full": dict(populations=(1000, 10000), actors=(16, 64, 256), repeats=3, chain=50, answering=(4, 16)),
+}
 
 
 def compare(local, remote, workload, seed=0):
     """Both evaluators on the same GA generations (rounds alternate in order); frames/s, bytes, tails."""
     candidates, episodes = workload["elite"]
     population = workload["population"]
-    ga = GeneticAlgorithm(GAConfig(population_size=population, truncation=max(2, population // 8), sigma=0.005,
-                                   elite_candidates=candidates, elite_episodes=episodes), local.space, seed=seed)
+    ga = GeneticAlgorithm(
+        GAConfig(
+            population_size=population,
+            truncation=max(2, population // 8),
+            sigma=0.005,
+            elite_candidates=candidates,
+            elite_episodes=episodes,
+        ),
+        local.space,
+        seed=seed,
+    )
     totals = {"local": [0, 0.0], "ray": [0, 0.0]}
     shipped, rounds, ray_parts, episodes_run = 0, 0, [], 0
     while ga.generation < workload["generations"]:
@@ -90,12 +107,19 @@ def compare(local, remote, workload, seed=0):
     bytes_per_generation = shipped / generations
     weights_bytes = population * local.space.num_parameters * 4
     return {
-        "population": population, "generations": generations, "max_episode_frames": workload["max_episode_frames"],
-        "elite": list(workload["elite"]), "rounds": rounds, "frames": totals["ray"][0],
-        "local_fps": round(local_fps, 1), "ray_fps": round(ray_fps, 1), "ray_vs_local": round(ray_fps / local_fps, 3),
+        "population": population,
+        "generations": generations,
+        "max_episode_frames": workload["max_episode_frames"],
+        "elite": list(workload["elite"]),
+        "rounds": rounds,
+        "frames": totals["ray"][0],
+        "local_fps": round(local_fps, 1),
+        "ray_fps": round(ray_fps, 1),
+        "ray_vs_local": round(ray_fps / local_fps, 3),
         "ray_tail_seconds_per_generation": round(sum(t.tail_seconds for t in ray_parts) / generations, 2),
         "frames_per_episode": round(totals["ray"][0] / max(1, episodes_run), 1),
-        "bytes_per_generation": round(bytes_per_generation), "population_weights_bytes": weights_bytes,
+        "bytes_per_generation": round(bytes_per_generation),
+        "population_weights_bytes": weights_bytes,
         "bytes_ratio": float(f"{bytes_per_generation / weights_bytes:.3g}"),
         "bytes_vs_one_network": float(f"{bytes_per_generation / (local.space.num_parameters * 4):.3g}"),
         "generation_seconds": round(totals["ray"][1] / generations, 2),
@@ -110,8 +134,10 @@ def _answer(chunk):
     """What an actor would send back for a pickled chunk: one zero return per episode, a telemetry, no fetch."""
     requests = pickle.loads(chunk)["requests"]
     telemetry = dict(_EMPTY_TELEMETRY, episodes=sum(episodes for _, episodes, _, _ in requests))
-    results = [(np.zeros(episodes), None, np.zeros(episodes, np.int64), np.zeros(episodes, np.int64), None)
-               for _, episodes, _, _ in requests]
+    results = [
+        (np.zeros(episodes), None, np.zeros(episodes, np.int64), np.zeros(episodes, np.int64), None)
+        for _, episodes, _, _ in requests
+    ]
     return pickle.dumps(dict(results=results, telemetry=telemetry, fetched=0), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -167,8 +193,14 @@ class AnsweringRayEvaluator(RayEvaluator):
         import ray
 
         _loopback_only()
-        ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", _temp_dir=temp_dir,
-                 log_to_driver=False, configure_logging=False)
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            _temp_dir=temp_dir,
+            log_to_driver=False,
+            configure_logging=False,
+        )
         self.owns_cluster = True
         remote = ray.remote(num_cpus=1)(_AnsweringActor)
         self.actors = [remote.remote() for _ in range(actors)]
@@ -182,8 +214,10 @@ def lineage(space, population, chain, rng):
     for _ in range(chain - 1):
         ancestors.append(ancestors[-1].child(space.sample_offset(rng), 0.005))
     parents = ancestors[-20:]
-    return [EvaluationRequest(parents[k % len(parents)].child(space.sample_offset(rng), 0.005), 1, "population")
-            for k in range(population)]
+    return [
+        EvaluationRequest(parents[k % len(parents)].child(space.sample_offset(rng), 0.005), 1, "population")
+        for k in range(population)
+    ]
 
 
 def master_overhead(spec, settings, temp_dir):
@@ -201,14 +235,20 @@ def master_overhead(spec, settings, temp_dir):
                 master.evaluate(requests, seed=1)
                 seconds = time.perf_counter() - start - master.standin_seconds
                 best = seconds if best is None else min(best, seconds)
-            table.append(dict(population=population, actors=actors, tasks=actors * master.chunks_per_actor,
-                              master_seconds=round(best, 4), genomes_per_second=round(population / best),
-                              bytes_per_generation=master.telemetry.bytes_shipped))
+            table.append(
+                dict(
+                    population=population,
+                    actors=actors,
+                    tasks=actors * master.chunks_per_actor,
+                    master_seconds=round(best, 4),
+                    genomes_per_second=round(population / best),
+                    bytes_per_generation=master.telemetry.bytes_shipped,
+                )
+            )
             master.close()
     # Ray's own cost per task: 4 answering actors, many small chunks, the driver's CPU time per task
     actors, chunks = settings["answering"]
-    answering = AnsweringRayEvaluator.from_spec(spec, actors=actors, chunks_per_actor=chunks, num_cpus=actors,
-                                                temp_dir=temp_dir)
+    answering = AnsweringRayEvaluator.from_spec(spec, actors=actors, chunks_per_actor=chunks, num_cpus=actors, temp_dir=temp_dir)
     try:
         requests = lineage(spec.space(), 10 * actors * chunks, settings["chain"], rng)
         answering.evaluate(requests, seed=0)  # warm-up
@@ -232,9 +272,16 @@ def expected_scaling(table, ray_task_cpu, per_actor_fps, tail_seconds, frames_pe
         master = entry["master_seconds"] + entry["tasks"] * ray_task_cpu
         ideal = entry["actors"] * per_actor_fps
         seconds = frames / ideal + tail_seconds + master
-        rows.append(dict(population=entry["population"], actors=entry["actors"], master_seconds=round(master, 3),
-                         generation_seconds=round(seconds, 2), frames_per_second=round(frames / seconds),
-                         efficiency=round(frames / seconds / ideal, 3)))
+        rows.append(
+            dict(
+                population=entry["population"],
+                actors=entry["actors"],
+                master_seconds=round(master, 3),
+                generation_seconds=round(seconds, 2),
+                frames_per_second=round(frames / seconds),
+                efficiency=round(frames / seconds / ideal, 3),
+            )
+        )
     return rows
 
 
@@ -254,18 +301,34 @@ def main():
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     noise_size = 2**22 if args.smoke else 2**26
     temp_dir = tempfile.mkdtemp(prefix="rwb-", dir="/tmp")  # Ray's socket paths must stay short
-    report = {"benchmark": "ray_scaling", "mode": name, "game": args.game, "model": args.model, "actors": args.actors,
-              "cpus": os.cpu_count(), "targets": TARGETS}
+    report = {
+        "benchmark": "ray_scaling",
+        "mode": name,
+        "game": args.game,
+        "model": args.model,
+        "actors": args.actors,
+        "cpus": os.cpu_count(),
+        "targets": TARGETS,
+    }
     if not args.master_only:
         noise = NoiseTable.shared(noise_size, 123)
-        local = Evaluator(args.game, args.model, subpopulations=2, slots=SLOTS, noise=noise,
-                          max_episode_frames=20000)
-        remote = RayEvaluator(args.game, args.model, actors=args.actors, num_cpus=os.cpu_count(),
-                              slots=max(1, SLOTS // args.actors), subpopulations=2, max_episode_frames=20000,
-                              noise_size=noise_size, noise_seed=123, temp_dir=temp_dir)
+        local = Evaluator(args.game, args.model, subpopulations=2, slots=SLOTS, noise=noise, max_episode_frames=20000)
+        remote = RayEvaluator(
+            args.game,
+            args.model,
+            actors=args.actors,
+            num_cpus=os.cpu_count(),
+            slots=max(1, SLOTS // args.actors),
+            subpopulations=2,
+            max_episode_frames=20000,
+            noise_size=noise_size,
+            noise_seed=123,
+            temp_dir=temp_dir,
+        )
         try:
-            warm = GeneticAlgorithm(GAConfig(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1),
-                                    local.space).ask()[:2]
+            warm = GeneticAlgorithm(
+                GAConfig(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1), local.space
+            ).ask()[:2]
             local.evaluate(warm, seed=999)  # traces the TensorFlow functions of both before timing
             remote.evaluate(warm, seed=999)
             for workload in ("throughput", "straggler"):
@@ -274,9 +337,12 @@ def main():
                     evaluator.set_episode_cap(settings["max_episode_frames"])
                 report[workload] = compare(local, remote, settings)
                 r = report[workload]
-                print(f"{workload}: population {r['population']}, cap {r['max_episode_frames']}: local "
-                      f"{r['local_fps']:,.0f} frames/s, Ray {r['ray_fps']:,.0f} (ray_vs_local {r['ray_vs_local']:.3f}); "
-                      f"{r['bytes_per_generation']:,} bytes per generation", file=sys.stderr)
+                print(
+                    f"{workload}: population {r['population']}, cap {r['max_episode_frames']}: local "
+                    f"{r['local_fps']:,.0f} frames/s, Ray {r['ray_fps']:,.0f} (ray_vs_local {r['ray_vs_local']:.3f}); "
+                    f"{r['bytes_per_generation']:,} bytes per generation",
+                    file=sys.stderr,
+                )
             report["ray_vs_local"] = report["throughput"]["ray_vs_local"]
             report["bytes_ratio"] = report["throughput"]["bytes_ratio"]
             report["actor_restarts"] = remote.restarts
@@ -285,22 +351,35 @@ def main():
             local.close()
     spec = RunSpec(args.game, args.model, noise_size=noise_size, noise_seed=123)
     table, ray_task_cpu, ray_task_wall = master_overhead(spec, MASTER[name], temp_dir)
-    report["master"] = dict(table=table, ray_task_cpu_ms=round(ray_task_cpu * 1e3, 3),
-                            ray_task_wall_ms=round(ray_task_wall * 1e3, 3))
+    report["master"] = dict(
+        table=table, ray_task_cpu_ms=round(ray_task_cpu * 1e3, 3), ray_task_wall_ms=round(ray_task_wall * 1e3, 3)
+    )
     for row in table:
-        print(f"master: population {row['population']:>6,}, {row['actors']:>3} actors: {row['master_seconds']:.3f} s "
-              f"per generation, {row['genomes_per_second']:,} genomes/s, {row['bytes_per_generation']:,} bytes",
-              file=sys.stderr)
-    print(f"Ray per task: {ray_task_cpu * 1e3:.2f} ms of the driver's CPU, {ray_task_wall * 1e3:.2f} ms of wall time",
-          file=sys.stderr)
+        print(
+            f"master: population {row['population']:>6,}, {row['actors']:>3} actors: {row['master_seconds']:.3f} s "
+            f"per generation, {row['genomes_per_second']:,} genomes/s, {row['bytes_per_generation']:,} bytes",
+            file=sys.stderr,
+        )
+    print(
+        f"Ray per task: {ray_task_cpu * 1e3:.2f} ms of the driver's CPU, {ray_task_wall * 1e3:.2f} ms of wall time",
+        file=sys.stderr,
+    )
     if "throughput" in report:
         throughput = report["throughput"]
-        scaling = expected_scaling(table, ray_task_cpu, throughput["ray_fps"] / args.actors,
-                                   throughput["ray_tail_seconds_per_generation"], throughput["frames_per_episode"])
+        scaling = expected_scaling(
+            table,
+            ray_task_cpu,
+            throughput["ray_fps"] / args.actors,
+            throughput["ray_tail_seconds_per_generation"],
+            throughput["frames_per_episode"],
+        )
         report["expected_scaling"] = scaling
         for row in scaling:
-            print(f"expected: population {row['population']:>6,} on {row['actors']:>3} machines-worth of actors: "
-                  f"{row['frames_per_second']:>10,} frames/s, efficiency {row['efficiency']:.0%}", file=sys.stderr)
+            print(
+                f"expected: population {row['population']:>6,} on {row['actors']:>3} machines-worth of actors: "
+                f"{row['frames_per_second']:>10,} frames/s, efficiency {row['efficiency']:.0%}",
+                file=sys.stderr,
+            )
     print(json.dumps(report, separators=(",", ":")))
 
 

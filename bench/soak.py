@@ -15,6 +15,7 @@ blocks the allocator keeps. Ends with one JSON line.
 
   python bench/soak.py [--quick | --smoke] [--generations 200] [--game pong]
 """
+
 import argparse
 import ctypes
 import ctypes.util
@@ -39,13 +40,18 @@ from workbench.lab import TrainingDashboard  # noqa: E402
 from workbench.training import RunConfig, Trainer  # noqa: E402
 
 TARGET = 0.05  # growth after the settling generations
-MODES = {"smoke": dict(generations=12, settle=4), "quick": dict(generations=60, settle=10),
-         "full": dict(generations=200, settle=10)}
+MODES = {
+    "smoke": dict(generations=12, settle=4),
+    "quick": dict(generations=60, settle=10),
+    "full": dict(generations=200, settle=10),
+}
 
 
 class MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -71,8 +77,13 @@ def heap_statistics():
 
 def sample(process):
     heap = heap_statistics()  # live against free C-heap bytes: a leak or a filling cache, or the allocator
-    return dict(rss=process.memory_info().rss, files=process.num_fds(), threads=process.num_threads(),
-                heap_in_use=heap.get("in_use_bytes"), heap_free=heap.get("free_bytes"))
+    return dict(
+        rss=process.memory_info().rss,
+        files=process.num_fds(),
+        threads=process.num_threads(),
+        heap_in_use=heap.get("in_use_bytes"),
+        heap_free=heap.get("free_bytes"),
+    )
 
 
 def mib_every(samples, key, step=10):
@@ -94,10 +105,16 @@ def main(argv=None):
     settle = MODES[name]["settle"] if args.settle is None else args.settle
     if not 0 <= settle < generations - 1:
         parser.error(f"--settle must be in [0, generations - 1), got {settle} with {generations} generations")
-    config = RunConfig(env=args.game, model="small", algorithm="ga", subpopulations=2, slots=8,
-                       max_episode_frames=400, noise_size=2**24,
-                       hyperparameters=dict(population_size=16, truncation=4, sigma=0.01, elite_candidates=2,
-                                            elite_episodes=2))
+    config = RunConfig(
+        env=args.game,
+        model="small",
+        algorithm="ga",
+        subpopulations=2,
+        slots=8,
+        max_episode_frames=400,
+        noise_size=2**24,
+        hyperparameters=dict(population_size=16, truncation=4, sigma=0.01, elite_candidates=2, elite_episodes=2),
+    )
     run_dir = tempfile.mkdtemp(prefix="workbench-soak-")
     process = psutil.Process()
     samples = []
@@ -116,8 +133,11 @@ def main(argv=None):
             samples.append(dict(sample(process), generation=event.data.generation))
             if len(samples) % 20 == 0:
                 s = samples[-1]
-                print(f"generation {s['generation']}: {s['rss'] / 2**20:.0f} MiB, {s['files']} files, "
-                      f"{s['threads']} threads, {dashboard.monitor.frames_received} frames shown", flush=True)
+                print(
+                    f"generation {s['generation']}: {s['rss'] / 2**20:.0f} MiB, {s['files']} files, "
+                    f"{s['threads']} threads, {dashboard.monitor.frames_received} frames shown",
+                    flush=True,
+                )
         trainer.wait()
         frames_shown = dashboard.monitor.frames_received
         dashboard.close()
@@ -128,41 +148,55 @@ def main(argv=None):
         raise SystemExit(f"only {len(samples)} of {generations} generations were recorded")
     baseline = samples[settle]
     half = samples[len(samples) // 2]
-    peak_growth = {key: (max(s[key] for s in samples[settle:]) - baseline[key]) / baseline[key]
-                   for key in ("rss", "files", "threads")}
+    peak_growth = {
+        key: (max(s[key] for s in samples[settle:]) - baseline[key]) / baseline[key] for key in ("rss", "files", "threads")
+    }
     window = max(1, min(20, (len(samples) - settle) // 3))  # samples in each median of a count
 
     def median(part, key):
         return float(np.median([s[key] for s in part]))
 
-    growth = dict(rss=peak_growth["rss"], **{
-        key: (median(samples[-window:], key) - median(samples[settle:settle + window], key))
-        / median(samples[settle:settle + window], key) for key in ("files", "threads")})
+    growth = dict(
+        rss=peak_growth["rss"],
+        **{
+            key: (median(samples[-window:], key) - median(samples[settle : settle + window], key))
+            / median(samples[settle : settle + window], key)
+            for key in ("files", "threads")
+        },
+    )
     summary = {
-        "benchmark": "soak", "mode": name, "game": args.game, "generations": generations, "settle": settle,
-        "seconds": round(time.perf_counter() - start, 1), "frames_shown": frames_shown,
-        "rss_mib": {"first": round(samples[0]["rss"] / 2**20, 1), "settled": round(baseline["rss"] / 2**20, 1),
-                    "last": round(samples[-1]["rss"] / 2**20, 1),
-                    "max": round(max(s["rss"] for s in samples) / 2**20, 1)},
-        "files": {"settled": baseline["files"], "last": samples[-1]["files"],
-                  "max": max(s["files"] for s in samples)},
-        "threads": {"settled": baseline["threads"], "last": samples[-1]["threads"],
-                    "max": max(s["threads"] for s in samples)},
+        "benchmark": "soak",
+        "mode": name,
+        "game": args.game,
+        "generations": generations,
+        "settle": settle,
+        "seconds": round(time.perf_counter() - start, 1),
+        "frames_shown": frames_shown,
+        "rss_mib": {
+            "first": round(samples[0]["rss"] / 2**20, 1),
+            "settled": round(baseline["rss"] / 2**20, 1),
+            "last": round(samples[-1]["rss"] / 2**20, 1),
+            "max": round(max(s["rss"] for s in samples) / 2**20, 1),
+        },
+        "files": {"settled": baseline["files"], "last": samples[-1]["files"], "max": max(s["files"] for s in samples)},
+        "threads": {"settled": baseline["threads"], "last": samples[-1]["threads"], "max": max(s["threads"] for s in samples)},
         "growth": {key: round(value, 4) for key, value in growth.items()},
         "peak_growth": {key: round(value, 4) for key, value in peak_growth.items()},
         # a leak keeps growing, a warm-up stops: the second half's growth (its last sample against its first)
         # and the memory every 10 generations tell them apart
-        "second_half_growth": {key: round((samples[-1][key] - half[key]) / half[key], 4)
-                               for key in ("rss", "files", "threads")},
+        "second_half_growth": {key: round((samples[-1][key] - half[key]) / half[key], 4) for key in ("rss", "files", "threads")},
         "rss_mib_every_10": mib_every(samples, "rss"),
         # the C heap (glibc): blocks in use, and freed blocks the allocator keeps instead of returning them
         "heap_in_use_mib_every_10": mib_every(samples, "heap_in_use"),
         "heap_free_mib_every_10": mib_every(samples, "heap_free"),
-        "target": TARGET, "target_met": all(value <= TARGET for value in growth.values()),
+        "target": TARGET,
+        "target_met": all(value <= TARGET for value in growth.values()),
     }
-    print(f"growth after generation {settle}: memory {growth['rss']:.1%}, files {growth['files']:.1%}, "
-          f"threads {growth['threads']:.1%} (target <= {TARGET:.0%}); memory in the second half "
-          f"{summary['second_half_growth']['rss']:+.1%}")
+    print(
+        f"growth after generation {settle}: memory {growth['rss']:.1%}, files {growth['files']:.1%}, "
+        f"threads {growth['threads']:.1%} (target <= {TARGET:.0%}); memory in the second half "
+        f"{summary['second_half_growth']['rss']:+.1%}"
+    )
     print(json.dumps(summary, separators=(",", ":")))
     return summary
 

@@ -24,6 +24,7 @@ bench/learning.py); --warmup N trains N generations first, unmeasured.
                                 [--from-run DIR] [--warmup N]
 Ends with one JSON line.
 """
+
 import argparse
 import json
 import os
@@ -44,8 +45,14 @@ from workbench.training.checkpoint import load_checkpoint  # noqa: E402
 
 TARGET = 0.85  # training / evaluator
 SETTINGS = {
-    "smoke": dict(generations=1, overrides=dict(max_episode_frames=400, slots=4, hyperparameters=dict(
-        population_size=12, truncation=4, elite_candidates=2, elite_episodes=2))),
+    "smoke": dict(
+        generations=1,
+        overrides=dict(
+            max_episode_frames=400,
+            slots=4,
+            hyperparameters=dict(population_size=12, truncation=4, elite_candidates=2, elite_episodes=2),
+        ),
+    ),
     "quick": dict(generations=2, overrides=dict(max_episode_frames=4000, hyperparameters=dict(population_size=64))),
     "full": dict(generations=4, overrides={}),
 }
@@ -106,8 +113,9 @@ def round_summary(rounds):
     """Per phase: seconds, frames, episodes, tail seconds, busy-phase frames/s, over all generations."""
     out = {}
     for phase, t in rounds:
-        entry = out.setdefault(phase, dict(rounds=0, episodes=0, frames=0, seconds=0.0, tail_seconds=0.0,
-                                           busy_seconds=0.0, busy_frames=0.0))
+        entry = out.setdefault(
+            phase, dict(rounds=0, episodes=0, frames=0, seconds=0.0, tail_seconds=0.0, busy_seconds=0.0, busy_frames=0.0)
+        )
         entry["rounds"] += 1
         entry["episodes"] += t.episodes
         entry["frames"] += t.frames
@@ -146,7 +154,7 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
         walls = {arm: [] for arm in arms}
         frames, record_seconds, rounds, in_order_rounds, round_seconds = [], [], [], [], 0.0
         for g in range(generations):
-            for arm in arms[g % 3:] + arms[:g % 3]:  # each arm first in turn
+            for arm in arms[g % 3 :] + arms[: g % 3]:  # each arm first in turn
                 start = time.perf_counter()
                 if arm == "training":
                     record = training.generation()
@@ -158,19 +166,31 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
             for loop, loop_parts in ((evaluator, parts), (in_order, unordered)):
                 mine = loop.strategy.history[-1]
                 if (record.max, record.mean, record.elite, record.frames) != (
-                        mine.max, mine.mean, mine.elite, sum(t.frames for _, t in loop_parts)):
-                    raise AssertionError(f"generation {record.generation}: the training run and an evaluator loop "
-                                         "played different episodes; a benchmark of different work is void")
+                    mine.max,
+                    mine.mean,
+                    mine.elite,
+                    sum(t.frames for _, t in loop_parts),
+                ):
+                    raise AssertionError(
+                        f"generation {record.generation}: the training run and an evaluator loop "
+                        "played different episodes; a benchmark of different work is void"
+                    )
             frames.append(record.frames)
             record_seconds.append(record.seconds)
             round_seconds += sum(r["seconds"] for r in record.rounds)
             rounds += parts
             in_order_rounds += unordered
-            print(f"{game} generation {record.generation}: {record.frames:,} frames; training "
-                  f"{record.frames / walls['training'][-1]:,.0f} frames/s (record {record.frames_per_second:,.0f}), "
-                  f"evaluator {record.frames / walls['evaluator'][-1]:,.0f}; "
-                  + ", ".join(f"{r['phase']} {r['seconds']:.1f} s (tail {r['tail_seconds']:.1f} s, busy "
-                              f"{r['busy_frames_per_second']:,.0f} frames/s)" for r in record.rounds), flush=True)
+            print(
+                f"{game} generation {record.generation}: {record.frames:,} frames; training "
+                f"{record.frames / walls['training'][-1]:,.0f} frames/s (record {record.frames_per_second:,.0f}), "
+                f"evaluator {record.frames / walls['evaluator'][-1]:,.0f}; "
+                + ", ".join(
+                    f"{r['phase']} {r['seconds']:.1f} s (tail {r['tail_seconds']:.1f} s, busy "
+                    f"{r['busy_frames_per_second']:,.0f} frames/s)"
+                    for r in record.rounds
+                ),
+                flush=True,
+            )
     finally:
         training.close()
         evaluator.close()
@@ -200,9 +220,13 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
         "target_met": training_fps / evaluator_fps >= TARGET,
         "rounds": round_summary(rounds),
         "in_order_rounds": round_summary(in_order_rounds),
-        "layout": dict(subpopulations=config.subpopulations, slots=config.slots,
-                       max_episode_frames=config.max_episode_frames, model=config.model,
-                       population_size=evaluator.strategy.config.population_size),
+        "layout": dict(
+            subpopulations=config.subpopulations,
+            slots=config.slots,
+            max_episode_frames=config.max_episode_frames,
+            model=config.model,
+            population_size=evaluator.strategy.config.population_size,
+        ),
     }
 
 
@@ -214,8 +238,9 @@ def main(argv=None):
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     parser.add_argument("--games", nargs="+", default=["frostbite", "pong"], help="Atari games (default frostbite pong)")
     parser.add_argument("--generations", type=int, default=None, help="measured generations (default: the mode's)")
-    parser.add_argument("--from-run", default=None, help="start from this run directory's newest checkpoint "
-                                                         "(one game: the run's)")
+    parser.add_argument(
+        "--from-run", default=None, help="start from this run directory's newest checkpoint (one game: the run's)"
+    )
     parser.add_argument("--warmup", type=int, default=0, help="generations trained first, unmeasured")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -237,24 +262,37 @@ def main(argv=None):
             parser.error("--from-run starts one game's run: give that game alone with --games")
     work_dir = tempfile.mkdtemp(prefix="workbench-training-runs-")
     try:
-        results = {game: bench_game(game, settings, generations, args.from_run, args.warmup, args.seed, work_dir)
-                   for game in games}
+        results = {
+            game: bench_game(game, settings, generations, args.from_run, args.warmup, args.seed, work_dir) for game in games
+        }
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
     print(f"{'game':<10}{'training':>12}{'evaluator':>12}{'busy phase':>12}   training/evaluator  evaluator/busy")
     for game, r in results.items():
-        print(f"{game:<10}{r['training_fps']:>12,.0f}{r['evaluator_fps']:>12,.0f}{r['busy_fps']:>12,.0f}"
-              f"   {r['training_vs_evaluator']:>18.3f}  {r['evaluator_vs_busy']!s:>14}")
+        print(
+            f"{game:<10}{r['training_fps']:>12,.0f}{r['evaluator_fps']:>12,.0f}{r['busy_fps']:>12,.0f}"
+            f"   {r['training_vs_evaluator']:>18.3f}  {r['evaluator_vs_busy']!s:>14}"
+        )
         for phase, entry in r["rounds"].items():
             unordered = r["in_order_rounds"][phase]
-            print(f"  {phase:<16} {entry['seconds']:>8.1f} s, tail {entry['tail_share']:.0%}, "
-                  f"busy {entry['busy_fps']:,.0f} frames/s, overall {entry['fps']:,.0f}; in request order "
-                  f"{unordered['seconds']:.1f} s, tail {unordered['tail_share']:.0%}")
-        print(f"  longest first / in request order: {r['longest_first_vs_in_order']:.3f}; per generation the "
-              f"training run spent {r['training_overhead_seconds']:.2f} s outside its record (checkpoint, logs, "
-              f"events) and {r['strategy_seconds']:.2f} s in it outside the rounds (ask, tell)")
-    summary = {"benchmark": "training_runs", "mode": mode_name, "unit": "frames/s", "cores": os.cpu_count(),
-               "targets": {"training_vs_evaluator": TARGET}, "results": results}
+            print(
+                f"  {phase:<16} {entry['seconds']:>8.1f} s, tail {entry['tail_share']:.0%}, "
+                f"busy {entry['busy_fps']:,.0f} frames/s, overall {entry['fps']:,.0f}; in request order "
+                f"{unordered['seconds']:.1f} s, tail {unordered['tail_share']:.0%}"
+            )
+        print(
+            f"  longest first / in request order: {r['longest_first_vs_in_order']:.3f}; per generation the "
+            f"training run spent {r['training_overhead_seconds']:.2f} s outside its record (checkpoint, logs, "
+            f"events) and {r['strategy_seconds']:.2f} s in it outside the rounds (ask, tell)"
+        )
+    summary = {
+        "benchmark": "training_runs",
+        "mode": mode_name,
+        "unit": "frames/s",
+        "cores": os.cpu_count(),
+        "targets": {"training_vs_evaluator": TARGET},
+        "results": results,
+    }
     print(json.dumps(summary, separators=(",", ":")))
     return summary
 

@@ -18,6 +18,7 @@ interrupted build never leaves a half-built cache behind.
 Needs cmake, a C++17 compiler, zlib headers, and (for `pip download` of the
 source distribution) scikit-build-core, ale-py's build backend.
 """
+
 import functools
 import glob
 import hashlib
@@ -118,12 +119,23 @@ def _download_sources(version, directory, log):
         import scikit_build_core  # noqa: F401  (pip needs ale-py's build backend to read the sdist)
     except ImportError as error:
         raise AleBuildError(
-            "pip needs scikit-build-core (ale-py's build backend) to download the ALE sources: "
-            "pip install scikit-build-core"
+            "pip needs scikit-build-core (ale-py's build backend) to download the ALE sources: pip install scikit-build-core"
         ) from error
     _run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:", "--no-deps",
-         "--no-build-isolation", f"ale-py=={version}", "-d", directory],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            "--no-build-isolation",
+            f"ale-py=={version}",
+            "-d",
+            directory,
+        ],
         log,
     )
     archives = glob.glob(os.path.join(directory, "ale_py-*.tar.gz"))
@@ -139,8 +151,11 @@ def _download_sources(version, directory, log):
 
 def _cmake_build(sources, build, prefix, cxx_flags, log):
     jobs = str(os.cpu_count() or 1)
-    _run(["cmake", "-S", sources, "-B", build, f"-DCMAKE_INSTALL_PREFIX={prefix}", f"-DCMAKE_CXX_FLAGS={cxx_flags}"]
-         + CMAKE_OPTIONS, log)
+    _run(
+        ["cmake", "-S", sources, "-B", build, f"-DCMAKE_INSTALL_PREFIX={prefix}", f"-DCMAKE_CXX_FLAGS={cxx_flags}"]
+        + CMAKE_OPTIONS,
+        log,
+    )
     _run(["cmake", "--build", build, "--parallel", jobs, "--clean-first"], log)
     _run(["cmake", "--install", build], log)
 
@@ -150,9 +165,21 @@ def _train(instrumented, work, flags, log):
     from ale_py import roms
 
     trainer = os.path.join(work, "ale_training")
-    _run([_compiler(), "-std=c++17", "-O2"] + flags.split() + [
-        os.path.join(HERE, "ale_training.cc"), "-I", os.path.join(instrumented, "include"),
-        os.path.join(instrumented, "lib", "libale.a"), "-lz", "-pthread", "-o", trainer], log)
+    _run(
+        [_compiler(), "-std=c++17", "-O2"]
+        + flags.split()
+        + [
+            os.path.join(HERE, "ale_training.cc"),
+            "-I",
+            os.path.join(instrumented, "include"),
+            os.path.join(instrumented, "lib", "libale.a"),
+            "-lz",
+            "-pthread",
+            "-o",
+            trainer,
+        ],
+        log,
+    )
     games = [str(roms.get_rom_path(game)) for game in TRAINING_GAMES if roms.get_rom_path(game)]
     _run([trainer, str(TRAINING_FRAMES)] + games, log)
 

@@ -5,6 +5,7 @@ The ops link the libmujoco shared library and use the C headers that ship inside
 MuJoCo build is needed. The version of that wheel goes into the library's build record;
 the loader refuses a library built against another MuJoCo version.
 """
+
 import glob
 import importlib.metadata
 import importlib.util
@@ -18,8 +19,10 @@ def find_mujoco():
     try:
         version = importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError as error:
-        raise RuntimeError(f"Building the MuJoCo ops needs {DISTRIBUTION} at build time; install it first "
-                           f"(pip install '{DISTRIBUTION}==4.0.1'), then pip install --no-build-isolation -e .") from error
+        raise RuntimeError(
+            f"Building the MuJoCo ops needs {DISTRIBUTION} at build time; install it first "
+            f"(pip install '{DISTRIBUTION}==4.0.1'), then pip install --no-build-isolation -e ."
+        ) from error
     spec = importlib.util.find_spec("mujoco")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(f"{DISTRIBUTION} {version} is installed but the mujoco package directory was not found")

@@ -13,6 +13,7 @@ second worker overlaps. Tests that start a Ray cluster (the `ray` tier, which in
 Ray) share one xdist group, so they run one after another in one worker, as do the browser tests
 (SERIAL_GROUPS).
 """
+
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

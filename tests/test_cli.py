@@ -1,4 +1,5 @@
 """The command line end to end on a tiny budget: train, resume, replay, errors."""
+
 import json
 import os
 import subprocess
@@ -9,14 +10,36 @@ import pytest
 from support import REPO
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-TINY = ["--game", "pong", "--algo", "ga", "--model", "small", "--population", "3", "--truncation", "1",
-        "--elite-candidates", "1", "--elite-episodes", "1", "--max-episode-frames", "200", "--noise-size", str(2**22),
-        "--subpopulations", "1", "--slots", "3"]
+TINY = [
+    "--game",
+    "pong",
+    "--algo",
+    "ga",
+    "--model",
+    "small",
+    "--population",
+    "3",
+    "--truncation",
+    "1",
+    "--elite-candidates",
+    "1",
+    "--elite-episodes",
+    "1",
+    "--max-episode-frames",
+    "200",
+    "--noise-size",
+    str(2**22),
+    "--subpopulations",
+    "1",
+    "--slots",
+    "3",
+]
 
 
 def workbench(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=timeout,
-                          env=ENV, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=timeout, env=ENV, cwd=REPO
+    )
 
 
 @pytest.mark.slow
@@ -44,8 +67,9 @@ def test_train_resume_replay(tmp_path):
 def test_errors_name_the_argument(tmp_path):
     result = workbench("train", *TINY, "--sigma", "-1", "--generations", "1", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and "sigma" in result.stderr
-    result = workbench("train", "--game", "pong", "--algo", "ga", "--learning-rate", "0.1", "--generations", "1",
-                       "--out", str(tmp_path / "y"))
+    result = workbench(
+        "train", "--game", "pong", "--algo", "ga", "--learning-rate", "0.1", "--generations", "1", "--out", str(tmp_path / "y")
+    )
     assert result.returncode == 2 and "learning_rate" in result.stderr
     result = workbench("train", "--game", "pongg", "--generations", "1", "--out", str(tmp_path / "z"))
     assert result.returncode == 2 and "pong" in result.stderr
@@ -58,9 +82,25 @@ def test_errors_name_the_argument(tmp_path):
 @pytest.mark.slow
 def test_a_mujoco_run_trains_evaluates_and_replays(tmp_path):
     run = str(tmp_path / "cheetah")
-    result = workbench("train", "--env", "HalfCheetah-v5", "--algo", "ars", "--preset", "tutorial", "--generations",
-                       "2", "--max-episode-frames", "40", "--noise-size", str(2**22), "--center-episodes", "1",
-                       "--out", run)
+    result = workbench(
+        "train",
+        "--env",
+        "HalfCheetah-v5",
+        "--algo",
+        "ars",
+        "--preset",
+        "tutorial",
+        "--generations",
+        "2",
+        "--max-episode-frames",
+        "40",
+        "--noise-size",
+        str(2**22),
+        "--center-episodes",
+        "1",
+        "--out",
+        run,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     config = json.load(open(os.path.join(run, "config.json")))
     assert config["model"] == "linear" and config["observation_normalization"]["fraction"] == 1.0
@@ -98,8 +138,20 @@ def test_without_a_preset_the_environment_family_chooses_the_model_and_says_so(t
     assert config_of("--env", "CartPole-v1", "--algo", "ga").model == "mlp"
     capsys.readouterr()
     assert config_of("--env", "pong").model == "small" and capsys.readouterr().err == ""
-    config = config_of("--env", "HalfCheetah-v5", "--algo", "ars", "--directions", "2", "--top-directions", "1",
-                       "--max-episode-frames", "30", "--noise-size", str(2**22))
+    config = config_of(
+        "--env",
+        "HalfCheetah-v5",
+        "--algo",
+        "ars",
+        "--directions",
+        "2",
+        "--top-directions",
+        "1",
+        "--max-episode-frames",
+        "30",
+        "--noise-size",
+        str(2**22),
+    )
     trainer = Trainer.from_config(config)
     try:
         trainer.run(generations=1)
@@ -111,9 +163,11 @@ def test_without_a_preset_the_environment_family_chooses_the_model_and_says_so(t
 
 def test_help_does_not_import_tensorflow():
     """--help and option errors answer without TensorFlow (it is imported when work starts): under a second."""
-    probe = ("import sys\nfrom workbench.cli import main\nfor argv in (['--help'], ['train', '--help'], "
-             "['train', '--algo', 'gaa', '--out', 'x']):\n    try:\n        main(argv)\n    except SystemExit:\n"
-             "        pass\nassert 'tensorflow' not in sys.modules, 'tensorflow imported'\n")
+    probe = (
+        "import sys\nfrom workbench.cli import main\nfor argv in (['--help'], ['train', '--help'], "
+        "['train', '--algo', 'gaa', '--out', 'x']):\n    try:\n        main(argv)\n    except SystemExit:\n"
+        "        pass\nassert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
+    )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=ENV)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "hyperparameters of ga, random (GAConfig)" in result.stdout and "invalid choice: 'gaa'" in result.stderr

@@ -1,4 +1,5 @@
 """The public API of every package module is annotated, and every module says what it is for."""
+
 import ast
 import pathlib
 
@@ -13,6 +14,7 @@ DUNDERS = ("__init__", "__call__", "__enter__", "__exit__", "__len__")
 
 def public_functions(tree):
     """(qualified name, FunctionDef) of module functions and methods of public classes not starting with _."""
+
     def visit(node, prefix):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef) and not child.name.startswith("_"):
@@ -20,6 +22,7 @@ def public_functions(tree):
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if not child.name.startswith("_") or child.name in DUNDERS:
                     yield prefix + child.name, child
+
     yield from visit(tree, "")
 
 

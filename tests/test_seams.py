@@ -1,6 +1,7 @@
 """The seams are real: a toy evaluator and a toy strategy, written against the interfaces alone, run through
 the Trainer, its logs and checkpoints and the RunMonitor; and run directories written before the typed
 records still resume, continuing exactly as they would have."""
+
 import dataclasses
 import json
 import os
@@ -37,8 +38,7 @@ class ToyEvaluator(BaseEvaluator):
     def evaluate(self, requests, seed=0, bases=None, cancel=None):
         requests = self.check_requests(requests, bases, cancel)
         returns = [np.full(r.episodes, -float(np.sum(self.decoder.decode(r.genome) ** 2))) for r in requests]
-        self._publish_frame(dict(request=0, episode=0, step=1, score=float(returns[0][0]),
-                                 frame=np.zeros((2, 2, 3), np.uint8)))
+        self._publish_frame(dict(request=0, episode=0, step=1, score=float(returns[0][0]), frame=np.zeros((2, 2, 3), np.uint8)))
         episodes = sum(r.episodes for r in requests)
         self.telemetry = Telemetry(wall_seconds=1e-3, emulation_seconds=5e-4, frames=episodes, episodes=episodes)
         return [EvaluationResult(values, None, np.ones(len(values)), np.ones(len(values))) for values in returns]
@@ -65,8 +65,7 @@ class HillClimber(Strategy):
         self.best, self.best_fitness = Genome(space.sample_offset(self.rng)), None
 
     def _ask(self):
-        children = [self.best.child(self.space.sample_offset(self.rng), self.config.sigma)
-                    for _ in range(self.config.children)]
+        children = [self.best.child(self.space.sample_offset(self.rng), self.config.sigma) for _ in range(self.config.children)]
         return [EvaluationRequest(g, 1, "population") for g in [self.best] + children]
 
     def _tell(self, requests, results, means):

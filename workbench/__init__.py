@@ -12,6 +12,7 @@ Subpackages:
   workbench.training    the Trainer (background thread, events, logs, checkpoints), replays
   python -m workbench   the command line (workbench/cli.py)
 """
+
 from __future__ import annotations
 
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
 """python -m workbench: the command line (workbench/cli.py)."""
+
 from __future__ import annotations
 
 import sys

@@ -8,6 +8,7 @@ Integers accept Python and numpy integers but never bools; reals accept any fini
 int or float (never bools). Each returns the value as a plain Python int, float or
 the chosen item, so a caller can store what it returns.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,9 @@ def check_positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
-def check_real(name: str, value: Any, low: float | None = None, high: float | None = None, *,
-               low_open: bool = False, high_open: bool = False) -> float:
+def check_real(
+    name: str, value: Any, low: float | None = None, high: float | None = None, *, low_open: bool = False, high_open: bool = False
+) -> float:
     """`value` as a finite float within the bounds (open or closed), else a ValueError naming `name`."""
     ok = isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
     if ok and low is not None:

@@ -15,6 +15,7 @@ line override it). MuJoCo tasks:
   python -m workbench train --env HumanoidTrap-v5 --algo es --preset pc --init-from runs/humanoid --out runs/trap
       (--init-from: start from another run's elite; workbench/training/warm_start.py)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,7 @@ from workbench.quiet import quiet_tensorflow
 if TYPE_CHECKING:
     from workbench.evolution import GenerationRecord
     from workbench.training import RunConfig, Trainer
+
 
 def _option_type(annotation: object) -> type:
     """The command-line type of a config field annotated `annotation` ("float | None" -> float)."""
@@ -54,37 +56,54 @@ def hyperparameter_groups() -> dict[type, list[str]]:
 
 def hyperparameter_options() -> dict[str, type]:
     """{hyperparameter name: its command-line type} over every registered algorithm's config."""
-    return {field.name: _option_type(field.type) for config in hyperparameter_groups()
-            for field in dataclasses.fields(config)}
+    return {field.name: _option_type(field.type) for config in hyperparameter_groups() for field in dataclasses.fields(config)}
 
 
 def _add_train_options(parser):
     parser.add_argument("--config", help="a RunConfig as JSON (options below override it)")
     parser.add_argument("--preset", help="start from a preset: paper, pc or tutorial (--config and options override it)")
-    parser.add_argument("--game", "--env", dest="env",
-                        help="Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id")
+    parser.add_argument(
+        "--game", "--env", dest="env", help="Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id"
+    )
     parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default ga)")
     parser.add_argument("--model", help='network: "small", "large" (Atari), "mlp" or "linear"')
     _add_hyperparameter_options(parser)
     for name in ("subpopulations", "slots", "max_episode_frames", "perturbed_rank", "seed", "noise_size", "noise_seed"):
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, help=f"run setting {name}")
     parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram", "final_position", ...)')
-    parser.add_argument("--ray", action="store_true", default=None,
-                        help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)")
+    parser.add_argument(
+        "--ray", action="store_true", default=None, help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)"
+    )
     parser.add_argument("--ray-address", dest="ray_address", help="join a running Ray cluster (e.g. head:6379, auto)")
     parser.add_argument("--ray-actors", dest="ray_actors", type=int, help="Ray actors (default: one per CPU)")
-    parser.add_argument("--virtual-batch-norm", dest="virtual_batch_norm", action=argparse.BooleanOptionalAction,
-                        default=None, help="normalise hidden layers by a reference batch of random play (the paper's "
-                        "ES on Atari; on for ES with the paper and pc presets)")
-    parser.add_argument("--observation-normalization", dest="observation_normalization",
-                        action=argparse.BooleanOptionalAction, default=None,
-                        help="normalise inputs by the running mean and std of the states seen (continuous control; "
-                        "the MuJoCo presets set it)")
-    parser.add_argument("--action-noise", dest="action_noise", type=float,
-                        help="std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01; default 0)")
-    parser.add_argument("--init-from", dest="init_from", metavar="RUN_DIR",
-                        help="start from that run's newest elite and observation statistics (es, ns-es, nsr-es, ars, "
-                        "pgpe); its model and observation normalisation are taken over")
+    parser.add_argument(
+        "--virtual-batch-norm",
+        dest="virtual_batch_norm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="normalise hidden layers by a reference batch of random play (the paper's "
+        "ES on Atari; on for ES with the paper and pc presets)",
+    )
+    parser.add_argument(
+        "--observation-normalization",
+        dest="observation_normalization",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="normalise inputs by the running mean and std of the states seen (continuous control; the MuJoCo presets set it)",
+    )
+    parser.add_argument(
+        "--action-noise",
+        dest="action_noise",
+        type=float,
+        help="std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01; default 0)",
+    )
+    parser.add_argument(
+        "--init-from",
+        dest="init_from",
+        metavar="RUN_DIR",
+        help="start from that run's newest elite and observation statistics (es, ns-es, nsr-es, ars, "
+        "pgpe); its model and observation normalisation are taken over",
+    )
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -104,9 +123,14 @@ def _add_hyperparameter_options(parser):
                 continue
             added.add(name)
             aliases = ["--population"] if name == "population_size" else []
-            group.add_argument("--" + name.replace("_", "-"), *aliases, dest=name, type=kinds[name],
-                               metavar=kinds[name].__name__.upper(),
-                               help=f"{meta.describe()}; {', '.join(users[name])}".replace("%", "%%"))
+            group.add_argument(
+                "--" + name.replace("_", "-"),
+                *aliases,
+                dest=name,
+                type=kinds[name],
+                metavar=kinds[name].__name__.upper(),
+                help=f"{meta.describe()}; {', '.join(users[name])}".replace("%", "%%"),
+            )
 
 
 def _add_budget_options(parser):
@@ -118,8 +142,9 @@ def _add_budget_options(parser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m workbench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m workbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_train_options(commands.add_parser("train", help="start a run"))
@@ -130,10 +155,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("run_dir")
     evaluate.add_argument("--generation", type=int, help="generation whose elite to score (default: the newest)")
     evaluate.add_argument("--episodes", type=int, default=30, help="test episodes (default 30)")
-    evaluate.add_argument("--protocol", default="deep-ga", choices=["deep-ga", "machado"],
-                          help="deep-ga: no sticky actions, 1-30 no-ops (default); machado: sticky actions 0.25")
-    evaluate.add_argument("--max-episode-frames", type=int,
-                          help="test episode cap (default: ALE's 108,000 frames; the environment's own for Gymnasium)")
+    evaluate.add_argument(
+        "--protocol",
+        default="deep-ga",
+        choices=["deep-ga", "machado"],
+        help="deep-ga: no sticky actions, 1-30 no-ops (default); machado: sticky actions 0.25",
+    )
+    evaluate.add_argument(
+        "--max-episode-frames",
+        type=int,
+        help="test episode cap (default: ALE's 108,000 frames; the environment's own for Gymnasium)",
+    )
     evaluate.add_argument("--seed", type=int, default=0, help="test seed (default 0; never a training seed)")
     evaluate.add_argument("--json", dest="json_path", help="write every episode's return and length here")
     evaluate.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
@@ -144,8 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--out", required=True, help="output file, .gif or .mp4")
     bench = commands.add_parser("bench", help="run the benchmarks in bench/")
     bench.add_argument("--quick", action="store_true")
-    bench.add_argument("names", nargs="*",
-                       help="benchmarks (default: all): population_inference emulation end_to_end ray_scaling")
+    bench.add_argument(
+        "names", nargs="*", help="benchmarks (default: all): population_inference emulation end_to_end ray_scaling"
+    )
     return parser
 
 
@@ -166,8 +199,11 @@ def _family_defaults(args: argparse.Namespace, data: dict) -> dict:
     defaults = {name: value for name, value in family_defaults(algorithm, env).items() if name not in chosen}
     if defaults:
         said = ", ".join(f"{name} {value!r}" for name, value in defaults.items())
-        print(f"{env}: the defaults of its family for {algorithm}: {said} (--model, --max-episode-frames, "
-              "--[no-]observation-normalization or --preset choose others)", file=sys.stderr)
+        print(
+            f"{env}: the defaults of its family for {algorithm}: {said} (--model, --max-episode-frames, "
+            "--[no-]observation-normalization or --preset choose others)",
+            file=sys.stderr,
+        )
     return defaults
 
 
@@ -192,16 +228,32 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
         config.init_from = args.init_from
         for name, value in inherited_fields(args.init_from).items():
             setattr(config, name, value)
-    for name in ("env", "algorithm", "model", "subpopulations", "slots", "max_episode_frames", "perturbed_rank",
-                 "seed", "noise_size", "noise_seed", "behaviour", "ray", "ray_address", "ray_actors", "virtual_batch_norm",
-                 "action_noise"):
+    for name in (
+        "env",
+        "algorithm",
+        "model",
+        "subpopulations",
+        "slots",
+        "max_episode_frames",
+        "perturbed_rank",
+        "seed",
+        "noise_size",
+        "noise_seed",
+        "behaviour",
+        "ray",
+        "ray_address",
+        "ray_actors",
+        "virtual_batch_norm",
+        "action_noise",
+    ):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)
     if args.observation_normalization is not None:  # --no-observation-normalization turns a preset's off
         keep = config.observation_normalization not in (None, False)
-        config.observation_normalization = (config.observation_normalization if keep else True) \
-            if args.observation_normalization else None
+        config.observation_normalization = (
+            (config.observation_normalization if keep else True) if args.observation_normalization else None
+        )
     hyperparameters = dict(config.hyperparameters)
     for name in hyperparameter_options():
         value = getattr(args, name, None)
@@ -217,8 +269,7 @@ def train(trainer: Trainer, args: argparse.Namespace) -> None:
     """Runs with a progress bar and a summary line per generation; writes fitness.png and elite.gif."""
     from tqdm import tqdm
 
-    budget = dict(generations=args.generations, frames=args.frames,
-                  seconds=None if args.minutes is None else args.minutes * 60)
+    budget = dict(generations=args.generations, frames=args.frames, seconds=None if args.minutes is None else args.minutes * 60)
     if all(v is None for v in budget.values()):
         raise SystemExit("give a budget: --generations, --frames or --minutes")
     total = args.generations
@@ -266,9 +317,17 @@ def evaluate(args: argparse.Namespace) -> None:
         bar.update(done - bar.n)
 
     try:
-        score = evaluate_run(args.run_dir, args.generation, episodes=args.episodes, protocol=args.protocol,
-                             max_episode_frames=args.max_episode_frames, seed=args.seed, json_path=args.json_path,
-                             overwrite=args.overwrite, progress=progress)
+        score = evaluate_run(
+            args.run_dir,
+            args.generation,
+            episodes=args.episodes,
+            protocol=args.protocol,
+            max_episode_frames=args.max_episode_frames,
+            seed=args.seed,
+            json_path=args.json_path,
+            overwrite=args.overwrite,
+            progress=progress,
+        )
     finally:
         bar.close()
     which = "newest elite" if args.generation is None else f"elite of generation {args.generation}"
@@ -280,9 +339,11 @@ def evaluate(args: argparse.Namespace) -> None:
 def _report(bar, record):
     bar.update(1)
     elite = record.elite
-    bar.write(f"generation {record.generation:>4}  max {record.max:>9.1f}  mean {record.mean:>9.1f}  "
-              f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record.frames_total:>11,}  "
-              f"{record.frames_per_second:>8,.0f} frames/s")
+    bar.write(
+        f"generation {record.generation:>4}  max {record.max:>9.1f}  mean {record.mean:>9.1f}  "
+        f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record.frames_total:>11,}  "
+        f"{record.frames_per_second:>8,.0f} frames/s"
+    )
 
 
 def plot_history(history: Sequence[GenerationRecord], path: str) -> str:
@@ -341,8 +402,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if started:
                 print(f"resuming {args.run_dir} at generation {trainer.generation}")
             else:
-                print(f"{args.run_dir} has no checkpoint yet (it stopped during its first generation): starting it "
-                      "again from generation 0 with its config")
+                print(
+                    f"{args.run_dir} has no checkpoint yet (it stopped during its first generation): starting it "
+                    "again from generation 0 with its config"
+                )
             train(trainer, args)
         else:
             from workbench.training.replay import replay_run, save_video

@@ -6,6 +6,7 @@ not reach all of them. quiet_tensorflow() sets the log levels and imports
 TensorFlow with the process's stderr pointed at /dev/null for the import only;
 `verbose=True` leaves everything as TensorFlow does it.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The benchmarks run end to end (tiny sizes) and end with the documented JSON line."""
+
 import json
 import os
 import subprocess
@@ -42,8 +43,14 @@ def test_smoke_run_prints_ratios_as_json():
         entry = summary["results"][model]["2"]
         for key in ("homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline"):
             assert entry["obs_per_s"][key] > 0
-        for ratio in ("op_vs_puretf", "op_vs_roofline", "bf16_vs_fp32", "lowrank_vs_homogeneous", "dense_layer_bf16_vs_fp32",
-                      "conv_op_vs_im2col"):
+        for ratio in (
+            "op_vs_puretf",
+            "op_vs_roofline",
+            "bf16_vs_fp32",
+            "lowrank_vs_homogeneous",
+            "dense_layer_bf16_vs_fp32",
+            "conv_op_vs_im2col",
+        ):
             assert entry[ratio] > 0
             assert entry["spread"][ratio][0] <= entry[ratio] <= entry["spread"][ratio][1]
         assert len(entry["runs"]) == summary["runs"] == 1
@@ -61,13 +68,21 @@ EMULATION_BENCH = bench_script("emulation.py")
 @pytest.mark.slow
 def test_emulation_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, EMULATION_BENCH, "--smoke", "--batch", "4"], capture_output=True,
-                            text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [sys.executable, EMULATION_BENCH, "--smoke", "--batch", "4"], capture_output=True, text=True, timeout=600, env=env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "emulation" and summary["mode"] == "smoke" and summary["game"] == "pong"
-    for key in ("raw_ale_fps", "op_fps", "op_python_fps", "vector_env_fps", "gymnasium_fps", "op_vs_vector_env",
-                "op_vs_raw_limit"):
+    for key in (
+        "raw_ale_fps",
+        "op_fps",
+        "op_python_fps",
+        "vector_env_fps",
+        "gymnasium_fps",
+        "op_vs_vector_env",
+        "op_vs_raw_limit",
+    ):
         assert summary[key] > 0, key
 
 
@@ -81,15 +96,23 @@ END_TO_END_BENCH = bench_script("end_to_end.py")
 @pytest.mark.slow
 def test_end_to_end_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, END_TO_END_BENCH, "--smoke", "--slots", "2"], capture_output=True,
-                            text=True, timeout=900, env=env)
+    result = subprocess.run(
+        [sys.executable, END_TO_END_BENCH, "--smoke", "--slots", "2"], capture_output=True, text=True, timeout=900, env=env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "end_to_end" and summary["mode"] == "smoke" and summary["emulation_limit_fps"] > 0
     for model in ("small", "large"):
         entry = summary["results"][model]
-        for key in ("naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps", "vs_naive",
-                    "pipelined_vs_unpipelined", "vs_roofline"):
+        for key in (
+            "naive_fps",
+            "unpipelined_fps",
+            "pipelined_fps",
+            "roofline_fps",
+            "vs_naive",
+            "pipelined_vs_unpipelined",
+            "vs_roofline",
+        ):
             assert entry[key] > 0, (model, key)
         assert abs(sum(entry["pipelined_time_split"].values()) - 1) < 0.01
         assert entry["idle_fraction"] == entry["pipelined_time_split"]["idle"]
@@ -127,8 +150,9 @@ def test_ray_scaling_smoke_run_prints_ratios_as_json():
 @pytest.mark.slow
 def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run([sys.executable, bench, "--smoke", "--out", str(tmp_path)], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [sys.executable, bench, "--smoke", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "learning" and summary["mode"] == "smoke" and summary["game"] == "frostbite"
@@ -136,8 +160,9 @@ def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_pat
     assert summary["test_ale_cap"]["episodes"] == 2 and set(summary["ratios"]) == set(summary["paper"])
     for name in ("curve.png", "curve.csv", "test_training_cap.json", "test_ale_cap.json"):
         assert (tmp_path / name).stat().st_size > 0, name
-    rescored = subprocess.run([sys.executable, bench, "--smoke", "--rescore", "--out", str(tmp_path)],
-                              capture_output=True, text=True, timeout=600)  # scores the same run, no training
+    rescored = subprocess.run(
+        [sys.executable, bench, "--smoke", "--rescore", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600
+    )  # scores the same run, no training
     assert rescored.returncode == 0, rescored.stderr[-3000:]
     again = json.loads(rescored.stdout.strip().splitlines()[-1])
     assert again["frames"] == summary["frames"] and again["test_ale_cap"] == summary["test_ale_cap"]
@@ -146,9 +171,12 @@ def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_pat
 @pytest.mark.slow
 def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "seaquest", "--compare",
-                             "es+vbn,random,ga+lowrank", "--out", str(tmp_path)], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [sys.executable, bench, "--smoke", "--game", "seaquest", "--compare", "es+vbn,random,ga+lowrank", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["compare"] == ["es+vbn", "random", "ga+lowrank"] and summary["game"] == "seaquest"
@@ -163,11 +191,17 @@ def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path):
 @pytest.mark.slow
 def test_learning_bench_refuses_bad_arguments(tmp_path, capsys):
     bench = load_bench("learning")
-    cases = ((["--game", "frostbyte"], "frostbite"), (["--preset", "laptop"], "pc"),
-             (["--study", "sigma"], "--study"), (["--minutes", "0"], "--minutes"),
-             (["--compare", "es+bn"], "--compare"), (["--compare", "es,ppo"], "--compare"),
-             (["--compare", "es+lowrank"], "--compare"), (["--set", "sigma"], "--set"),
-             (["--algo", "ga", "--set", "step_size=0.1"], "--set"))
+    cases = (
+        (["--game", "frostbyte"], "frostbite"),
+        (["--preset", "laptop"], "pc"),
+        (["--study", "sigma"], "--study"),
+        (["--minutes", "0"], "--minutes"),
+        (["--compare", "es+bn"], "--compare"),
+        (["--compare", "es,ppo"], "--compare"),
+        (["--compare", "es+lowrank"], "--compare"),
+        (["--set", "sigma"], "--set"),
+        (["--algo", "ga", "--set", "step_size=0.1"], "--set"),
+    )
     for arguments, message in cases:
         assert_refused(bench, ["--smoke", "--out", str(tmp_path), *arguments], message, capsys)
     assert not os.listdir(tmp_path)  # refused before anything was written
@@ -176,8 +210,12 @@ def test_learning_bench_refuses_bad_arguments(tmp_path, capsys):
 @pytest.mark.slow
 def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
     bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--out", str(tmp_path)],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["game"] == "Hopper-v5" and summary["algorithm"] == "ars" and summary["model"] == "linear"
@@ -185,17 +223,38 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
     assert summary["test"]["episodes"] == 2 and summary["steps_per_second"] > 0 and not summary["target_met"]
     config = json.load(open(tmp_path / "run" / "config.json"))
     assert config["hyperparameters"]["survival_bonus"] == 1.0 and config["observation_normalization"]["fraction"] == 1
-    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "HumanoidTrap-v5", "--compare", "es,ns-es",
-                             "--out", str(tmp_path / "trap")], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, bench, "--smoke", "--game", "HumanoidTrap-v5", "--compare", "es,ns-es", "--out", str(tmp_path / "trap")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert {arm["model"] for arm in summary["results"].values()} == {"mlp"} and summary["model"] == "mlp"
     assert all("final_x" in arm and "final_y" in arm for arm in summary["results"].values())
     assert all(sum(arm["regions"].values()) == pytest.approx(1) for arm in summary["results"].values())
     assert os.path.getsize(summary["positions"]) > 0  # the figure of where the episodes ended
-    result = subprocess.run([sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--compare", "es,ns-es",
-                             "--init-from", str(tmp_path / "run"), "--set", "sigma=0.0075,learning_rate=0.002",
-                             "--out", str(tmp_path / "warm")], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            bench,
+            "--smoke",
+            "--game",
+            "Hopper-v5",
+            "--compare",
+            "es,ns-es",
+            "--init-from",
+            str(tmp_path / "run"),
+            "--set",
+            "sigma=0.0075,learning_rate=0.002",
+            "--out",
+            str(tmp_path / "warm"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["init_from"] == str(tmp_path / "run") and summary["model"] == "linear"  # the source's model
@@ -209,18 +268,30 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
 @pytest.mark.slow
 def test_mujoco_smoke_run_measures_every_contender():
     bench = os.path.join(os.path.dirname(BENCH), "mujoco_steps.py")
-    result = subprocess.run([sys.executable, bench, "--smoke", "--task", "InvertedPendulum-v5", "--simulations", "4"],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, bench, "--smoke", "--task", "InvertedPendulum-v5", "--simulations", "4"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "mujoco" and summary["mujoco"] == "4.0.1" and summary["envpool"]
     entry = summary["tasks"]["InvertedPendulum-v5"]
-    for key in ("raw_fps", "op_fps", "op_python_fps", "envpool_sync_fps", "envpool_async_fps", "gymnasium_sync_fps",
-                "gymnasium_async_fps"):
+    for key in (
+        "raw_fps",
+        "op_fps",
+        "op_python_fps",
+        "envpool_sync_fps",
+        "envpool_async_fps",
+        "gymnasium_sync_fps",
+        "gymnasium_async_fps",
+    ):
         assert entry[key] > 0, key
     assert entry["op_vs_raw"] > 0 and entry["op_vs_envpool"] > 0 and entry["op_vs_gymnasium_vector"] > 0
-    refused = subprocess.run([sys.executable, bench, "--smoke", "--task", "halfchetah"], capture_output=True, text=True,
-                             timeout=300)
+    refused = subprocess.run(
+        [sys.executable, bench, "--smoke", "--task", "halfchetah"], capture_output=True, text=True, timeout=300
+    )
     assert refused.returncode == 2 and "HalfCheetah-v5" in refused.stderr
 
 
@@ -230,8 +301,9 @@ TRAINING_RUNS_BENCH = bench_script("training_runs.py")
 @pytest.mark.slow
 def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, TRAINING_RUNS_BENCH, "--smoke", "--games", "pong"], capture_output=True,
-                            text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [sys.executable, TRAINING_RUNS_BENCH, "--smoke", "--games", "pong"], capture_output=True, text=True, timeout=600, env=env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "training_runs" and summary["mode"] == "smoke"
@@ -246,11 +318,13 @@ def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop
 
 def test_training_runs_bench_refuses_bad_arguments(capsys):
     bench = load_bench("training_runs")
-    for arguments, message in ((["--generations", "0"], "--generations must be >= 1"),
-                               (["--games", "frostbyte"], "frostbite"), (["--warmup", "-1"], "--warmup"),
-                               (["--from-run", "/nonexistent"], "--from-run"),
-                               (["--from-run", TESTS, "--games", "pong", "frostbite"],
-                                "--from-run")):
+    for arguments, message in (
+        (["--generations", "0"], "--generations must be >= 1"),
+        (["--games", "frostbyte"], "frostbite"),
+        (["--warmup", "-1"], "--warmup"),
+        (["--from-run", "/nonexistent"], "--from-run"),
+        (["--from-run", TESTS, "--games", "pong", "frostbite"], "--from-run"),
+    ):
         assert_refused(bench, arguments, message, capsys)
 
 
@@ -260,8 +334,7 @@ SOAK_BENCH = bench_script("soak.py")
 @pytest.mark.slow
 def test_soak_smoke_run_samples_memory_files_and_threads_every_generation(capsys):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, SOAK_BENCH, "--smoke"], capture_output=True, text=True, timeout=900,
-                            env=env)
+    result = subprocess.run([sys.executable, SOAK_BENCH, "--smoke"], capture_output=True, text=True, timeout=900, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "soak" and summary["generations"] == 12 and summary["frames_shown"] > 0
@@ -346,8 +419,10 @@ def test_the_committed_atari_pages_are_generated_from_the_committed_results(tmp_
     the committed results files: a new line without the page rendered again fails here."""
     render = load_bench("render_atari_suite")
     root = REPO
-    for results, page, write in ((render.STUDIES, render.STUDIES_PAGE, render.render_studies),
-                                 (render.RESULTS, render.PAGE, render.render)):
+    for results, page, write in (
+        (render.STUDIES, render.STUDIES_PAGE, render.render_studies),
+        (render.RESULTS, render.PAGE, render.render),
+    ):
         if not os.path.exists(results):
             assert not os.path.exists(page), f"{page} has no results file to come from"
             continue
@@ -355,4 +430,5 @@ def test_the_committed_atari_pages_are_generated_from_the_committed_results(tmp_
         write(results, str(fresh))
         assert fresh.read_text() == open(page).read(), (
             f"{os.path.relpath(page, root)} is stale: run python bench/render_atari_suite.py"
-            + (" --studies" if write is render.render_studies else ""))
+            + (" --studies" if write is render.render_studies else "")
+        )

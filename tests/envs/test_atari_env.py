@@ -1,4 +1,5 @@
 """In-graph Atari emulation: the ops against the ale-py reference, determinism, every ROM, bad input, lifetime."""
+
 import gc
 import os
 import subprocess
@@ -61,8 +62,11 @@ def run_same_actions(batches, steps, seed, check_screens_every=10):
 SHORT, FULL = (300, 600), (1200, 3000)  # (steps, episode cap in frames): make test's form, the parity tier's
 
 
-@pytest.mark.parametrize("game,length", [(game, SHORT) for game in EQUIVALENCE_GAMES]
-                         + [pytest.param(game, FULL, marks=pytest.mark.parity) for game in EQUIVALENCE_GAMES + PAPER_GAMES])
+@pytest.mark.parametrize(
+    "game,length",
+    [(game, SHORT) for game in EQUIVALENCE_GAMES]
+    + [pytest.param(game, FULL, marks=pytest.mark.parity) for game in EQUIVALENCE_GAMES + PAPER_GAMES],
+)
 def test_ops_equal_the_reference_backend(game, length):
     """Steps of 2 emulators (4 frames each): identical frames (RGB and preprocessed), RAM, rewards and done,
     through game overs, resets and the episode cap (the cap is below the frames played, so episodes end)."""
@@ -132,7 +136,10 @@ def test_results_do_not_depend_on_the_thread_count():
     digests = []
     for threads in (1, 2, 3):
         result = subprocess.run(
-            [sys.executable, "-c", _THREADS_SCRIPT, str(threads)], capture_output=True, text=True, timeout=300,
+            [sys.executable, "-c", _THREADS_SCRIPT, str(threads)],
+            capture_output=True,
+            text=True,
+            timeout=300,
             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
         )
         assert result.returncode == 0, result.stderr[-2000:]
@@ -393,11 +400,21 @@ def test_fallback_to_the_reference_backend_without_the_ops_library():
         "    b = AtariBatch('pong', 1)\n"
         "print(b.backend, any('falls back' in str(w.message) for w in caught))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["reference", "True"]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", WORKBENCH_PURE_TF="1")
-    result = subprocess.run([sys.executable, "-c", "from workbench.envs import AtariBatch; print(AtariBatch('pong', 1).backend)"],
-                            capture_output=True, text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", "from workbench.envs import AtariBatch; print(AtariBatch('pong', 1).backend)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert result.stdout.split() == ["reference"], result.stderr[-2000:]

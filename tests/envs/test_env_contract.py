@@ -1,6 +1,7 @@
 """The environment contract (workbench.envs.check_batch) on every family and backend: Atari on the ops (with ale-py as
 its twin) and on ale-py, each MuJoCo task on the ops (with Gymnasium as its twin) and on Gymnasium, GymBatch with
 discrete and Box actions; and batches that break a clause are caught."""
+
 import numpy as np
 import pytest
 
@@ -68,8 +69,9 @@ class _SilentCartPole(GymBatch):
         return np.clip(np.asarray(actions, np.int64), 0, self.num_actions - 1).astype(np.int32)
 
 
-@pytest.mark.parametrize("broken,clause", [(_LeakyCartPole, "indices"), (_UnseededCartPole, "seeding"),
-                                           (_SilentCartPole, "bad_input")])
+@pytest.mark.parametrize(
+    "broken,clause", [(_LeakyCartPole, "indices"), (_UnseededCartPole, "seeding"), (_SilentCartPole, "bad_input")]
+)
 def test_a_batch_that_breaks_a_clause_is_caught(broken, clause):
     batch = broken("CartPole-v1", 3, seed=1, max_episode_frames=30)
     with pytest.raises(BatchContractError, match=rf"(?m)^  {clause}: "):

@@ -1,4 +1,5 @@
 """Frame preprocessing: the exact integer area resize (numpy twin of the ops) against its definition and OpenCV."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Game-name resolution (ale-py ids and Gymnasium ids) and the SplitMix64 twin of the C++ stream."""
+
 import pytest
 
 from workbench.envs.games import atari_game_ids, find_atari_game, resolve_atari_game

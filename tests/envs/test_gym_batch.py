@@ -1,5 +1,6 @@
 """GymBatch (Gymnasium environments behind the EnvBatch interface) and make_batch. The contract every batch keeps
 (seeding, per-index stepping, bad indices and actions) is checked on GymBatch by tests/envs/test_env_contract.py."""
+
 import numpy as np
 import pytest
 

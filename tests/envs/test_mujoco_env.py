@@ -9,6 +9,7 @@ One exception: `distance_from_origin`, which Gymnasium computes with np.linalg.n
 depends on numpy's OpenBLAS build and the CPU (numpy 2.4.6's OpenBLAS 0.3.31 fuses the second product into the
 sum on AVX-512 machines; the op computes x*x + y*y): it is compared to within one unit in the last place.
 """
+
 import glob
 import inspect
 import os
@@ -78,8 +79,13 @@ def play_against_gymnasium(task_id, steps, seed=0, **kwargs):
             assert (status["terminated"][0], status["truncated"][0]) == (expected[2], expected[3]), (task_id, played)
             assert status["episode_return"][0] == episode_return
             for name in batch.task.info:
-                assert info_equal(name, status[name][0], expected[4][name]), (task_id, played, name, status[name][0],
-                                                                              expected[4][name])
+                assert info_equal(name, status[name][0], expected[4][name]), (
+                    task_id,
+                    played,
+                    name,
+                    status[name][0],
+                    expected[4][name],
+                )
             if done[0]:
                 break
         env.close()
@@ -107,10 +113,22 @@ def test_long_episodes_equal_gymnasium_without_termination(task_id):
 
 
 def test_changed_settings_reach_the_simulation():
-    play_against_gymnasium("HalfCheetah-v5", 200, forward_reward_weight=2.5, ctrl_cost_weight=0.3,
-                           reset_noise_scale=0.5, exclude_current_positions_from_observation=False)
-    play_against_gymnasium("Ant-v5", 200, include_cfrc_ext_in_observation=False, healthy_z_range=(0.1, 2.0),
-                           contact_cost_weight=1e-3, main_body="torso")
+    play_against_gymnasium(
+        "HalfCheetah-v5",
+        200,
+        forward_reward_weight=2.5,
+        ctrl_cost_weight=0.3,
+        reset_noise_scale=0.5,
+        exclude_current_positions_from_observation=False,
+    )
+    play_against_gymnasium(
+        "Ant-v5",
+        200,
+        include_cfrc_ext_in_observation=False,
+        healthy_z_range=(0.1, 2.0),
+        contact_cost_weight=1e-3,
+        main_body="torso",
+    )
     play_against_gymnasium("Humanoid-v5", 100, include_cinert_in_observation=False, contact_cost_range=(0.0, 1.0))
 
 
@@ -196,9 +214,14 @@ def test_same_results_with_1_2_and_3_threads(tmp_path):
         "for _ in range(50):\n"
         "    r, d, o = b.step_and_observe(range(8), rng.uniform(-1, 1, (8, 8)).astype(np.float32))\n"
         "    h.update(r.tobytes()); h.update(o.tobytes())\n"
-        "print(h.hexdigest())\n")
-    digests = {subprocess.run([sys.executable, str(script), str(n)], capture_output=True, text=True, check=True,
-                              timeout=300).stdout.strip() for n in (1, 2, 3)}
+        "print(h.hexdigest())\n"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, str(script), str(n)], capture_output=True, text=True, check=True, timeout=300
+        ).stdout.strip()
+        for n in (1, 2, 3)
+    }
     assert len(digests) == 1, digests
 
 
@@ -238,8 +261,13 @@ def test_capabilities_names_and_make_batch():
     assert not batch.supports(RAM) and batch.continuous_actions and batch.num_actions is None
     assert batch.observation_shape == (17,) and batch.action_size == 6 and batch.action_low.tolist() == [-1.0] * 6
     assert not MujocoBatch("ant", 1, backend="reference").supports(IN_GRAPH)
-    for name, expected in (("Walker2d-v5", "Walker2d-v5"), ("walker", "Walker2d-v5"), ("HUMANOID", "Humanoid-v5"),
-                           ("inverted_pendulum", "InvertedPendulum-v5"), ("hopper-v5", "Hopper-v5")):
+    for name, expected in (
+        ("Walker2d-v5", "Walker2d-v5"),
+        ("walker", "Walker2d-v5"),
+        ("HUMANOID", "Humanoid-v5"),
+        ("inverted_pendulum", "InvertedPendulum-v5"),
+        ("hopper-v5", "Hopper-v5"),
+    ):
         assert find_mujoco_task(name).id == expected
     assert find_mujoco_task("Pendulum-v1") is None and find_mujoco_task("pong") is None
 
@@ -248,8 +276,11 @@ def test_task_defaults_are_gymnasiums():
     for task in TASKS.values():
         env = gymnasium.make(task.gymnasium_id)
         signature = inspect.signature(type(env.unwrapped).__init__)
-        expected = {name: p.default for name, p in signature.parameters.items()
-                    if p.default is not inspect.Parameter.empty and name != "default_camera_config"}
+        expected = {
+            name: p.default
+            for name, p in signature.parameters.items()
+            if p.default is not inspect.Parameter.empty and name != "default_camera_config"
+        }
         if task.rules is not None:  # a variant: its rules' task on another model
             expected["xml_file"] = task.defaults["xml_file"]
         assert task.defaults == expected, task.id
@@ -289,17 +320,17 @@ def test_the_ops_refuse_bad_calls_themselves():
     handle, sizes, _ = mujoco_env.create(task.id, task.xml_path(settings), 2, task.parameters(settings), frame_skip=4)
     indices = np.array([0], np.int32)
 
-    for call, message in ((lambda: mujoco_env.step(handle, indices, np.zeros((1, 3), np.float32)), "reset"),
-                          (lambda: mujoco_env.reset(handle, np.array([3], np.int32), np.zeros(1, np.int64)),
-                           "out of range"),
-                          (lambda: mujoco_env.reset(handle, np.array([0, 0], np.int32), np.zeros(2, np.int64)),
-                           "repeated"),
-                          (lambda: mujoco_env.create("Hopper-v9", task.xml_path(settings), 1,
-                                                     task.parameters(settings), frame_skip=4), "Hopper-v9"),
-                          (lambda: mujoco_env.create(task.id, "/nonexistent.xml", 1, task.parameters(settings),
-                                                     frame_skip=4), "nonexistent"),
-                          (lambda: mujoco_env.create(task.id, task.xml_path(settings), 1, np.zeros(3), frame_skip=4),
-                           "parameters")):
+    for call, message in (
+        (lambda: mujoco_env.step(handle, indices, np.zeros((1, 3), np.float32)), "reset"),
+        (lambda: mujoco_env.reset(handle, np.array([3], np.int32), np.zeros(1, np.int64)), "out of range"),
+        (lambda: mujoco_env.reset(handle, np.array([0, 0], np.int32), np.zeros(2, np.int64)), "repeated"),
+        (
+            lambda: mujoco_env.create("Hopper-v9", task.xml_path(settings), 1, task.parameters(settings), frame_skip=4),
+            "Hopper-v9",
+        ),
+        (lambda: mujoco_env.create(task.id, "/nonexistent.xml", 1, task.parameters(settings), frame_skip=4), "nonexistent"),
+        (lambda: mujoco_env.create(task.id, task.xml_path(settings), 1, np.zeros(3), frame_skip=4), "parameters"),
+    ):
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             call()
     mujoco_env.reset(handle, indices, np.zeros(1, np.int64))
@@ -350,8 +381,9 @@ def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng)
             outcomes.append([(r.returns.tolist(), r.steps.tolist()) for r in results])
     assert outcomes[0] == outcomes[1]
     reference = MujocoBatch("Hopper-v5", 1, max_episode_steps=150, backend="reference")
-    model = MLPModel(11, 3, hidden_sizes=(16,), action_range=(reference.action_low, reference.action_high),
-                     activation="tanh")  # "mlp" on continuous actions: tanh between layers
+    model = MLPModel(
+        11, 3, hidden_sizes=(16,), action_range=(reference.action_low, reference.action_high), activation="tanh"
+    )  # "mlp" on continuous actions: tanh between layers
     decoder = GenomeDecoder(space)
     for r, request in enumerate(requests):
         model.set_slot(0, decoder.decode_full(request.genome))
@@ -422,8 +454,16 @@ def test_the_humanoid_trap_walls_stop_a_humanoid_pushed_forward():
 def test_trap_regions_name_where_an_episode_ended():
     from workbench.envs.humanoid_trap import REGIONS, trap_region
 
-    places = {(0.5, 0.0): "short", (0.9, 2.5): "short", (2.0, 1.0): "inside", (1.0, -1.5): "inside",
-              (2.0, -1.6): "beside", (2.9, 3.0): "beside", (3.1, 0.0): "past", (5.0, -4.0): "past"}
+    places = {
+        (0.5, 0.0): "short",
+        (0.9, 2.5): "short",
+        (2.0, 1.0): "inside",
+        (1.0, -1.5): "inside",
+        (2.0, -1.6): "beside",
+        (2.9, 3.0): "beside",
+        (3.1, 0.0): "past",
+        (5.0, -4.0): "past",
+    }
     assert {trap_region(x, y) for x, y in places} == set(REGIONS)
     for (x, y), region in places.items():
         assert trap_region(x, y) == region, (x, y)
@@ -436,8 +476,7 @@ def test_trap_regions_name_where_an_episode_ended():
 # create op refuse it at creation with an error naming xml_file. (tests/ops/op_fuzzer.py creates the same pairs under
 # the sanitizers.)
 ASSETS = os.path.join(os.path.dirname(gymnasium.envs.mujoco.__file__), "assets")
-MODELS = sorted(glob.glob(os.path.join(ASSETS, "*.xml"))) + sorted(glob.glob(os.path.join(DATA, "mujoco",
-                                                                                            "*.xml")))
+MODELS = sorted(glob.glob(os.path.join(ASSETS, "*.xml"))) + sorted(glob.glob(os.path.join(DATA, "mujoco", "*.xml")))
 RULES = [task for task in TASKS if TASKS[task].rules is None]  # the variants' rules are among these
 
 
@@ -487,8 +526,10 @@ def test_every_model_under_every_task_runs_as_gymnasium_or_is_refused(task_id, p
 def test_the_reported_cases_run_as_gymnasium_runs_them():
     """Humanoid's rules on swimmer.xml: 74 values per step (Gymnasium declares 73 and returns 74); 300 steps of 8
     simulations, the twin backends equal. Humanoid on inverted_pendulum.xml (nq = 2): refused, naming xml_file."""
-    batches = [MujocoBatch("Humanoid-v5", 8, backend=backend, xml_file="swimmer.xml", terminate_when_unhealthy=False)
-               for backend in ("custom", "reference")]
+    batches = [
+        MujocoBatch("Humanoid-v5", 8, backend=backend, xml_file="swimmer.xml", terminate_when_unhealthy=False)
+        for backend in ("custom", "reference")
+    ]
     assert [b.observation_shape for b in batches] == [(74,), (74,)]
     observations = [b.reset() for b in batches]
     assert np.array_equal(*observations)
@@ -508,8 +549,7 @@ def test_the_reported_cases_run_as_gymnasium_runs_them():
 def test_ant_reads_its_height_from_the_state_vector_on_a_model_with_two_positions():
     """Gymnasium's Ant reads the height as state_vector()[2]: qvel[0] on inverted_pendulum.xml (nq = 2). The ops read
     the same value, so health and termination agree when termination is on."""
-    episodes = play_against_gymnasium("Ant-v5", 200, seed=5, xml_file="inverted_pendulum.xml",
-                                      healthy_z_range=(-0.5, 0.5))
+    episodes = play_against_gymnasium("Ant-v5", 200, seed=5, xml_file="inverted_pendulum.xml", healthy_z_range=(-0.5, 0.5))
     assert episodes > 1  # the rule terminated episodes
 
 

@@ -1,4 +1,5 @@
 """tune_allocator: glibc's mmap and trim thresholds raised once per process, or nothing when turned off."""
+
 import os
 import subprocess
 import sys

@@ -1,6 +1,7 @@
 """Continuous-control evaluation: diverged policies (NaN weights or actions) get the worst fitness and the run goes on;
 training-time action noise is seeded per episode, independent of the layout, refused for discrete actions, and never
 used by scores."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -76,9 +77,18 @@ def test_action_noise_is_seeded_per_episode_and_independent_of_the_layout():
 def test_a_trainer_explores_with_action_noise_and_scores_without_it(tmp_path):
     from workbench.training.scoring import scoring_seed
 
-    config = RunConfig(env="HalfCheetah-v5", model="linear", algorithm="ars", max_episode_frames=30, slots=4,
-                       subpopulations=1, noise_size=TABLE.size, noise_seed=TABLE.seed, action_noise=0.05,
-                       hyperparameters=dict(directions=2, top_directions=1, center_episodes=1))
+    config = RunConfig(
+        env="HalfCheetah-v5",
+        model="linear",
+        algorithm="ars",
+        max_episode_frames=30,
+        slots=4,
+        subpopulations=1,
+        noise_size=TABLE.size,
+        noise_seed=TABLE.seed,
+        action_noise=0.05,
+        hyperparameters=dict(directions=2, top_directions=1, center_episodes=1),
+    )
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
     trainer.run(generations=1)
     assert trainer.evaluator.subpopulations[0].action_noise.scale == 0.05
@@ -99,8 +109,10 @@ def test_a_trainer_explores_with_action_noise_and_scores_without_it(tmp_path):
 ALL_SMALL = {  # one tiny generation of every algorithm
     "ga": dict(population_size=4, truncation=2, elite_candidates=1, elite_episodes=1),
     "random": dict(population_size=4, elite_candidates=1, elite_episodes=1),
-    "es": dict(population_size=4), "ns-es": dict(population_size=4, meta_population_size=2),
-    "nsr-es": dict(population_size=4, meta_population_size=2), "ars": dict(directions=2, top_directions=1),
+    "es": dict(population_size=4),
+    "ns-es": dict(population_size=4, meta_population_size=2),
+    "nsr-es": dict(population_size=4, meta_population_size=2),
+    "ars": dict(directions=2, top_directions=1),
     "pgpe": dict(population_size=4),
 }
 
@@ -108,10 +120,18 @@ ALL_SMALL = {  # one tiny generation of every algorithm
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", sorted(ALL_SMALL))
 def test_every_algorithm_runs_on_mujoco_with_its_preset(algorithm):
-    config = RunConfig.from_preset("tutorial", algorithm, env="Hopper-v5", max_episode_frames=30, slots=4,
-                                   subpopulations=1, noise_size=TABLE.size, noise_seed=TABLE.seed,
-                                   model_options=dict(hidden_sizes=[8]) if algorithm not in ("ars", "pgpe") else {},
-                                   hyperparameters=ALL_SMALL[algorithm])
+    config = RunConfig.from_preset(
+        "tutorial",
+        algorithm,
+        env="Hopper-v5",
+        max_episode_frames=30,
+        slots=4,
+        subpopulations=1,
+        noise_size=TABLE.size,
+        noise_seed=TABLE.seed,
+        model_options=dict(hidden_sizes=[8]) if algorithm not in ("ars", "pgpe") else {},
+        hyperparameters=ALL_SMALL[algorithm],
+    )
     trainer = Trainer.from_config(config)
     try:
         records = trainer.run(generations=2)
@@ -124,12 +144,21 @@ def test_every_algorithm_runs_on_mujoco_with_its_preset(algorithm):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", ["HalfCheetah-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "Swimmer-v5",
-                                  "InvertedPendulum-v5", "HumanoidTrap-v5"])
+@pytest.mark.parametrize(
+    "task", ["HalfCheetah-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5", "Swimmer-v5", "InvertedPendulum-v5", "HumanoidTrap-v5"]
+)
 def test_ars_runs_on_every_mujoco_task(task):
-    config = RunConfig.from_preset("paper", "ars", env=task, max_episode_frames=20, slots=4, subpopulations=1,
-                                   noise_size=TABLE.size, noise_seed=TABLE.seed,
-                                   hyperparameters=dict(directions=2, top_directions=1))
+    config = RunConfig.from_preset(
+        "paper",
+        "ars",
+        env=task,
+        max_episode_frames=20,
+        slots=4,
+        subpopulations=1,
+        noise_size=TABLE.size,
+        noise_seed=TABLE.seed,
+        hyperparameters=dict(directions=2, top_directions=1),
+    )
     trainer = Trainer.from_config(config)
     try:
         record = trainer.step()

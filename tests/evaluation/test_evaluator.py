@@ -1,5 +1,6 @@
 """Evaluator: exact against a plain loop, independent of sub-populations and slots, perturbed mode, telemetry,
 behaviours, edge cases and bad input; a GA that solves CartPole through it."""
+
 import threading
 
 import numpy as np
@@ -26,8 +27,15 @@ ATARI_TABLE = NoiseTable.shared(2**22, seed=6)
 
 
 def cartpole(subpopulations=1, slots=16, **kwargs):
-    return Evaluator("CartPole-v1", "mlp", subpopulations=subpopulations, slots=slots, noise=TABLE,
-                     model_options=dict(hidden_sizes=(16,)), **kwargs)
+    return Evaluator(
+        "CartPole-v1",
+        "mlp",
+        subpopulations=subpopulations,
+        slots=slots,
+        noise=TABLE,
+        model_options=dict(hidden_sizes=(16,)),
+        **kwargs,
+    )
 
 
 def random_requests(space, count, episodes, rng, role="population"):
@@ -36,8 +44,9 @@ def random_requests(space, count, episodes, rng, role="population"):
 
 def test_ga_with_a_small_mlp_solves_cartpole():
     evaluator = cartpole(slots=64)
-    ga = GeneticAlgorithm(GAConfig(population_size=64, truncation=8, sigma=0.1, elite_candidates=5, elite_episodes=5),
-                          evaluator.space, seed=0)
+    ga = GeneticAlgorithm(
+        GAConfig(population_size=64, truncation=8, sigma=0.1, elite_candidates=5, elite_episodes=5), evaluator.space, seed=0
+    )
     while ga.generation < 15 and not (ga.history and ga.history[-1].elite >= 495):
         ga.tell(evaluator.evaluate(ga.ask(), seed=2 * ga.generation + (ga.phase == "elite candidate")))
     (test,) = evaluator.evaluate([EvaluationRequest(ga.elite, 20, "test")], seed=12345)
@@ -80,8 +89,9 @@ def test_results_do_not_depend_on_subpopulations_or_slots(pong_requests):
     requests, _ = pong_requests
     outcomes = []
     for subpopulations, slots in ((1, 1), (1, 7), (4, 2), (2, 16)):
-        with Evaluator("pong", "small", subpopulations=subpopulations, slots=slots, noise=ATARI_TABLE,
-                       max_episode_frames=600) as evaluator:
+        with Evaluator(
+            "pong", "small", subpopulations=subpopulations, slots=slots, noise=ATARI_TABLE, max_episode_frames=600
+        ) as evaluator:
             results = evaluator.evaluate(requests, seed=4)
             outcomes.append([(r.returns.tolist(), r.steps.tolist(), r.frames.tolist()) for r in results])
             telemetry = evaluator.telemetry
@@ -128,8 +138,9 @@ def test_the_model_backend_can_be_chosen():
 
 
 def test_final_ram_behaviour_on_atari():
-    with Evaluator("pong", "small", subpopulations=1, slots=2, noise=ATARI_TABLE, max_episode_frames=200,
-                   behaviour="final_ram") as evaluator:
+    with Evaluator(
+        "pong", "small", subpopulations=1, slots=2, noise=ATARI_TABLE, max_episode_frames=200, behaviour="final_ram"
+    ) as evaluator:
         genome = Genome(evaluator.space.sample_offset(np.random.default_rng(0)))
         (result,) = evaluator.evaluate([EvaluationRequest(genome, 3, "x", behaviour=True)])
     assert result.behaviours.shape == (3, 128) and (result.behaviours >= 0).all() and (result.behaviours <= 255).all()
@@ -142,8 +153,9 @@ def test_edge_cases_long_and_short_episodes_small_populations_tiny_caps():
     assert [len(r.returns) for r in evaluator.evaluate(requests)] == [1, 1, 1]
     assert evaluator.evaluate([]) == [] and evaluator.telemetry.episodes == 0
     # A cap below the no-op start: every Atari episode ends during its reset, with zero steps.
-    with Evaluator("pong", "small", subpopulations=2, slots=2, noise=ATARI_TABLE, max_episode_frames=1,
-                   env_options=dict(noop_max=30)) as atari:
+    with Evaluator(
+        "pong", "small", subpopulations=2, slots=2, noise=ATARI_TABLE, max_episode_frames=1, env_options=dict(noop_max=30)
+    ) as atari:
         results = atari.evaluate(random_requests(atari.space, 3, 2, rng))
     assert all((r.steps == 0).all() and (r.returns == 0).all() and (r.frames <= 1).all() for r in results)
 
@@ -156,8 +168,10 @@ def test_a_failing_subpopulation_stops_the_others_and_raises():
         raise RuntimeError("behaviour function failed")
 
     evaluator = cartpole(2, 2, behaviour=failing)
-    requests = [EvaluationRequest(r.genome, 1, "x", behaviour=True)
-                for r in random_requests(evaluator.space, 20, 1, np.random.default_rng(0))]
+    requests = [
+        EvaluationRequest(r.genome, 1, "x", behaviour=True)
+        for r in random_requests(evaluator.space, 20, 1, np.random.default_rng(0))
+    ]
     with pytest.raises(RuntimeError, match="behaviour function failed"):
         evaluator.evaluate(requests)
     assert len(calls) <= 4  # no sub-population kept working through the queue
@@ -216,8 +230,9 @@ def test_episodes_do_not_depend_on_the_episodes_before_them_in_an_emulator():
     outcomes = []
     for slots in (1, 3):
         with Evaluator("frostbite", "small", subpopulations=1, slots=slots, max_episode_frames=1500) as evaluator:
-            requests = [EvaluationRequest(Genome(evaluator.space.sample_offset(np.random.default_rng(k))), 1, "p")
-                        for k in range(13)]
+            requests = [
+                EvaluationRequest(Genome(evaluator.space.sample_offset(np.random.default_rng(k))), 1, "p") for k in range(13)
+            ]
             outcomes.append([(r.returns.tolist(), r.frames.tolist()) for r in evaluator.evaluate(requests, seed=5)])
     assert outcomes[0] == outcomes[1]
 
@@ -237,8 +252,7 @@ def test_a_live_episode_cap_shortens_episodes_until_lifted(pong_requests):
             evaluator.set_episode_cap(0)
         evaluator.set_episode_cap(None)
         again = evaluator.evaluate(requests, seed=4)
-        assert all(np.array_equal(a.returns, f.returns) and np.array_equal(a.frames, f.frames)
-                   for a, f in zip(again, full))
+        assert all(np.array_equal(a.returns, f.returns) and np.array_equal(a.frames, f.frames) for a, f in zip(again, full))
 
 
 def test_the_timeline_records_every_timed_call_of_each_subpopulation():
@@ -297,8 +311,7 @@ def test_longest_expected_episodes_start_first_and_results_do_not_change():
     first = scheduled.evaluate(parents, seed=1)
     assert in_order.episode_lengths is None and len(scheduled.episode_lengths) == 12
     lengths = [float(r.frames[0]) for r in first]
-    children = [EvaluationRequest(p.genome.child(scheduled.space.sample_offset(rng), 0.01), 2, "population")
-                for p in parents]
+    children = [EvaluationRequest(p.genome.child(scheduled.space.sample_offset(rng), 0.01), 2, "population") for p in parents]
     order = scheduled.episode_lengths.longest_first([c.genome for c in children])
     assert [lengths[k] for k in order] == sorted(lengths, reverse=True)  # by the parents' lengths, stable on ties
     for a, b in zip(scheduled.evaluate(children, seed=2), in_order.evaluate(children, seed=2)):

@@ -2,6 +2,7 @@
 shipped once, an actor killed mid-generation (its chunks re-run elsewhere, nothing lost or counted twice),
 gameplay frames streamed from one actor while someone listens, a Trainer on Ray, safe defaults (127.0.0.1,
 no dashboard, temp dir), clean shutdown."""
+
 import pickle
 import tempfile
 import threading
@@ -45,8 +46,7 @@ def temp_dir():
 @pytest.fixture(scope="module")
 def cluster(temp_dir):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    evaluator = RayEvaluator("pong", "small", actors=2, num_cpus=2, temp_dir=temp_dir, chunks_per_actor=4, **NOISE,
-                             **PONG)
+    evaluator = RayEvaluator("pong", "small", actors=2, num_cpus=2, temp_dir=temp_dir, chunks_per_actor=4, **NOISE, **PONG)
     yield evaluator, before
     evaluator.close()
 
@@ -169,8 +169,9 @@ def test_a_local_cluster_listens_on_localhost_only_without_a_dashboard(cluster, 
     listening = set()  # (address, port) of every listening socket of the cluster's processes
     for process in ray_processes:
         try:
-            listening |= {(c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet")
-                          if c.status == psutil.CONN_LISTEN}
+            listening |= {
+                (c.laddr.ip, c.laddr.port) for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN
+            }
         except psutil.NoSuchProcess:
             pass
     addresses = {address for address, _ in listening}
@@ -234,10 +235,19 @@ def test_close_shuts_the_cluster_down_and_leaves_no_process(cluster):
 def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
     import ray
 
-    config = RunConfig(env="pong", model="small", algorithm="ga", ray=True, ray_actors=2, subpopulations=2, slots=2,
-                       max_episode_frames=400, noise_size=NOISE["noise_size"], noise_seed=NOISE["noise_seed"],
-                       hyperparameters=dict(population_size=6, truncation=2, sigma=0.01, elite_candidates=2,
-                                            elite_episodes=1))
+    config = RunConfig(
+        env="pong",
+        model="small",
+        algorithm="ga",
+        ray=True,
+        ray_actors=2,
+        subpopulations=2,
+        slots=2,
+        max_episode_frames=400,
+        noise_size=NOISE["noise_size"],
+        noise_seed=NOISE["noise_seed"],
+        hyperparameters=dict(population_size=6, truncation=2, sigma=0.01, elite_candidates=2, elite_episodes=1),
+    )
     trainer = Trainer.from_config(config, run_dir=str(tmp_path / "run"))  # starts a local cluster of its own
     try:
         records = trainer.run(generations=2)
@@ -263,20 +273,27 @@ def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
 
     spec = RunSpec("Hopper-v5", "linear", max_episode_frames=60, observation_normalization=True, **NOISE)
     layout = dict(subpopulations=1, slots=3)
-    algorithms = {"ars": lambda space: AugmentedRandomSearch(ARSConfig(directions=4, top_directions=2,
-                                                                       center_episodes=1), space),
-                  "pgpe": lambda space: PGPE(PGPEConfig(population_size=6, center_episodes=1), space)}
+    algorithms = {
+        "ars": lambda space: AugmentedRandomSearch(ARSConfig(directions=4, top_directions=2, center_episodes=1), space),
+        "pgpe": lambda space: PGPE(PGPEConfig(population_size=6, center_episodes=1), space),
+    }
     outcomes = {}
     for label, actors in (("local", None), ("1 actor", 1), ("2 actors", 2)):
-        evaluator = (Evaluator.from_spec(spec, **layout) if actors is None else
-                     RayEvaluator.from_spec(spec, actors=actors, num_cpus=2, **layout))  # one cluster per layout
+        evaluator = (
+            Evaluator.from_spec(spec, **layout)
+            if actors is None
+            else RayEvaluator.from_spec(spec, actors=actors, num_cpus=2, **layout)
+        )  # one cluster per layout
         try:
             for algorithm, make in algorithms.items():
                 evaluator.set_observation_statistics(None)  # each run starts from the identity
                 trainer = Trainer(make(evaluator.space), evaluator)
                 trainer.run(generations=2)
-                outcomes[label, algorithm] = (trainer.observation_statistics, [r.max for r in trainer.history],
-                                              [r.elite for r in trainer.history])
+                outcomes[label, algorithm] = (
+                    trainer.observation_statistics,
+                    [r.max for r in trainer.history],
+                    [r.elite for r in trainer.history],
+                )
         finally:
             evaluator.close()
         assert not ray.is_initialized()

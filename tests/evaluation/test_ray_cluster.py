@@ -1,6 +1,7 @@
 """A multi-node rehearsal on one machine: a Ray cluster of several nodes on 127.0.0.1 (ray.cluster_utils), one
 RayEvaluator actor per node, and a node removed mid-generation: the generation completes on the nodes left
 with every result counted once and equal to the local evaluator's."""
+
 import os
 import tempfile
 import threading
@@ -36,8 +37,7 @@ def nodes():
     previous = os.environ.get("RAY_TMPDIR")
     os.environ["RAY_TMPDIR"] = base  # where cluster_utils writes the cluster's address (default /tmp/ray)
     local = dict(node_ip_address="127.0.0.1", object_store_memory=100 * 2**20)
-    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=0, include_dashboard=False,
-                                                                temp_dir=temp_dir, **local))
+    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=0, include_dashboard=False, temp_dir=temp_dir, **local))
     workers = [cluster.add_node(num_cpus=1, **local) for _ in range(3)]  # two for the actors, one spare
     cluster.wait_for_nodes()
     yield cluster, workers
@@ -64,8 +64,9 @@ def test_a_node_removed_mid_generation_loses_nothing_and_counts_nothing_twice(no
         assert len(set(homes)) == 2, "the two actors share a node"  # one CPU per node: one actor each
         rng = np.random.default_rng(3)
         parents = [Genome(evaluator.space.sample_offset(rng)) for _ in range(2)]
-        requests = [EvaluationRequest(parents[k % 2].child(evaluator.space.sample_offset(rng), 0.01), 1, "population")
-                    for k in range(16)]
+        requests = [
+            EvaluationRequest(parents[k % 2].child(evaluator.space.sample_offset(rng), 0.01), 1, "population") for k in range(16)
+        ]
         outcome = {}
 
         def run():
@@ -88,8 +89,7 @@ def test_a_node_removed_mid_generation_loses_nothing_and_counts_nothing_twice(no
         assert evaluator.restarts == 1
         assert node_of(evaluator.actors[index]) not in (homes[index],)  # the replacement runs on the spare node
         assert evaluator.telemetry.episodes == sum(r.episodes for r in requests)  # no chunk counted twice
-        with Evaluator("pong", "small", noise=NoiseTable.shared(NOISE["noise_size"], NOISE["noise_seed"]),
-                       **PONG) as local:
+        with Evaluator("pong", "small", noise=NoiseTable.shared(NOISE["noise_size"], NOISE["noise_seed"]), **PONG) as local:
             expected = local.evaluate(requests, seed=11)
         for got, want in zip(outcome["results"], expected, strict=True):
             np.testing.assert_array_equal(got.returns, want.returns)

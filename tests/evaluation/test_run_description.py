@@ -1,6 +1,7 @@
 """One description of a run: the EvaluatorLayout both evaluators take (its checks name the field, unknown
 keywords are refused), and the values a process works out once per RunSpec kept in a cache keyed by the
 spec's fields, never on the frozen spec."""
+
 import dataclasses
 import pickle
 
@@ -14,9 +15,17 @@ from workbench.training import RunConfig
 NOISE = dict(noise_size=2**16, noise_seed=5)
 
 
-@pytest.mark.parametrize("field, value, error", [("subpopulations", 0, ValueError), ("slots", 1.5, ValueError),
-                                                 ("perturbed_rank", -1, ValueError), ("action_noise", -0.1, ValueError),
-                                                 ("cache_bytes", -1, ValueError), ("longest_first", "yes", TypeError)])
+@pytest.mark.parametrize(
+    "field, value, error",
+    [
+        ("subpopulations", 0, ValueError),
+        ("slots", 1.5, ValueError),
+        ("perturbed_rank", -1, ValueError),
+        ("action_noise", -0.1, ValueError),
+        ("cache_bytes", -1, ValueError),
+        ("longest_first", "yes", TypeError),
+    ],
+)
 def test_a_bad_layout_field_is_named(field, value, error):
     with pytest.raises(error, match=field):
         EvaluatorLayout(**{field: value})
@@ -37,14 +46,15 @@ def test_the_layout_and_its_keywords_build_the_same_evaluator_as_a_run_config():
     assert config.layout() == EvaluatorLayout(subpopulations=1, slots=3)
     spec, requests = config.spec(), None
     returns = []
-    for make in (lambda: Evaluator.from_spec(spec, config.layout()), lambda: Evaluator.from_spec(spec, subpopulations=1,
-                                                                                                  slots=3)):
+    for make in (
+        lambda: Evaluator.from_spec(spec, config.layout()),
+        lambda: Evaluator.from_spec(spec, subpopulations=1, slots=3),
+    ):
         with make() as evaluator:
             assert evaluator.layout == config.layout()
             if requests is None:
                 rng = np.random.default_rng(0)
-                requests = [EvaluationRequest(Genome(evaluator.space.sample_offset(rng)), 2, "population")
-                            for _ in range(3)]
+                requests = [EvaluationRequest(Genome(evaluator.space.sample_offset(rng)), 2, "population") for _ in range(3)]
             returns.append([r.returns for r in evaluator.evaluate(requests, seed=4)])
     np.testing.assert_array_equal(returns[0], returns[1])
 

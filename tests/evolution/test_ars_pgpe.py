@@ -1,5 +1,6 @@
 """ARS and PGPE + ClipUp: their update rules against small numpy references written from the papers' formulas,
 their genomes, the survival-bonus shift, diverged members, and their hyperparameter checks."""
+
 import math
 
 import numpy as np
@@ -71,8 +72,12 @@ def test_ars_survival_bonus_shifts_training_returns_only():
     config = ARSConfig(directions=2, top_directions=1, step_size=0.1, noise=0.05, survival_bonus=1.0)
     ars = AugmentedRandomSearch(config, space(), seed=3)
     # true returns favour member 0; per-step shift makes the long-living member 1 the worst
-    results = [EvaluationResult([10.0], steps=[2]), EvaluationResult([9.0], steps=[50]),
-               EvaluationResult([1.0], steps=[1]), EvaluationResult([0.0], steps=[1])]
+    results = [
+        EvaluationResult([10.0], steps=[2]),
+        EvaluationResult([9.0], steps=[50]),
+        EvaluationResult([1.0], steps=[1]),
+        EvaluationResult([0.0], steps=[1]),
+    ]
     ars.ask()
     indices = list(ars.indices)
     ars.tell(results)
@@ -98,10 +103,16 @@ def test_ars_diverged_members_count_as_the_lowest_return_and_a_flat_generation_k
     np.testing.assert_array_equal(ars.center, before)
 
 
-@pytest.mark.parametrize("changes, name", [(dict(directions=0), "directions"),
-                                           (dict(directions=4, top_directions=5), "top_directions"),
-                                           (dict(step_size=0.0), "step_size"), (dict(noise=-1.0), "noise"),
-                                           (dict(survival_bonus=-1.0), "survival_bonus")])
+@pytest.mark.parametrize(
+    "changes, name",
+    [
+        (dict(directions=0), "directions"),
+        (dict(directions=4, top_directions=5), "top_directions"),
+        (dict(step_size=0.0), "step_size"),
+        (dict(noise=-1.0), "noise"),
+        (dict(survival_bonus=-1.0), "survival_bonus"),
+    ],
+)
 def test_ars_bad_hyperparameters_are_named(changes, name):
     with pytest.raises(ValueError, match=name):
         AugmentedRandomSearch(ARSConfig(**changes), space())
@@ -128,8 +139,7 @@ def test_pgpe_members_are_mu_plus_minus_sigma_z_and_sigma_starts_from_the_radius
 
 
 def test_pgpe_clipup_update_matches_a_numpy_reference():
-    config = PGPEConfig(population_size=8, max_speed=0.3, momentum=0.9, stdev_learning_rate=0.1,
-                        stdev_max_change=0.2)
+    config = PGPEConfig(population_size=8, max_speed=0.3, momentum=0.9, stdev_learning_rate=0.1, stdev_max_change=0.2)
     pgpe = PGPE(config, space(), seed=4)
     mu, sigma, velocity = np.zeros(N), pgpe.stdev.astype(np.float64), np.zeros(N)
     for _ in range(4):
@@ -142,7 +152,7 @@ def test_pgpe_clipup_update_matches_a_numpy_reference():
         for k, index in enumerate(indices):
             eps = sigma * TABLE.slice(index, N)
             g_mu += (u[k, 0] - u[k, 1]) / 2 * eps
-            g_sigma += (u[k, 0] + u[k, 1]) / 2 * (eps ** 2 - sigma ** 2) / sigma
+            g_sigma += (u[k, 0] + u[k, 1]) / 2 * (eps**2 - sigma**2) / sigma
         g_mu, g_sigma = g_mu / len(indices), g_sigma / len(indices)
         sigma = np.clip(sigma + 0.1 * g_sigma, 0.8 * sigma, 1.2 * sigma)
         velocity = 0.9 * velocity + (0.3 / 2) * g_mu / np.linalg.norm(g_mu)
@@ -169,17 +179,23 @@ def test_pgpe_scaled_base_refuses_low_rank_mutations():
     layered = ParameterSpace(TABLE, np.full(6, 0.1, np.float32), [(2, 2)])
     pgpe = PGPE(PGPEConfig(population_size=4), layered)
     decoder = GenomeDecoder(layered)
-    (key, base), = pgpe.bases().items()
+    ((key, base),) = pgpe.bases().items()
     decoder.add_base(key, base)
     with pytest.raises(ValueError, match="full-rank"):
         decoder.check(pgpe.elite.child(0, 0.1, 1))
 
 
-@pytest.mark.parametrize("changes, name", [(dict(population_size=5), "population_size"),
-                                           (dict(max_speed=0.0), "max_speed"), (dict(momentum=1.0), "momentum"),
-                                           (dict(stdev_max_change=1.0), "stdev_max_change"),
-                                           (dict(initial="ones"), "initial"),
-                                           (dict(radius_init=-1.0), "radius_init")])
+@pytest.mark.parametrize(
+    "changes, name",
+    [
+        (dict(population_size=5), "population_size"),
+        (dict(max_speed=0.0), "max_speed"),
+        (dict(momentum=1.0), "momentum"),
+        (dict(stdev_max_change=1.0), "stdev_max_change"),
+        (dict(initial="ones"), "initial"),
+        (dict(radius_init=-1.0), "radius_init"),
+    ],
+)
 def test_pgpe_bad_hyperparameters_are_named(changes, name):
     with pytest.raises(ValueError, match=name):
         PGPE(PGPEConfig(**changes), space())

@@ -1,4 +1,5 @@
 """OpenAI-ES through ask/tell: optima, the gradient estimate, mirrored sampling, exact resume, live hyperparameters."""
+
 import dataclasses
 import math
 

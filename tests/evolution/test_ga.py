@@ -1,4 +1,5 @@
 """The Deep GA and random search through ask/tell: optimisation, reproducibility, exact resume, live hyperparameters."""
+
 import math
 
 import numpy as np
@@ -115,8 +116,9 @@ def test_ga_on_10d_rastrigin_with_a_decaying_mutation_power():
         return -float(10 * x.size + np.sum(x * x - 10 * np.cos(2 * np.pi * x)))
 
     space = ParameterSpace(TABLE, np.full(10, 2.0, np.float32))
-    ga = GeneticAlgorithm(GAConfig(population_size=300, truncation=30, sigma=0.7, elite_candidates=1, elite_episodes=1),
-                          space, seed=2)
+    ga = GeneticAlgorithm(
+        GAConfig(population_size=300, truncation=30, sigma=0.7, elite_candidates=1, elite_episodes=1), space, seed=2
+    )
     decoder = GenomeDecoder(space)
     while ga.generation < 100:
         ga.tell([[rastrigin(decoder.decode(r.genome))] * r.episodes for r in ga.ask()])
@@ -128,8 +130,9 @@ def test_low_rank_mutations_in_the_ga():
     from workbench.models import MLPModel
 
     space = ParameterSpace.for_model(MLPModel(4, 2, (8,)), TABLE)
-    ga = GeneticAlgorithm(GAConfig(population_size=6, truncation=2, sigma=0.1, elite_candidates=1, elite_episodes=1,
-                                   mutation_rank=2), space)
+    ga = GeneticAlgorithm(
+        GAConfig(population_size=6, truncation=2, sigma=0.1, elite_candidates=1, elite_episodes=1, mutation_rank=2), space
+    )
     decoder = GenomeDecoder(space)
     run(ga, decoder, sphere, 2)
     children = [g for g in ga.population[1:]]

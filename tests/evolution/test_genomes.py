@@ -1,4 +1,5 @@
 """The noise table and seed-chain genomes: determinism, exact decoding through the parent cache, serialisation."""
+
 import json
 import os
 import subprocess
@@ -28,10 +29,17 @@ def test_noise_table_is_standard_normal_read_only_and_shared(noise):
 
 
 def test_noise_table_is_identical_in_another_process(noise):
-    script = ("from workbench.evolution import NoiseTable; import hashlib; "
-              "print(hashlib.sha256(NoiseTable(2**20, 7).values.tobytes()).hexdigest())")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    script = (
+        "from workbench.evolution import NoiseTable; import hashlib; "
+        "print(hashlib.sha256(NoiseTable(2**20, 7).values.tobytes()).hexdigest())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     import hashlib
 
@@ -274,9 +282,15 @@ def test_low_rank_child_through_the_perturbed_op_matches_its_decoded_weights(mlp
     materialised = model(x, np.ones(5, np.int32)).numpy()
     factors = space.low_rank_factors(child.mutations[-1][0], rank)
     scale = np.full(5, space.low_rank_scale(sigma, rank), np.float32)
-    perturbations = [LowRankPerturbation(tf.constant(scale), tf.constant(np.repeat(a[None], 5, 0)),
-                                         tf.constant(np.repeat(b[None], 5, 0)), tf.constant(np.repeat(bias[None], 5, 0)))
-                     for a, b, bias in factors]
+    perturbations = [
+        LowRankPerturbation(
+            tf.constant(scale),
+            tf.constant(np.repeat(a[None], 5, 0)),
+            tf.constant(np.repeat(b[None], 5, 0)),
+            tf.constant(np.repeat(bias[None], 5, 0)),
+        )
+        for a, b, bias in factors
+    ]
     perturbed = model(x, np.zeros(5, np.int32), perturbations).numpy()  # the parent's slot plus the factors
     np.testing.assert_allclose(perturbed, materialised, rtol=1e-4, atol=1e-4)
 
@@ -289,8 +303,9 @@ def test_combined_directions_equal_the_weighted_sum_of_directions(mlp_space, rng
     expected = sum(w * space.direction(i, rank).astype(np.float64) for i, w in zip(indices, weights))
     np.testing.assert_allclose(space.combine(indices, weights, rank), expected, rtol=1e-4, atol=1e-4)
     base = rng.standard_normal(space.num_parameters).astype(np.float32)
-    np.testing.assert_allclose(space.perturb(base, indices[0], 0.5, rank), base + 0.5 * space.direction(indices[0], rank),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        space.perturb(base, indices[0], 0.5, rank), base + 0.5 * space.direction(indices[0], rank), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_low_rank_needs_layer_shapes_and_valid_ranks(noise):

@@ -25,8 +25,9 @@ def run(strategy, reward, generations, decoder=None):
         results = []
         for request in strategy.ask():
             theta = decoder.decode(request.genome)
-            results.append(EvaluationResult([reward(theta)] * request.episodes,
-                                            np.repeat(theta[None, :2], request.episodes, axis=0)))
+            results.append(
+                EvaluationResult([reward(theta)] * request.episodes, np.repeat(theta[None, :2], request.episodes, axis=0))
+            )
         strategy.tell(results)
     return strategy
 
@@ -54,8 +55,11 @@ def test_first_round_evaluates_every_center_then_generations_alternate():
 
 
 def test_novelty_search_explores_without_any_reward():
-    ns = run(make(NoveltyConfig.ns_es(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=2)),
-             lambda theta: 0.0, 40)
+    ns = run(
+        make(NoveltyConfig.ns_es(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=2)),
+        lambda theta: 0.0,
+        40,
+    )
     spread = np.ptp(ns.archive, axis=0).max()
     start = np.ptp(ns.archive[:2], axis=0).max()
     assert spread > 10 * start and spread > 1.0, (start, spread)
@@ -65,8 +69,11 @@ def test_novelty_search_explores_without_any_reward():
 def test_reward_weight_one_climbs_the_reward_like_es():
     target = np.array([1.0, -1.0, 0.5, 0.5, -0.5, 1.0])
     reward = lambda theta: -float(np.sum((theta - target) ** 2))  # noqa: E731
-    ns = run(make(NoveltyConfig(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=1,
-                                reward_weight=1.0)), reward, 60)
+    ns = run(
+        make(NoveltyConfig(population_size=20, sigma=0.05, learning_rate=0.05, meta_population_size=1, reward_weight=1.0)),
+        reward,
+        60,
+    )
     assert ns.history[-1].extras["center_return"] > -0.1 and ns.history[0].extras["center_return"] < -3
 
 

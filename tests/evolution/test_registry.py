@@ -1,6 +1,7 @@
 """The algorithm registry: a registered algorithm (the toy of tests/support/toy_algorithm.py) gets command-line options
 with help, validation, presets of its family and dashboard sliders without another file touched; the strategy
 contract runs on it too (tests/evolution/test_strategy_contract.py). Bad registrations and unknown names are refused."""
+
 import pytest
 
 from support.toy_algorithm import ToyConfig, toy_registered
@@ -18,10 +19,22 @@ def test_a_registered_algorithm_gets_options_help_validation_presets_and_sliders
             build_parser().parse_args(["train", "--help"])
         help_text = " ".join(capsys.readouterr().out.split())
         assert "hyperparameters of toy (ToyConfig)" in help_text
-        assert "--boldness FLOAT a setting of the toy's own (it changes nothing) (slider 0.1 to 10, log scale); toy" \
-            in help_text
-        args = build_parser().parse_args(["train", "--algo", toy, "--boldness", "2.5", "--game", "CartPole-v1",
-                                          "--model", "mlp", "--out", str(tmp_path / "run")])
+        assert "--boldness FLOAT a setting of the toy's own (it changes nothing) (slider 0.1 to 10, log scale); toy" in help_text
+        args = build_parser().parse_args(
+            [
+                "train",
+                "--algo",
+                toy,
+                "--boldness",
+                "2.5",
+                "--game",
+                "CartPole-v1",
+                "--model",
+                "mlp",
+                "--out",
+                str(tmp_path / "run"),
+            ]
+        )
         config = run_config_from(args)
         settings = config.algorithm_config()
         assert isinstance(settings, ToyConfig) and settings.boldness == 2.5 and settings.population_size == 24

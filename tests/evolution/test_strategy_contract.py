@@ -2,6 +2,7 @@
 algorithm of tests/support/toy_algorithm.py (registered while it runs):
 ask/tell round trip, typed records, reproducibility, exact resume after a checkpoint in every phase,
 foreign and corrupt state refused, and the audit of live set()."""
+
 import dataclasses
 import json
 

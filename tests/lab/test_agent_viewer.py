@@ -1,5 +1,6 @@
 """AgentViewer and compare_generations: scrubbing shows the frame, the network's input and the score at
 each step; export writes GIF/MP4; two generations of a real run side by side."""
+
 import numpy as np
 import pytest
 
@@ -14,8 +15,9 @@ def synthetic_episode(steps=6):
     frames = rng.integers(0, 255, (steps + 1, 210, 160, 3), dtype=np.uint8)
     observations = rng.integers(0, 255, (steps + 1, 84, 84, 4), dtype=np.uint8)
     rewards = np.array([0, 1, 0, 0, 2, 0][:steps], np.float32)
-    return Episode(frames, np.arange(steps, dtype=np.int32) % 3, rewards, observations, float(rewards.sum()),
-                   ["NOOP", "FIRE", "UP"])
+    return Episode(
+        frames, np.arange(steps, dtype=np.int32) % 3, rewards, observations, float(rewards.sum()), ["NOOP", "FIRE", "UP"]
+    )
 
 
 def test_scrubbing_shows_each_step():
@@ -64,10 +66,16 @@ def test_bad_arguments_are_named():
 
 
 def test_compare_two_generations_of_a_real_atari_run(tmp_path):
-    config = RunConfig(env="pong", model="small", algorithm="ga", subpopulations=1, slots=4, max_episode_frames=300,
-                       noise_size=2**22,
-                       hyperparameters=dict(population_size=4, truncation=2, sigma=0.01, elite_candidates=1,
-                                            elite_episodes=1))
+    config = RunConfig(
+        env="pong",
+        model="small",
+        algorithm="ga",
+        subpopulations=1,
+        slots=4,
+        max_episode_frames=300,
+        noise_size=2**22,
+        hyperparameters=dict(population_size=4, truncation=2, sigma=0.01, elite_candidates=1, elite_episodes=1),
+    )
     run_dir = str(tmp_path / "run")
     trainer = Trainer.from_config(config, run_dir=run_dir)
     trainer.run(generations=2)
@@ -89,11 +97,21 @@ def test_compare_two_generations_of_a_real_atari_run(tmp_path):
 def test_a_continuous_control_episode_shows_its_velocity_reward_terms_and_actions():
     rng = np.random.default_rng(1)
     steps = 5
-    info = {"x_position": np.arange(steps) * 0.1, "x_velocity": rng.normal(size=steps),
-            "reward_forward": rng.normal(size=steps), "reward_ctrl": -rng.random(steps)}
-    episode = Episode(rng.integers(0, 255, (steps + 1, 240, 320, 3), dtype=np.uint8),
-                      rng.uniform(-1, 1, (steps, 6)).astype(np.float32), rng.normal(size=steps).astype(np.float32),
-                      rng.normal(size=(steps + 1, 17)).astype(np.float32), 1.0, None, info)
+    info = {
+        "x_position": np.arange(steps) * 0.1,
+        "x_velocity": rng.normal(size=steps),
+        "reward_forward": rng.normal(size=steps),
+        "reward_ctrl": -rng.random(steps),
+    }
+    episode = Episode(
+        rng.integers(0, 255, (steps + 1, 240, 320, 3), dtype=np.uint8),
+        rng.uniform(-1, 1, (steps, 6)).astype(np.float32),
+        rng.normal(size=steps).astype(np.float32),
+        rng.normal(size=(steps + 1, 17)).astype(np.float32),
+        1.0,
+        None,
+        info,
+    )
     viewer = AgentViewer(episode)
     assert viewer.continuous and viewer.frame_image.value == png(episode.frames[0], 1)  # renders shown unscaled
     viewer.slider.value = 3

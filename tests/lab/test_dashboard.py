@@ -1,5 +1,6 @@
 """TrainingDashboard without a browser: controls reach trainer.set, rejections show, events update the
 plots and the frame viewer, buttons drive the trainer, callback errors reach the log."""
+
 import time
 
 import numpy as np
@@ -164,17 +165,27 @@ def test_score_elite_shows_mean_std_and_a_histogram(dashboard, trainer):
 
 
 def test_bad_arguments_are_named(trainer):
-    for kwargs, name in ((dict(plot_interval=0), "plot_interval"), (dict(x_axis="seconds"), "x_axis"),
-                         (dict(frame_scale=0), "frame_scale"), (dict(generations=-1), "generations")):
+    for kwargs, name in (
+        (dict(plot_interval=0), "plot_interval"),
+        (dict(x_axis="seconds"), "x_axis"),
+        (dict(frame_scale=0), "frame_scale"),
+        (dict(generations=-1), "generations"),
+    ):
         with pytest.raises(ValueError, match=name):
             TrainingDashboard(trainer, **kwargs)
 
 
 def test_atari_frames_stream_from_a_real_run(tmp_path):
-    config = RunConfig(env="pong", model="small", algorithm="ga", subpopulations=1, slots=4, max_episode_frames=400,
-                       noise_size=2**22,
-                       hyperparameters=dict(population_size=4, truncation=2, sigma=0.01, elite_candidates=1,
-                                            elite_episodes=1))
+    config = RunConfig(
+        env="pong",
+        model="small",
+        algorithm="ga",
+        subpopulations=1,
+        slots=4,
+        max_episode_frames=400,
+        noise_size=2**22,
+        hyperparameters=dict(population_size=4, truncation=2, sigma=0.01, elite_candidates=1, elite_episodes=1),
+    )
     trainer = Trainer.from_config(config)
     dashboard = TrainingDashboard(trainer, generations=1, frame_interval=0.01)
     try:
@@ -189,9 +200,17 @@ def test_atari_frames_stream_from_a_real_run(tmp_path):
 
 
 def test_mujoco_frames_stream_with_the_steps_velocity_and_reward_terms():
-    config = RunConfig(env="Hopper-v5", model="linear", algorithm="ars", subpopulations=1, slots=4,
-                       max_episode_frames=200, noise_size=2**22, observation_normalization=True,
-                       hyperparameters=dict(directions=4, top_directions=2, center_episodes=1))
+    config = RunConfig(
+        env="Hopper-v5",
+        model="linear",
+        algorithm="ars",
+        subpopulations=1,
+        slots=4,
+        max_episode_frames=200,
+        noise_size=2**22,
+        observation_normalization=True,
+        hyperparameters=dict(directions=4, top_directions=2, center_episodes=1),
+    )
     trainer = Trainer.from_config(config)
     dashboard = TrainingDashboard(trainer, generations=2, frame_interval=0.01)
     try:

@@ -1,4 +1,5 @@
 """RunMonitor: the dashboard's data, fed by events, without widgets."""
+
 import math
 
 import numpy as np
@@ -10,10 +11,19 @@ from workbench.training.events import Event, FrameShown, HyperparametersChanged,
 
 
 def generation_event(g, **values):
-    record = dict(generation=g, max=10.0 + g, mean=5.0 + g, median=4.0 + g, elite=8.0 + g, elite_genome=None,
-                  evaluations=10, frames_total=1000 * (g + 1), frames_per_second=5000.0,
-                  time_split=dict(emulation=0.5, inference=0.3, weight_loading=0.05, idle=0.15),
-                  hyperparameters={"sigma": 0.01})
+    record = dict(
+        generation=g,
+        max=10.0 + g,
+        mean=5.0 + g,
+        median=4.0 + g,
+        elite=8.0 + g,
+        elite_genome=None,
+        evaluations=10,
+        frames_total=1000 * (g + 1),
+        frames_per_second=5000.0,
+        time_split=dict(emulation=0.5, inference=0.3, weight_loading=0.05, idle=0.15),
+        hyperparameters={"sigma": 0.01},
+    )
     record.update(values)
     return Event("generation", GenerationRecord(**record), 0.0)
 
@@ -29,8 +39,17 @@ def test_generations_fill_the_series_in_order():
     assert monitor.hyperparameters == {"sigma": 0.01}
     assert "generation 1" in monitor.summary()
     assert math.isnan(monitor.busy_frames_per_second[0]) and monitor.tail_seconds == [0.0, 0.0]  # no rounds given
-    rounds = [dict(phase="population", episodes=10, frames=900, seconds=0.2, busy_frames_per_second=6000.0,
-                   tail_seconds=0.05, occupancy=[1.0, 0.5])]
+    rounds = [
+        dict(
+            phase="population",
+            episodes=10,
+            frames=900,
+            seconds=0.2,
+            busy_frames_per_second=6000.0,
+            tail_seconds=0.05,
+            occupancy=[1.0, 0.5],
+        )
+    ]
     monitor.apply([generation_event(2, busy_frames_per_second=6000.0, tail_seconds=0.05, rounds=rounds)])
     assert monitor.busy_frames_per_second[-1] == 6000.0 and monitor.tail_seconds[-1] == 0.05
     assert monitor.latest_rounds[0]["occupancy"] == (1.0, 0.5)
@@ -50,12 +69,14 @@ def test_history_seeds_the_series():
 def test_frames_errors_notices_and_state():
     monitor = RunMonitor()
     frame = np.zeros((210, 160, 3), np.uint8)
-    changed = monitor.apply([
-        Event("frame", FrameShown(frame=frame, score=3.0, step=7, generation=0, request=1, episode=0), 0.0),
-        Event("hyperparameters", HyperparametersChanged(changes={"sigma": 0.005}, applies_at_generation=2), 0.0),
-        Event("error", TrainingFailed(error="RuntimeError('boom')", generation=1), 0.0),
-        Event("state", StateChanged(state="running"), 0.0),
-    ])
+    changed = monitor.apply(
+        [
+            Event("frame", FrameShown(frame=frame, score=3.0, step=7, generation=0, request=1, episode=0), 0.0),
+            Event("hyperparameters", HyperparametersChanged(changes={"sigma": 0.005}, applies_at_generation=2), 0.0),
+            Event("error", TrainingFailed(error="RuntimeError('boom')", generation=1), 0.0),
+            Event("state", StateChanged(state="running"), 0.0),
+        ]
+    )
     assert changed == {"frame", "notices", "log", "state"}
     assert monitor.latest_frame.step == 7 and monitor.frames_received == 1
     assert "sigma = 0.005 (applies at generation 2)" in monitor.notices[-1]

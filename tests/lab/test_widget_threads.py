@@ -1,5 +1,6 @@
 """Widget updates from a background thread reach the front end, in a real kernel (ipykernel 7.0.0 broke
 this; the notebook extra pins versions that work). The dashboard depends on it."""
+
 import queue
 import time
 
@@ -48,8 +49,9 @@ def test_thread_updates_arrive_while_the_kernel_is_idle_and_while_it_is_busy():
         values = updates_of(messages)
         assert values and values[-1] == 20, f"updates seen: {values}"
         assert values == sorted(values)
-        errors = [m for m in messages if m["msg_type"] == "error"
-                  or (m["msg_type"] == "stream" and m["content"]["name"] == "stderr")]
+        errors = [
+            m for m in messages if m["msg_type"] == "error" or (m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+        ]
         assert not errors, errors
     finally:
         client.stop_channels()

@@ -1,4 +1,5 @@
 """Population models: exact parameter counts, slots in and out, each member against a plain per-member network."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -137,8 +138,10 @@ def test_perturbed_forward_equals_materialised_member(rng, backend):
     observations = rng.integers(0, 256, (3, 84, 84, 4), dtype=np.uint8)
     logits = model(observations, parents, perturbations).numpy()
     expected = np.stack(
-        [plain_forward(model, model.perturbed_parameters(params[p], perturbations, b), observations[b])
-         for b, p in enumerate(parents)]
+        [
+            plain_forward(model, model.perturbed_parameters(params[p], perturbations, b), observations[b])
+            for b, p in enumerate(parents)
+        ]
     )
     assert_close_to_scale(logits, expected)
 

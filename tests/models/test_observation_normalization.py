@@ -42,9 +42,17 @@ def test_statistics_merge_to_the_mean_and_variance_of_every_state(rng):
         ObservationStatistics(1, [0.0], [-1.0])
 
 
-@pytest.mark.parametrize("options, name", [(dict(fraction=0.0), "fraction"), (dict(fraction=1.5), "fraction"),
-                                           (dict(clip=0.0), "clip"), (dict(variance_floor=0.0), "variance_floor"),
-                                           (dict(frac=1.0), "unknown"), ("yes", "observation_normalization")])
+@pytest.mark.parametrize(
+    "options, name",
+    [
+        (dict(fraction=0.0), "fraction"),
+        (dict(fraction=1.5), "fraction"),
+        (dict(clip=0.0), "clip"),
+        (dict(variance_floor=0.0), "variance_floor"),
+        (dict(frac=1.0), "unknown"),
+        ("yes", "observation_normalization"),
+    ],
+)
 def test_bad_options_are_named(options, name):
     with pytest.raises(ValueError, match=name):
         ObservationNormalization.from_options(options)
@@ -53,8 +61,14 @@ def test_bad_options_are_named(options, name):
 
 
 def test_the_model_normalises_and_clips_inside_the_graph(rng):
-    model = MLPModel(3, 2, hidden_sizes=(), slots=1, action_range=([-9, -9], [9, 9]),
-                     observation_normalization=ObservationNormalization(clip=2.0))
+    model = MLPModel(
+        3,
+        2,
+        hidden_sizes=(),
+        slots=1,
+        action_range=([-9, -9], [9, 9]),
+        observation_normalization=ObservationNormalization(clip=2.0),
+    )
     model.set_slot(0, np.array([1, 0, 0, 1, 0, 0, 0, 0], np.float32))  # identity on the first two inputs
     states = rng.normal(5, 3, size=(50, 3))
     statistics = ObservationStatistics.empty(3).merged(episodes_of([states]))
@@ -73,15 +87,17 @@ def requests_for(space, count, episodes=2):
     rng = np.random.default_rng(1)
     center = (0.3 * rng.standard_normal(space.num_parameters)).astype(np.float32)
     key = base_key(center)
-    requests = [EvaluationRequest(Genome(key, ((space.sample_offset(rng), 0.1),)), episodes, "perturbation")
-                for _ in range(count)]
+    requests = [
+        EvaluationRequest(Genome(key, ((space.sample_offset(rng), 0.1),)), episodes, "perturbation") for _ in range(count)
+    ]
     return requests, {key: center}
 
 
 @pytest.mark.parametrize("env", ["HalfCheetah-v5", "CartPole-v1"])
 def test_collected_states_equal_a_plain_loop_and_do_not_depend_on_the_layout(env):
-    spec = RunSpec(env, "linear", max_episode_frames=60, noise_size=TABLE.size, noise_seed=TABLE.seed,
-                   observation_normalization=True)
+    spec = RunSpec(
+        env, "linear", max_episode_frames=60, noise_size=TABLE.size, noise_seed=TABLE.seed, observation_normalization=True
+    )
     outcomes = []
     for subpopulations, slots in ((1, 2), (2, 5)):
         with Evaluator.from_spec(spec, subpopulations=subpopulations, slots=slots) as evaluator:
@@ -123,8 +139,14 @@ def test_collected_states_equal_a_plain_loop_and_do_not_depend_on_the_layout(env
 
 def test_a_sampled_fraction_keeps_the_states_of_the_episodes_its_seeds_choose():
     options = ObservationNormalization(fraction=0.3)
-    spec = RunSpec("CartPole-v1", "linear", max_episode_frames=30, noise_size=TABLE.size, noise_seed=TABLE.seed,
-                   observation_normalization=options.to_json())
+    spec = RunSpec(
+        "CartPole-v1",
+        "linear",
+        max_episode_frames=30,
+        noise_size=TABLE.size,
+        noise_seed=TABLE.seed,
+        observation_normalization=options.to_json(),
+    )
     with Evaluator.from_spec(spec, subpopulations=1, slots=4) as evaluator:
         requests, bases = requests_for(evaluator.space, 20, episodes=1)
         results = evaluator.evaluate(requests, seed=9, bases=bases)
@@ -134,9 +156,17 @@ def test_a_sampled_fraction_keeps_the_states_of_the_episodes_its_seeds_choose():
 
 
 def normalised_config(**changes):
-    config = dict(env="CartPole-v1", model="linear", algorithm="ars", subpopulations=2, slots=4, max_episode_frames=80,
-                  noise_size=2**20, observation_normalization=True,
-                  hyperparameters=dict(directions=4, top_directions=2, step_size=0.05, noise=0.05, center_episodes=1))
+    config = dict(
+        env="CartPole-v1",
+        model="linear",
+        algorithm="ars",
+        subpopulations=2,
+        slots=4,
+        max_episode_frames=80,
+        noise_size=2**20,
+        observation_normalization=True,
+        hyperparameters=dict(directions=4, top_directions=2, step_size=0.05, noise=0.05, center_episodes=1),
+    )
     config.update(changes)
     return RunConfig(**config)
 

@@ -1,5 +1,6 @@
 """Virtual batch normalisation folded into each member's weights: equal to the explicit normalisation
 (numpy for MLPs, plain TensorFlow per member for the Atari networks), deterministic, hidden biases cancel."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -31,8 +32,8 @@ def test_mlp_vbn_equals_the_numpy_reference(rng):
     logits = model(observations, slots).numpy()
     plain = MLPModel(4, 3, hidden_sizes=(6, 5), slots=1)
     for b, slot in enumerate(slots):
-        expected = numpy_vbn_logits(plain.unflatten(parameters[slot]), reference, observations[b:b + 1])
-        assert_close_to_scale(logits[b:b + 1], expected, 1e-4)
+        expected = numpy_vbn_logits(plain.unflatten(parameters[slot]), reference, observations[b : b + 1])
+        assert_close_to_scale(logits[b : b + 1], expected, 1e-4)
 
 
 def test_atari_vbn_equals_an_explicit_per_member_normalisation(rng):
@@ -45,7 +46,7 @@ def test_atari_vbn_equals_an_explicit_per_member_normalisation(rng):
     for member in range(2):
         weights = model.unflatten(parameters[member])
         x_ref = tf.constant(reference.astype(np.float32) / 255.0)
-        x = tf.constant(observations[member:member + 1].astype(np.float32) / 255.0)
+        x = tf.constant(observations[member : member + 1].astype(np.float32) / 255.0)
         for layer, (kernel, bias) in zip(model.layers[:-1], weights[:-1]):
             y_ref, y = layer.forward_one(x_ref, kernel, bias), layer.forward_one(x, kernel, bias)
             axes = list(range(len(y_ref.shape) - 1))
@@ -53,7 +54,7 @@ def test_atari_vbn_equals_an_explicit_per_member_normalisation(rng):
             x_ref = tf.nn.relu((y_ref - mean) / tf.sqrt(variance + EPSILON))
             x = tf.nn.relu((y - mean) / tf.sqrt(variance + EPSILON))
         expected = model.layers[-1].forward_one(x, *weights[-1]).numpy()
-        assert_close_to_scale(logits[member:member + 1], expected, 1e-3)
+        assert_close_to_scale(logits[member : member + 1], expected, 1e-3)
 
 
 def test_statistics_are_deterministic_and_hidden_biases_cancel(rng):
@@ -64,7 +65,7 @@ def test_statistics_are_deterministic_and_hidden_biases_cancel(rng):
     other = MLPModel(4, 2, hidden_sizes=(5,), slots=1, reference_batch=reference.copy())
     assert np.array_equal(other.normalized(parameters), model.normalized(parameters))
     shifted = parameters.copy()
-    shifted[4 * 5:4 * 5 + 5] += 3.0  # the hidden layer's bias
+    shifted[4 * 5 : 4 * 5 + 5] += 3.0  # the hidden layer's bias
     np.testing.assert_allclose(model.normalized(shifted), model.normalized(parameters), atol=1e-5)
 
 
@@ -83,9 +84,19 @@ def test_an_es_run_with_vbn_keeps_its_reference_batch_through_checkpoint_and_res
     from workbench.training import RunConfig, Trainer, load_checkpoint
     from workbench.training.replay import replay_run
 
-    config = RunConfig(env="CartPole-v1", model="mlp", algorithm="es", subpopulations=1, slots=4, max_episode_frames=60,
-                       noise_size=2**16, model_options=dict(hidden_sizes=[4]), virtual_batch_norm=True, seed=2,
-                       hyperparameters=dict(population_size=6, sigma=0.05, learning_rate=0.03))
+    config = RunConfig(
+        env="CartPole-v1",
+        model="mlp",
+        algorithm="es",
+        subpopulations=1,
+        slots=4,
+        max_episode_frames=60,
+        noise_size=2**16,
+        model_options=dict(hidden_sizes=[4]),
+        virtual_batch_norm=True,
+        seed=2,
+        hyperparameters=dict(population_size=6, sigma=0.05, learning_rate=0.03),
+    )
     reference = Trainer.from_config(config)
     uninterrupted = reference.run(generations=3)
     reference.close()
@@ -111,5 +122,8 @@ def test_reference_batches_of_atari_play_and_perturbed_mode_refused():
     assert batch.shape == (16, 84, 84, 4) and batch.dtype == np.uint8
     np.testing.assert_array_equal(batch, spec.collect_reference_batch(16, seed=1, probability=0.2))
     with pytest.raises(ValueError, match="perturbed_rank cannot be combined"):
-        Evaluator.from_spec(RunSpec("CartPole-v1", "mlp", noise_size=2**16,
-                                    reference_batch=np.zeros((4, 4), np.float32)), slots=2, perturbed_rank=1)
+        Evaluator.from_spec(
+            RunSpec("CartPole-v1", "mlp", noise_size=2**16, reference_batch=np.zeros((4, 4), np.float32)),
+            slots=2,
+            perturbed_rank=1,
+        )

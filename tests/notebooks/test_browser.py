@@ -6,6 +6,7 @@ step's forward velocity. Screenshots go to runs/test-screenshots/ (or $WORKBENCH
 
 Chromium comes from Debian (`apt-get install chromium`; `make test` and .ci/run install it).
 """
+
 import ast
 import contextlib
 import json
@@ -28,9 +29,10 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module", autouse=True)
 def browser_installed():
-    requires_component(os.path.exists(CHROMIUM), f"Chromium ({CHROMIUM}; apt-get install chromium, which make test "
-                                                 "does as root)")
+    requires_component(os.path.exists(CHROMIUM), f"Chromium ({CHROMIUM}; apt-get install chromium, which make test does as root)")
     requires_component(module_available("playwright"), "playwright (pip install -e '.[test]')")
+
+
 SCREENSHOTS = os.environ.get("WORKBENCH_SCREENSHOT_DIR", os.path.join(REPO, "runs", "test-screenshots"))
 
 
@@ -49,21 +51,36 @@ def jupyterlab(tmp_path):
         shutil.copy(os.path.join(REPO, "notebooks", name), root)
     port, token = free_port(), secrets.token_hex(16)
     settings = tmp_path / "lab-settings"
-    for name, values in (("notebook-extension/tracker", {"windowingMode": "none"}),  # keep every cell in the DOM
-                         ("apputils-extension/notification", {"fetchNews": "false"})):
+    for name, values in (
+        ("notebook-extension/tracker", {"windowingMode": "none"}),  # keep every cell in the DOM
+        ("apputils-extension/notification", {"fetchNews": "false"}),
+    ):
         path = settings / "@jupyterlab" / f"{name}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
     log = open(tmp_path / "jupyterlab.log", "w")
     env = dict(os.environ, CI="1", MPLBACKEND="Agg")  # CI: the notebook's small budget
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         f"--LabApp.user_settings_dir={settings}",
-         f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",  # no tabs restored from another session
-         "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp: run-all and new cells without menus
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",  # no tabs restored from another session
+            "--LabApp.expose_app_in_browser=True",
+        ]  # window.jupyterapp: run-all and new cells without menus
         + (["--allow-root"] if os.geteuid() == 0 else []),
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:
@@ -169,8 +186,9 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
         changes = page.evaluate("window.__imageChanges")
         # Run All ends with the agent viewer of the newest elite.
         page.wait_for_selector(".wb-agent-viewer img.wb-agent-frame", timeout=300_000)
-        page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
-                               " === 'idle'", timeout=120_000)
+        page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'", timeout=120_000
+        )
 
         # Drag the mutation-power slider: the kernel calls trainer.set and confirms beside the slider.
         handle = page.locator(".wb-hp-sigma .noUi-handle").first
@@ -194,7 +212,7 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
     assert len(frames) >= 3, f"the frame viewer changed {len(frames)} times while training ran"
     assert len(plots) >= 2, f"the fitness plot changed {len(plots)} times while training ran"
     assert text.startswith("PENDING "), text
-    pending = ast.literal_eval(text[len("PENDING "):].strip())
+    pending = ast.literal_eval(text[len("PENDING ") :].strip())
     assert set(pending) == {"sigma"}, pending
     assert pending["sigma"] > 0.005, f"dragging right should raise sigma from 0.005, got {pending['sigma']}"
 
@@ -203,8 +221,11 @@ def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterla
     with notebook_page(jupyterlab, "07_continuous_control.ipynb", "mujoco-failure.png") as page:
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_selector(".wb-dashboard img.wb-frame-viewer", timeout=180_000)
-        caption = wait_until(lambda: "x velocity" in page.locator(".wb-dashboard").first.inner_text(), 180,
-                             "a MuJoCo frame with its forward velocity under the gameplay view")
+        caption = wait_until(
+            lambda: "x velocity" in page.locator(".wb-dashboard").first.inner_text(),
+            180,
+            "a MuJoCo frame with its forward velocity under the gameplay view",
+        )
         width = page.evaluate("() => document.querySelector('.wb-dashboard img.wb-frame-viewer').naturalWidth")
         page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-dashboard.png"))
         page.wait_for_selector(".wb-status >> text=/^(finished|stopped)/", timeout=300_000)

@@ -1,4 +1,5 @@
 """Every tutorial notebook runs top to bottom with its small CI budget, and is committed without outputs."""
+
 import glob
 import os
 
@@ -29,8 +30,9 @@ def uses_ray(path):
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("path", [pytest.param(path, marks=[pytest.mark.ray] if uses_ray(path) else [])
-                                  for path in NOTEBOOKS], ids=os.path.basename)
+@pytest.mark.parametrize(
+    "path", [pytest.param(path, marks=[pytest.mark.ray] if uses_ray(path) else []) for path in NOTEBOOKS], ids=os.path.basename
+)
 def test_notebook_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("CI", "1")  # the notebooks' small-budget switch
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -16,6 +16,7 @@ line names the call that crashed.
     (tests/ops/test_op_fuzz.py runs a fixed-seed short form in a subprocess; `make test-sanitize` runs
     it on the sanitizer build, docs/sanitizers.md)
 """
+
 import argparse
 import glob
 import os
@@ -43,7 +44,8 @@ def mujoco_models():
 
     assets = os.path.join(os.path.dirname(gymnasium.envs.mujoco.__file__), "assets")
     return sorted(glob.glob(os.path.join(assets, "*.xml"))) + sorted(
-        glob.glob(os.path.join(REPO, "tests", "data", "mujoco", "*.xml")))
+        glob.glob(os.path.join(REPO, "tests", "data", "mujoco", "*.xml"))
+    )
 
 
 class Fuzzer:
@@ -79,9 +81,15 @@ class Fuzzer:
                 self.log.write(f"cross-model: {task_id} on {os.path.basename(path)} flags={flags}\n")
                 self.log.flush()
                 try:
-                    handle, sizes, _ = mujoco_env.create(task_id, path, 3, task.parameters(settings),
-                                                         frame_skip=settings["frame_skip"], max_episode_steps=30,
-                                                         **flags)
+                    handle, sizes, _ = mujoco_env.create(
+                        task_id,
+                        path,
+                        3,
+                        task.parameters(settings),
+                        frame_skip=settings["frame_skip"],
+                        max_episode_steps=30,
+                        **flags,
+                    )
                 except tf.errors.InvalidArgumentError as error:
                     if "xml_file" not in str(error):
                         raise AssertionError(f"{task_id} on {path} refused without naming xml_file: {error}") from None
@@ -94,12 +102,12 @@ class Fuzzer:
     def play_foreign(self, handle, observation_size, action_size, nq, nv):
         r = self.rng
         every = np.arange(3, dtype=np.int32)
-        observations = mujoco_env.reset(handle, every, r.integers(-2**62, 2**62, 3))
+        observations = mujoco_env.reset(handle, every, r.integers(-(2**62), 2**62, 3))
         assert observations.shape == (3, observation_size), (observations.shape, observation_size)
         for t in range(40):
             live = every[~np.logical_or(*[v.numpy() for v in mujoco_env.status(handle, every)[2:4]])]
             if not live.size:
-                mujoco_env.reset(handle, every, r.integers(-2**62, 2**62, 3))
+                mujoco_env.reset(handle, every, r.integers(-(2**62), 2**62, 3))
                 continue
             scale = [1.0, 1e3, 1e30][t % 3]
             actions = (r.standard_normal((live.size, action_size)) * scale).astype(np.float32)
@@ -122,11 +130,11 @@ class Fuzzer:
         mujoco_env.reset(mujoco, np.arange(2, dtype=np.int32), np.arange(2, dtype=np.int64))
         dead_atari, _ = atari_env.create(self.rom, 1)
         atari_env.destroy(dead_atari)
-        dead_mujoco, _, _ = mujoco_env.create(self.task.id, self.xml, 1, self.task.parameters(self.settings),
-                                              frame_skip=4)
+        dead_mujoco, _, _ = mujoco_env.create(self.task.id, self.xml, 1, self.task.parameters(self.settings), frame_skip=4)
         mujoco_env.destroy(dead_mujoco)
-        self.handles = dict(atari=atari, mujoco=mujoco, dead_atari=dead_atari, dead_mujoco=dead_mujoco,
-                            variable=self.variable.handle)
+        self.handles = dict(
+            atari=atari, mujoco=mujoco, dead_atari=dead_atari, dead_mujoco=dead_mujoco, variable=self.variable.handle
+        )
 
     # -- templates: (library function, tensor inputs, attributes), valid as they stand ----------
     def templates(self):
@@ -139,55 +147,115 @@ class Fuzzer:
         lib, atari, mujoco = self.inference, self.atari, self.mujoco
         idx = np.array([0, 1], np.int32)
         return {
-            "population_matmul": (lib.workbench_population_matmul, dict(
-                x=floats(b, k), weights=floats(s, k, n), indices=slots(b), biases=[floats(s, n)]), dict(relu=True)),
-            "perturbed_population_matmul": (lib.workbench_perturbed_population_matmul, dict(
-                x=floats(b, k), weights=floats(s, k, n), parents=slots(b), sigmas=floats(b),
-                factor_a=floats(b, k, rank), factor_b=floats(b, n, rank), biases=[floats(s, n)],
-                bias_noise=[floats(b, n)]), dict(relu=False)),
-            "population_conv2d": (lib.workbench_population_conv2d, dict(
-                x=floats(b, h, w, c), weights=floats(s, kh * kw * c, n), indices=slots(b), biases=[floats(s, n)]),
-                dict(kernel_size=[kh, kw], strides=[1, 1], padding="VALID", relu=True)),
-            "population_conv2d_uint8": (lib.workbench_population_conv2d, dict(
-                x=r.integers(0, 256, (b, h, w, c), dtype=np.uint8), weights=floats(s, kh * kw * c, 16),
-                indices=slots(b), biases=[floats(s, 16)]),
-                dict(kernel_size=[kh, kw], strides=[1, 2], padding="SAME", input_scale=1 / 255)),
-            "perturbed_population_conv2d": (lib.workbench_perturbed_population_conv2d, dict(
-                x=floats(b, h, w, c), weights=floats(s, kh * kw * c, n), parents=slots(b), sigmas=floats(b),
-                factor_a=floats(b, kh * kw * c, rank), factor_b=floats(b, n, rank), biases=[floats(s, n)],
-                bias_noise=[floats(b, n)]), dict(kernel_size=[kh, kw], strides=[2, 1], padding="SAME")),
-            "assign_slots": (lib.workbench_assign_slots, dict(
-                resource=self.handles["variable"], slots=np.array([1, 3], np.int32), values=floats(2, 3, 2)), {}),
-            "atari_env_create": (atari.workbench_atari_env_create, {}, dict(
-                rom_path=self.rom, batch_size=1, frame_skip=4, noop_max=3, screen_size=42, stack_size=2)),
-            "atari_env_reset": (atari.workbench_atari_env_reset, dict(
-                handle=self.handles["atari"], indices=idx, seeds=np.array([5, 6], np.int64)), {}),
-            "atari_env_step": (atari.workbench_atari_env_step, dict(
-                handle=self.handles["atari"], indices=idx, actions=np.array([0, 1], np.int32)), {}),
-            "atari_env_step_and_observe": (atari.workbench_atari_env_step_and_observe, dict(
-                handle=self.handles["atari"], indices=idx, actions=np.array([1, 0], np.int32)), {}),
-            "atari_env_observation": (atari.workbench_atari_env_observation, dict(
-                handle=self.handles["atari"], indices=idx), {}),
+            "population_matmul": (
+                lib.workbench_population_matmul,
+                dict(x=floats(b, k), weights=floats(s, k, n), indices=slots(b), biases=[floats(s, n)]),
+                dict(relu=True),
+            ),
+            "perturbed_population_matmul": (
+                lib.workbench_perturbed_population_matmul,
+                dict(
+                    x=floats(b, k),
+                    weights=floats(s, k, n),
+                    parents=slots(b),
+                    sigmas=floats(b),
+                    factor_a=floats(b, k, rank),
+                    factor_b=floats(b, n, rank),
+                    biases=[floats(s, n)],
+                    bias_noise=[floats(b, n)],
+                ),
+                dict(relu=False),
+            ),
+            "population_conv2d": (
+                lib.workbench_population_conv2d,
+                dict(x=floats(b, h, w, c), weights=floats(s, kh * kw * c, n), indices=slots(b), biases=[floats(s, n)]),
+                dict(kernel_size=[kh, kw], strides=[1, 1], padding="VALID", relu=True),
+            ),
+            "population_conv2d_uint8": (
+                lib.workbench_population_conv2d,
+                dict(
+                    x=r.integers(0, 256, (b, h, w, c), dtype=np.uint8),
+                    weights=floats(s, kh * kw * c, 16),
+                    indices=slots(b),
+                    biases=[floats(s, 16)],
+                ),
+                dict(kernel_size=[kh, kw], strides=[1, 2], padding="SAME", input_scale=1 / 255),
+            ),
+            "perturbed_population_conv2d": (
+                lib.workbench_perturbed_population_conv2d,
+                dict(
+                    x=floats(b, h, w, c),
+                    weights=floats(s, kh * kw * c, n),
+                    parents=slots(b),
+                    sigmas=floats(b),
+                    factor_a=floats(b, kh * kw * c, rank),
+                    factor_b=floats(b, n, rank),
+                    biases=[floats(s, n)],
+                    bias_noise=[floats(b, n)],
+                ),
+                dict(kernel_size=[kh, kw], strides=[2, 1], padding="SAME"),
+            ),
+            "assign_slots": (
+                lib.workbench_assign_slots,
+                dict(resource=self.handles["variable"], slots=np.array([1, 3], np.int32), values=floats(2, 3, 2)),
+                {},
+            ),
+            "atari_env_create": (
+                atari.workbench_atari_env_create,
+                {},
+                dict(rom_path=self.rom, batch_size=1, frame_skip=4, noop_max=3, screen_size=42, stack_size=2),
+            ),
+            "atari_env_reset": (
+                atari.workbench_atari_env_reset,
+                dict(handle=self.handles["atari"], indices=idx, seeds=np.array([5, 6], np.int64)),
+                {},
+            ),
+            "atari_env_step": (
+                atari.workbench_atari_env_step,
+                dict(handle=self.handles["atari"], indices=idx, actions=np.array([0, 1], np.int32)),
+                {},
+            ),
+            "atari_env_step_and_observe": (
+                atari.workbench_atari_env_step_and_observe,
+                dict(handle=self.handles["atari"], indices=idx, actions=np.array([1, 0], np.int32)),
+                {},
+            ),
+            "atari_env_observation": (atari.workbench_atari_env_observation, dict(handle=self.handles["atari"], indices=idx), {}),
             "atari_env_screen": (atari.workbench_atari_env_screen, dict(handle=self.handles["atari"], indices=idx), {}),
             "atari_env_ram": (atari.workbench_atari_env_ram, dict(handle=self.handles["atari"], indices=idx), {}),
             "atari_env_status": (atari.workbench_atari_env_status, dict(handle=self.handles["atari"], indices=idx), {}),
-            "mujoco_env_create": (mujoco.workbench_mujoco_env_create, dict(
-                parameters=self.task.parameters(self.settings)), dict(
-                task=self.task.id, xml_path=self.xml, batch_size=1, frame_skip=4, max_episode_steps=50)),
-            "mujoco_env_reset": (mujoco.workbench_mujoco_env_reset, dict(
-                handle=self.handles["mujoco"], indices=idx, seeds=np.array([5, 6], np.int64)), {}),
-            "mujoco_env_step": (mujoco.workbench_mujoco_env_step, dict(
-                handle=self.handles["mujoco"], indices=idx, actions=floats(2, 3)), {}),
-            "mujoco_env_step_and_observe": (mujoco.workbench_mujoco_env_step_and_observe, dict(
-                handle=self.handles["mujoco"], indices=idx, actions=floats(2, 3)), {}),
-            "mujoco_env_observation": (mujoco.workbench_mujoco_env_observation, dict(
-                handle=self.handles["mujoco"], indices=idx), {}),
-            "mujoco_env_status": (mujoco.workbench_mujoco_env_status, dict(handle=self.handles["mujoco"], indices=idx),
-                                  {}),
-            "mujoco_env_state": (mujoco.workbench_mujoco_env_state, dict(handle=self.handles["mujoco"], indices=idx),
-                                 {}),
-            "mujoco_env_set_state": (mujoco.workbench_mujoco_env_set_state, dict(
-                handle=self.handles["mujoco"], indices=idx, qpos=np.zeros((2, 6)), qvel=np.zeros((2, 6))), {}),
+            "mujoco_env_create": (
+                mujoco.workbench_mujoco_env_create,
+                dict(parameters=self.task.parameters(self.settings)),
+                dict(task=self.task.id, xml_path=self.xml, batch_size=1, frame_skip=4, max_episode_steps=50),
+            ),
+            "mujoco_env_reset": (
+                mujoco.workbench_mujoco_env_reset,
+                dict(handle=self.handles["mujoco"], indices=idx, seeds=np.array([5, 6], np.int64)),
+                {},
+            ),
+            "mujoco_env_step": (
+                mujoco.workbench_mujoco_env_step,
+                dict(handle=self.handles["mujoco"], indices=idx, actions=floats(2, 3)),
+                {},
+            ),
+            "mujoco_env_step_and_observe": (
+                mujoco.workbench_mujoco_env_step_and_observe,
+                dict(handle=self.handles["mujoco"], indices=idx, actions=floats(2, 3)),
+                {},
+            ),
+            "mujoco_env_observation": (
+                mujoco.workbench_mujoco_env_observation,
+                dict(handle=self.handles["mujoco"], indices=idx),
+                {},
+            ),
+            "mujoco_env_status": (mujoco.workbench_mujoco_env_status, dict(handle=self.handles["mujoco"], indices=idx), {}),
+            "mujoco_env_state": (mujoco.workbench_mujoco_env_state, dict(handle=self.handles["mujoco"], indices=idx), {}),
+            "mujoco_env_set_state": (
+                mujoco.workbench_mujoco_env_set_state,
+                dict(handle=self.handles["mujoco"], indices=idx, qpos=np.zeros((2, 6)), qvel=np.zeros((2, 6))),
+                {},
+            ),
         }
 
     # -- mutations ---------------------------------------------------------------------------
@@ -234,8 +302,7 @@ class Fuzzer:
                 info = np.iinfo(array.dtype)
                 extremes = [-1, 2, 3, 1000, int(info.max), int(info.min)]
                 flat = out.reshape(-1)
-                flat[r.integers(flat.size)] = min(max(extremes[r.integers(len(extremes))], int(info.min)),
-                                                  int(info.max))
+                flat[r.integers(flat.size)] = min(max(extremes[r.integers(len(extremes))], int(info.min)), int(info.max))
                 if flat.size > 1 and r.random() < 0.5:
                     flat[1] = flat[0]
             return out
@@ -271,8 +338,11 @@ class Fuzzer:
                 key = str(r.choice(list(inputs)))
                 inputs[key] = self.mutate_tensor(inputs[key])
         graph = bool(r.random() < 0.4)
-        description = f"{number}: {name} {'tf.function' if graph else 'eager'} " + ", ".join(
-            f"{k}={describe(v)}" for k, v in inputs.items()) + (f" attrs={attrs}" if attrs else "")
+        description = (
+            f"{number}: {name} {'tf.function' if graph else 'eager'} "
+            + ", ".join(f"{k}={describe(v)}" for k, v in inputs.items())
+            + (f" attrs={attrs}" if attrs else "")
+        )
         self.log.write(description + "\n")
         self.log.flush()
         try:
@@ -305,14 +375,15 @@ def run_in_graph(function, inputs, attrs, rng):
         values = value if isinstance(value, list) else [value]
         structure.append((name, isinstance(value, list), len(values)))
         flat.extend(tf.convert_to_tensor(v) for v in values)
-    signature = [tf.TensorSpec(None if t.dtype == tf.resource or rng.random() < 0.5 else [None] * t.shape.rank,
-                               t.dtype) for t in flat]
+    signature = [
+        tf.TensorSpec(None if t.dtype == tf.resource or rng.random() < 0.5 else [None] * t.shape.rank, t.dtype) for t in flat
+    ]
 
     @tf.function(input_signature=signature)
     def wrapped(*tensors):
         kwargs, position = {}, 0
         for name, is_list, count in structure:
-            values = list(tensors[position:position + count])
+            values = list(tensors[position : position + count])
             kwargs[name] = values if is_list else values[0]
             position += count
         result = function(**kwargs, **attrs)
@@ -340,9 +411,11 @@ def main():
                 log.flush()
                 print(f"call {number} raised an unexpected exception:\n{traceback.format_exc()}", file=sys.stderr)
                 sys.exit(3)
-    print(f"{args.calls} calls: {fuzzer.outcomes['ok']} ran, {fuzzer.outcomes['error']} refused with an error; "
-          f"task rules on foreign models: {fuzzer.pairs['created']} created and played, {fuzzer.pairs['refused']} "
-          "refused")
+    print(
+        f"{args.calls} calls: {fuzzer.outcomes['ok']} ran, {fuzzer.outcomes['error']} refused with an error; "
+        f"task rules on foreign models: {fuzzer.pairs['created']} created and played, {fuzzer.pairs['refused']} "
+        "refused"
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """assign_slots: whole-slot writes in place, against the reference, copy-on-write, zero-copy reads, bad input."""
+
 import time
 
 import numpy as np

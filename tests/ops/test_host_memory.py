@@ -1,4 +1,5 @@
 """Host arrays handed to TensorFlow: zero-copy only where TensorFlow accepts the memory, a copy otherwise."""
+
 import numpy as np
 import pytest
 
@@ -30,13 +31,17 @@ def test_the_tensor_keeps_the_array_alive():
     assert float(np.asarray(tensor).sum()) == 3.0 * 256 * 256
 
 
-@pytest.mark.parametrize("make", [
-    lambda a: a.reshape(-1)[1:],  # misaligned start (TensorFlow would abort the process on this one)
-    lambda a: a[:, ::2],  # not contiguous
-    lambda a: a[:0],  # empty
-    lambda a: np.frombuffer(a.tobytes(), np.float32).reshape(a.shape),  # read-only
-    lambda a: a.view(a.dtype.newbyteorder()),  # not in native byte order (the values read differently)
-], ids=["misaligned", "strided", "empty", "read-only", "byte-swapped"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: a.reshape(-1)[1:],  # misaligned start (TensorFlow would abort the process on this one)
+        lambda a: a[:, ::2],  # not contiguous
+        lambda a: a[:0],  # empty
+        lambda a: np.frombuffer(a.tobytes(), np.float32).reshape(a.shape),  # read-only
+        lambda a: a.view(a.dtype.newbyteorder()),  # not in native byte order (the values read differently)
+    ],
+    ids=["misaligned", "strided", "empty", "read-only", "byte-swapped"],
+)
 def test_arrays_tensorflow_cannot_take_are_copied(make, rng):
     base = aligned_empty((8, 64))
     base[...] = rng.standard_normal(base.shape)

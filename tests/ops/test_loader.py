@@ -1,4 +1,5 @@
 """The ops library loader: clear errors for a missing or stale library, and the pure-TF switch."""
+
 import os
 import subprocess
 import sys

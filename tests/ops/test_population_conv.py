@@ -1,4 +1,5 @@
 """population_conv2d: each batch entry convolved with its slot's filters, against tf.nn.conv2d per member."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -31,8 +32,9 @@ def test_matches_per_member_conv2d(rng, backend, padding, kernel_size, stride, s
     y = population_conv2d(x, filters, indices, strides=stride, padding=padding, bias=bias, relu=True, backend=backend)
     assert_close_to_scale(y, expected)
     flat = filters.reshape(slots, -1, out)
-    y_flat = population_conv2d(x, flat, indices, kernel_size=kernel_size, strides=stride, padding=padding, bias=bias, relu=True,
-                               backend=backend)
+    y_flat = population_conv2d(
+        x, flat, indices, kernel_size=kernel_size, strides=stride, padding=padding, bias=bias, relu=True, backend=backend
+    )
     assert_close_to_scale(y_flat, expected)
 
 
@@ -84,9 +86,18 @@ def test_perturbed_conv_equals_conv_with_materialised_filters(rng, out, rank):
 
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16], ids=["float32", "bfloat16"])
-@pytest.mark.parametrize("size, kernel, stride, channels, out, padding", [
-    (84, 8, 4, 4, 32, "SAME"), (21, 4, 2, 8, 64, "SAME"), (11, 3, 1, 4, 16, "SAME"), (10, 3, 2, 3, 16, "VALID"),
-    (13, 3, 2, 5, 48, "SAME"), (4, 5, 3, 2, 16, "SAME"), (6, 2, 2, 3, 80, "VALID")])
+@pytest.mark.parametrize(
+    "size, kernel, stride, channels, out, padding",
+    [
+        (84, 8, 4, 4, 32, "SAME"),
+        (21, 4, 2, 8, 64, "SAME"),
+        (11, 3, 1, 4, 16, "SAME"),
+        (10, 3, 2, 3, 16, "VALID"),
+        (13, 3, 2, 5, 48, "SAME"),
+        (4, 5, 3, 2, 16, "SAME"),
+        (6, 2, 2, 3, 80, "VALID"),
+    ],
+)
 def test_patches_read_in_place_give_the_bits_of_built_patches(rng, dtype, size, kernel, stride, channels, out, padding):
     """Output widths that are multiples of 16 read the patches in place from a padded image; the sums are the
     matmul op's over tf.image.extract_patches, bit for bit (depth summed in order either way)."""
@@ -116,8 +127,11 @@ def test_uint8_images_are_read_as_scaled_floats(rng, backend, out):
     "kwargs, error, pattern",
     [
         (dict(x=np.ones((2, 8, 8), np.float32)), ValueError, "x must be"),
-        (dict(filters=np.ones((2, 3, 3, 5, 4), np.float32)), ValueError,
-         r"x.shape\[-1\] \(channels\) = 3 must equal filters.shape\[3\] = 5"),
+        (
+            dict(filters=np.ones((2, 3, 3, 5, 4), np.float32)),
+            ValueError,
+            r"x.shape\[-1\] \(channels\) = 3 must equal filters.shape\[3\] = 5",
+        ),
         (dict(filters=np.ones((2, 27, 4), np.float32)), ValueError, "kernel_size is required"),
         (dict(filters=np.ones((2, 27, 4), np.float32), kernel_size=2), ValueError, "kh\\*kw\\*channels"),
         (dict(padding="same"), ValueError, "padding must be"),
@@ -131,8 +145,9 @@ def test_uint8_images_are_read_as_scaled_floats(rng, backend, out):
     ],
 )
 def test_bad_input_names_the_argument(kwargs, error, pattern):
-    args = dict(x=np.ones((2, 8, 8, 3), np.float32), filters=np.ones((2, 3, 3, 3, 4), np.float32),
-                indices=np.array([0, 1], np.int32))
+    args = dict(
+        x=np.ones((2, 8, 8, 3), np.float32), filters=np.ones((2, 3, 3, 3, 4), np.float32), indices=np.array([0, 1], np.int32)
+    )
     args.update(kwargs)
     with pytest.raises(error, match=pattern):
         population_conv2d(**args)
@@ -145,19 +160,47 @@ def test_raw_conv_op_validates_geometry():
     images = np.ones((2, 8, 8, 3), np.float32)
     expected = r"kernel_h \* kernel_w \* x.shape\[3\] and weights.shape\[1\]"
     with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=expected):
-        tf.function(lambda: library.workbench_population_conv2d(
-            x=images, weights=np.ones((1, 26, 4), np.float32), indices=[0, 0], biases=[],
-            kernel_size=[3, 3], strides=[1, 1], padding="SAME"))()
+        tf.function(
+            lambda: library.workbench_population_conv2d(
+                x=images,
+                weights=np.ones((1, 26, 4), np.float32),
+                indices=[0, 0],
+                biases=[],
+                kernel_size=[3, 3],
+                strides=[1, 1],
+                padding="SAME",
+            )
+        )()
     expected = "kernel_size and strides must each be two positive integers"
     with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match=expected):
-        tf.function(lambda: library.workbench_population_conv2d(
-            x=images, weights=np.ones((1, 27, 4), np.float32), indices=[0, 0], biases=[],
-            kernel_size=[3, 3], strides=[0, 1], padding="SAME"))()
+        tf.function(
+            lambda: library.workbench_population_conv2d(
+                x=images,
+                weights=np.ones((1, 27, 4), np.float32),
+                indices=[0, 0],
+                biases=[],
+                kernel_size=[3, 3],
+                strides=[0, 1],
+                padding="SAME",
+            )
+        )()
     with pytest.raises((ValueError, tf.errors.InvalidArgumentError), match="x must be"):
         library.workbench_population_conv2d(
-            x=images[0], weights=np.ones((1, 27, 4), np.float32), indices=[0], biases=[],
-            kernel_size=[3, 3], strides=[1, 1], padding="SAME")
+            x=images[0],
+            weights=np.ones((1, 27, 4), np.float32),
+            indices=[0],
+            biases=[],
+            kernel_size=[3, 3],
+            strides=[1, 1],
+            padding="SAME",
+        )
     y = library.workbench_population_conv2d(
-        x=images, weights=np.ones((1, 27, 4), np.float32), indices=[0, 0], biases=[],
-        kernel_size=[3, 3], strides=[2, 2], padding="VALID")
+        x=images,
+        weights=np.ones((1, 27, 4), np.float32),
+        indices=[0, 0],
+        biases=[],
+        kernel_size=[3, 3],
+        strides=[2, 2],
+        padding="VALID",
+    )
     assert y.shape == (2, 3, 3, 4) and np.all(y.numpy() == 27.0)

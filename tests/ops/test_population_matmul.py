@@ -1,4 +1,5 @@
 """population_matmul: custom kernel vs pure-TF reference vs numpy, every kernel path, and bad input."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -158,8 +159,11 @@ SLOTS = np.array([0, 2], np.int32)
         (dict(indices=np.array([0, 3], np.int32)), ValueError, r"indices\[1\] = 3 is out of range \[0, 3\)"),
         (dict(indices=np.array([-1, 0], np.int32)), ValueError, r"indices\[0\] = -1 is out of range"),
         (dict(indices=np.array([0, 2**40])), ValueError, r"indices\[1\] = 2147483647 is out of range"),
-        (dict(indices=np.array([0, 1, 2], np.int32)), ValueError,
-         r"x.shape\[0\] \(batch\) = 2 must equal indices.shape\[0\] = 3"),
+        (
+            dict(indices=np.array([0, 1, 2], np.int32)),
+            ValueError,
+            r"x.shape\[0\] \(batch\) = 2 must equal indices.shape\[0\] = 3",
+        ),
         (dict(indices=np.array([0.0, 1.0])), TypeError, "indices must be int32 or int64"),
         (dict(indices=np.zeros((2, 1), np.int32)), ValueError, "indices must be"),
         (dict(bias=np.ones((3, 4), np.float32)), ValueError, r"bias.shape\[1\] \(N\) = 4 must equal weights.shape\[2\] = 5"),
@@ -257,8 +261,9 @@ def test_a_member_gets_the_same_bits_whatever_else_is_in_the_batch(rng, dtype, r
     shared = np.zeros(batch, np.int32)
     together = population_matmul(x, weights, shared, bias=bias, relu=True, perturbation=p).numpy()
     for b in (0, 5, 23):
-        alone_p = None if p is None else LowRankPerturbation(
-            *(t[b : b + 1] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise)))
+        alone_p = (
+            None if p is None else LowRankPerturbation(*(t[b : b + 1] for t in (p.sigmas, p.factor_a, p.factor_b, p.bias_noise)))
+        )
         alone = population_matmul(x[b : b + 1], weights, shared[:1], bias=bias, relu=True, perturbation=alone_p).numpy()
         np.testing.assert_array_equal(alone[0], together[b])
     mixed = np.array([0 if b % 3 == 0 else 1 + b % 3 for b in range(batch)], np.int32)

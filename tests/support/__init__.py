@@ -1,6 +1,7 @@
 """Helpers the tests share: the repository's paths, the component checks of the browser and Ray tiers, the float32
 tolerance of the op tests and a small CartPole run. Test modules import these from here (pyproject.toml puts
 tests/ on pytest's path), never from conftest.py or from one another."""
+
 import importlib.util
 import os
 
@@ -51,9 +52,17 @@ def cartpole_config(**changes):
     """A RunConfig of a GA on CartPole small enough for a test (16 members, two generations in seconds)."""
     from workbench.training import RunConfig
 
-    config = dict(env="CartPole-v1", model="mlp", algorithm="ga", subpopulations=2, slots=8, max_episode_frames=200,
-                  noise_size=2**20, model_options=dict(hidden_sizes=[8]),
-                  hyperparameters=dict(population_size=16, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2))
+    config = dict(
+        env="CartPole-v1",
+        model="mlp",
+        algorithm="ga",
+        subpopulations=2,
+        slots=8,
+        max_episode_frames=200,
+        noise_size=2**20,
+        model_options=dict(hidden_sizes=[8]),
+        hyperparameters=dict(population_size=16, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2),
+    )
     config.update(changes)
     return RunConfig(**config)
 
@@ -62,6 +71,13 @@ def pong_config():
     """A RunConfig of a GA on Pong small enough for a test (8 members, 120-frame episodes)."""
     from workbench.training import RunConfig
 
-    return RunConfig(env="pong", model="small", algorithm="ga", subpopulations=2, slots=4, max_episode_frames=120,
-                     noise_size=2**20, hyperparameters=dict(population_size=8, truncation=2, sigma=0.01,
-                                                            elite_candidates=1, elite_episodes=1))
+    return RunConfig(
+        env="pong",
+        model="small",
+        algorithm="ga",
+        subpopulations=2,
+        slots=4,
+        max_episode_frames=120,
+        noise_size=2**20,
+        hyperparameters=dict(population_size=8, truncation=2, sigma=0.01, elite_candidates=1, elite_episodes=1),
+    )

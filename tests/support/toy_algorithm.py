@@ -1,5 +1,6 @@
 """A toy algorithm, added the way a new one is: a config dataclass with described fields, a Strategy, and one
 registration. The registry tests and the strategy contract run on it (registered only while they do)."""
+
 import contextlib
 import dataclasses
 
@@ -13,10 +14,10 @@ NAME = "toy"
 
 @dataclasses.dataclass(frozen=True)
 class ToyConfig(GAConfig):
-    population_size: int = hyperparameter(24, "population size", "members per generation", scale="int", low=2,
-                                          high=100)
-    boldness: float = hyperparameter(1.0, "boldness", "a setting of the toy's own (it changes nothing)",
-                                     scale="log", low=0.1, high=10.0, step=0.1)
+    population_size: int = hyperparameter(24, "population size", "members per generation", scale="int", low=2, high=100)
+    boldness: float = hyperparameter(
+        1.0, "boldness", "a setting of the toy's own (it changes nothing)", scale="log", low=0.1, high=10.0, step=0.1
+    )
 
     def validated(self):
         check_real("boldness", self.boldness, 0, low_open=True)

@@ -1,4 +1,5 @@
 """Presets: every preset gives every algorithm a valid configuration; overrides win; unknown names are listed."""
+
 import pytest
 
 from workbench.cli import build_parser, run_config_from
@@ -21,8 +22,7 @@ def test_every_preset_configures_every_atari_algorithm(preset, algorithm):
 
 def test_the_pc_preset_and_overrides():
     config = RunConfig.from_preset("pc", "ga", env="pong", hyperparameters=dict(sigma=0.01), slots=8)
-    assert config.hyperparameters == dict(population_size=200, truncation=20, sigma=0.01, elite_candidates=5,
-                                          elite_episodes=5)
+    assert config.hyperparameters == dict(population_size=200, truncation=20, sigma=0.01, elite_candidates=5, elite_episodes=5)
     assert config.slots == 8 and config.env == "pong"
     with pytest.raises(ValueError, match="preset must be one of 'paper', 'pc', 'tutorial'"):
         RunConfig.from_preset("laptop")
@@ -33,8 +33,9 @@ def test_the_pc_preset_and_overrides():
 
 
 def test_the_command_line_starts_from_a_preset(tmp_path):
-    args = build_parser().parse_args(["train", "--preset", "pc", "--game", "frostbite", "--sigma", "0.01",
-                                      "--out", str(tmp_path)])
+    args = build_parser().parse_args(
+        ["train", "--preset", "pc", "--game", "frostbite", "--sigma", "0.01", "--out", str(tmp_path)]
+    )
     config = run_config_from(args)
     assert config.hyperparameters["population_size"] == 200 and config.hyperparameters["sigma"] == 0.01
     args = build_parser().parse_args(["train", "--preset", "nope", "--out", str(tmp_path)])
@@ -47,8 +48,9 @@ def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_preset
         assert RunConfig.from_preset(preset, "es", env="seaquest").virtual_batch_norm
         assert not RunConfig.from_preset(preset, "ga", env="seaquest").virtual_batch_norm
     assert not RunConfig.from_preset("tutorial", "es", env="CartPole-v1").virtual_batch_norm
-    args = build_parser().parse_args(["train", "--preset", "pc", "--game", "seaquest", "--algo", "es",
-                                      "--no-virtual-batch-norm", "--out", str(tmp_path)])
+    args = build_parser().parse_args(
+        ["train", "--preset", "pc", "--game", "seaquest", "--algo", "es", "--no-virtual-batch-norm", "--out", str(tmp_path)]
+    )
     assert not run_config_from(args).virtual_batch_norm
 
 
@@ -73,25 +75,40 @@ def test_a_model_other_than_the_presets_drops_its_model_options():
     config = RunConfig.from_preset("pc", "es", env="Hopper-v5", model="mlp", model_options=dict(hidden_sizes=[8]))
     assert config.model_options == dict(hidden_sizes=[8])  # given with the model: kept
     assert RunConfig.from_preset("pc", "es", env="Hopper-v5", model="mlp").model_options == dict(hidden_sizes=[64, 64])
-    args = build_parser().parse_args(["train", "--env", "HumanoidTrap-v5", "--algo", "es", "--preset", "pc",
-                                      "--model", "linear", "--out", "unused"])
+    args = build_parser().parse_args(
+        ["train", "--env", "HumanoidTrap-v5", "--algo", "es", "--preset", "pc", "--model", "linear", "--out", "unused"]
+    )
     config = run_config_from(args)  # the command line too
     assert config.model == "linear" and not config.model_options
 
 
 def test_the_command_line_trains_mujoco_from_a_preset(tmp_path):
-    args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "ars", "--preset", "paper",
-                                      "--noise", "0.02", "--out", str(tmp_path)])
+    args = build_parser().parse_args(
+        ["train", "--env", "Hopper-v5", "--algo", "ars", "--preset", "paper", "--noise", "0.02", "--out", str(tmp_path)]
+    )
     config = run_config_from(args)
     assert config.model == "linear" and config.hyperparameters["noise"] == 0.02
     assert config.hyperparameters["survival_bonus"] == 1.0 and config.observation_normalization["fraction"] == 1.0
-    args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "ars", "--preset", "paper",
-                                      "--no-observation-normalization", "--out", str(tmp_path)])
+    args = build_parser().parse_args(
+        [
+            "train",
+            "--env",
+            "Hopper-v5",
+            "--algo",
+            "ars",
+            "--preset",
+            "paper",
+            "--no-observation-normalization",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert run_config_from(args).observation_normalization is None
     args = build_parser().parse_args(["train", "--env", "pong", "--algo", "pgpe", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="vector observations"):
         run_config_from(args)
-    args = build_parser().parse_args(["train", "--env", "Hopper-v5", "--algo", "pgpe", "--max-speed", "0",
-                                      "--out", str(tmp_path)])
+    args = build_parser().parse_args(
+        ["train", "--env", "Hopper-v5", "--algo", "pgpe", "--max-speed", "0", "--out", str(tmp_path)]
+    )
     with pytest.raises(ValueError, match="max_speed"):
         run_config_from(args)

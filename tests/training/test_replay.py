@@ -1,4 +1,5 @@
 """Replays: deterministic episodes, GIF and MP4 with the score, ES centers from checkpoints, clear errors."""
+
 import numpy as np
 import pytest
 
@@ -27,8 +28,16 @@ def test_replay_is_deterministic_and_exports_video(tmp_path):
 
 
 def test_replay_of_an_es_run_uses_the_checkpointed_center(tmp_path):
-    config = RunConfig(env="pong", model="small", algorithm="es", subpopulations=1, slots=4, max_episode_frames=150,
-                       noise_size=2**22, hyperparameters=dict(population_size=4, sigma=0.02))
+    config = RunConfig(
+        env="pong",
+        model="small",
+        algorithm="es",
+        subpopulations=1,
+        slots=4,
+        max_episode_frames=150,
+        noise_size=2**22,
+        hyperparameters=dict(population_size=4, sigma=0.02),
+    )
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
     trainer.run(generations=1)
     trainer.checkpoint()

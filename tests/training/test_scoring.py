@@ -1,5 +1,6 @@
 """Scoring elites the paper's way: every algorithm, Atari protocols, test seeds apart from training seeds,
 determinism, the JSON file, the CLI, and clear errors."""
+
 import json
 import os
 import subprocess
@@ -20,8 +21,15 @@ from workbench.training.scoring import (
     training_round_seeds,
 )
 
-CARTPOLE = dict(env="CartPole-v1", model="mlp", subpopulations=1, slots=4, max_episode_frames=100, noise_size=2**16,
-                model_options=dict(hidden_sizes=[4]))
+CARTPOLE = dict(
+    env="CartPole-v1",
+    model="mlp",
+    subpopulations=1,
+    slots=4,
+    max_episode_frames=100,
+    noise_size=2**16,
+    model_options=dict(hidden_sizes=[4]),
+)
 HYPERPARAMETERS = {
     "ga": dict(population_size=6, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=2),
     "es": dict(population_size=6, sigma=0.05, learning_rate=0.03),
@@ -35,15 +43,27 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     made = {}
     for algorithm, hyperparameters in HYPERPARAMETERS.items():
-        config = RunConfig(algorithm=algorithm, hyperparameters=hyperparameters, seed=3,
-                           behaviour="final_observation" if algorithm == "nsr-es" else None, **CARTPOLE)
+        config = RunConfig(
+            algorithm=algorithm,
+            hyperparameters=hyperparameters,
+            seed=3,
+            behaviour="final_observation" if algorithm == "nsr-es" else None,
+            **CARTPOLE,
+        )
         trainer = Trainer.from_config(config, run_dir=str(root / algorithm))
         trainer.run(generations=2)
         trainer.close()
         made[algorithm] = str(root / algorithm)
-    pong = RunConfig(env="pong", model="small", algorithm="ga", subpopulations=1, slots=2, max_episode_frames=300,
-                     noise_size=2**22, hyperparameters=dict(population_size=3, truncation=1, elite_candidates=1,
-                                                            elite_episodes=1))
+    pong = RunConfig(
+        env="pong",
+        model="small",
+        algorithm="ga",
+        subpopulations=1,
+        slots=2,
+        max_episode_frames=300,
+        noise_size=2**22,
+        hyperparameters=dict(population_size=3, truncation=1, elite_candidates=1, elite_episodes=1),
+    )
     trainer = Trainer.from_config(pong, run_dir=str(root / "pong"))
     trainer.run(generations=1)
     trainer.close()
@@ -87,14 +107,20 @@ def test_test_seeds_never_equal_the_seeds_training_used(runs, monkeypatch):
     config = RunConfig(algorithm="ga", hyperparameters=HYPERPARAMETERS["ga"], seed=3, **CARTPOLE)
     trainer = Trainer.from_config(config)
     evaluate = trainer.evaluator.evaluate
-    monkeypatch.setattr(trainer.evaluator, "evaluate", lambda requests, seed, **kw: (
-        used.append((seed, [r.episodes for r in requests])), evaluate(requests, seed=seed, **kw))[1])
+    monkeypatch.setattr(
+        trainer.evaluator,
+        "evaluate",
+        lambda requests, seed, **kw: (used.append((seed, [r.episodes for r in requests])), evaluate(requests, seed=seed, **kw))[
+            1
+        ],
+    )
     trainer.run(generations=3)
     trainer.close()
     round_seeds = training_round_seeds(config.seed, 3)
     assert len(used) == 6 and {seed for seed, _ in used} <= round_seeds  # 3 generations of 2 rounds
-    training_episodes = {episode_seed(seed, r, e) for seed, episodes in used
-                         for r, count in enumerate(episodes) for e in range(count)}
+    training_episodes = {
+        episode_seed(seed, r, e) for seed, episodes in used for r, count in enumerate(episodes) for e in range(count)
+    }
     for test in range(3):
         evaluation = scoring_seed(config.seed, test)
         assert evaluation not in round_seeds
@@ -132,8 +158,19 @@ def test_bad_input_is_refused_with_the_argument_named(runs, tmp_path):
 @pytest.mark.slow
 def test_the_command_line_prints_the_score_and_writes_the_episodes(runs, tmp_path):
     path = str(tmp_path / "test.json")
-    command = [sys.executable, "-m", "workbench", "evaluate", runs["pong"], "--episodes", "2",
-               "--max-episode-frames", "400", "--json", path]
+    command = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "evaluate",
+        runs["pong"],
+        "--episodes",
+        "2",
+        "--max-episode-frames",
+        "400",
+        "--json",
+        path,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=dict(os.environ))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "± " in result.stdout and "over 2 episodes (deep-ga, cap 400)" in result.stdout

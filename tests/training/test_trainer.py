@@ -1,5 +1,6 @@
 """Trainer: synchronous and background runs, live set(), stop within seconds, events, logs, checkpoints,
 exact resume (also after kill -9 at random moments), error propagation, corrupt checkpoints."""
+
 import json
 import os
 import signal
@@ -111,8 +112,10 @@ def test_background_run_live_set_pause_stop_and_events(tmp_path):
 def test_stop_during_a_long_generation_returns_within_seconds(tmp_path):
     # 20,000 CartPole episodes of at least 8 steps each cannot finish in the half second the test waits once
     # evaluation has begun, on any machine this suite runs on.
-    config = cartpole_config(max_episode_frames=500, hyperparameters=dict(population_size=20000, truncation=4, sigma=0.1,
-                                                                          elite_candidates=2, elite_episodes=2))
+    config = cartpole_config(
+        max_episode_frames=500,
+        hyperparameters=dict(population_size=20000, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2),
+    )
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
     evaluating, evaluate = threading.Event(), trainer.evaluator.evaluate
 
@@ -169,9 +172,16 @@ def test_event_bus_never_blocks_and_filters():
 
 
 def test_gameplay_frames_are_published_on_atari(tmp_path):
-    config = RunConfig(env="pong", model="small", algorithm="ga", subpopulations=1, slots=2, max_episode_frames=400,
-                       noise_size=2**22, hyperparameters=dict(population_size=2, truncation=1, sigma=0.01,
-                                                              elite_candidates=1, elite_episodes=1))
+    config = RunConfig(
+        env="pong",
+        model="small",
+        algorithm="ga",
+        subpopulations=1,
+        slots=2,
+        max_episode_frames=400,
+        noise_size=2**22,
+        hyperparameters=dict(population_size=2, truncation=1, sigma=0.01, elite_candidates=1, elite_episodes=1),
+    )
     trainer = Trainer.from_config(config)
     frames = trainer.events.subscribe(kinds={"frame"})
     trainer.run(generations=1)
@@ -185,8 +195,10 @@ def test_gameplay_frames_are_published_on_atari(tmp_path):
         (lambda d: (d / "state.json").write_text("{not json"), "corrupt"),
         (lambda d: (d / "state.json").write_text(json.dumps({"format": "other"})), "not a workbench checkpoint"),
         (lambda d: (d / "arrays.npz").write_bytes(b"garbage"), "corrupt"),
-        (lambda d: (d / "state.json").write_text(json.dumps(
-            dict(json.loads((d / "state.json").read_text()), version=99))), "version 99"),
+        (
+            lambda d: (d / "state.json").write_text(json.dumps(dict(json.loads((d / "state.json").read_text()), version=99))),
+            "version 99",
+        ),
     ],
 )
 def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path, damage, match):
@@ -257,10 +269,13 @@ def run_until_killed(script, run_dir, kind, moment, rng):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind,moments", [
-    ("cartpole", ["ready", "writing", "late"]),
-    ("atari", ["ready", "writing"]),
-])
+@pytest.mark.parametrize(
+    "kind,moments",
+    [
+        ("cartpole", ["ready", "writing", "late"]),
+        ("atari", ["ready", "writing"]),
+    ],
+)
 def test_kill_9_at_any_moment_loses_at_most_the_generation_in_progress(tmp_path, kind, moments):
     """SIGKILL before the first checkpoint exists, while a checkpoint is being written, and at a random later
     moment: every restart resumes (a run without a checkpoint starts again from generation 0 with its
@@ -334,8 +349,11 @@ def test_atari_run_directories_record_the_dense_layers_flatten_order(tmp_path):
     data = RunConfig(env="pong", model="large").to_json()
     assert data["model_options"] == {"flatten": "channels_first"}
     assert RunConfig(env="CartPole-v1", model="mlp").to_json()["model_options"] == {}
-    for name, options, expected in (("new", {"flatten": "channels_first"}, "channels_first"),
-                                    ("old", {}, "channels_last"), ("old_mlp", None, None)):
+    for name, options, expected in (
+        ("new", {"flatten": "channels_first"}, "channels_first"),
+        ("old", {}, "channels_last"),
+        ("old_mlp", None, None),
+    ):
         os.makedirs(tmp_path / name)
         saved = dict(data, model_options=options) if options is not None else cartpole_config().to_json()
         with open(tmp_path / name / "config.json", "w") as f:

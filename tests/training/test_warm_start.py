@@ -1,6 +1,7 @@
 """Warm starts (RunConfig.init_from, train --init-from): a new run of a strategy with a center starts from another
 run's elite and observation statistics; what would make the weights compute another policy is refused by name;
 a resumed run continues from its own checkpoint without the source."""
+
 import shutil
 
 import numpy as np
@@ -20,8 +21,9 @@ SMALL = dict(max_episode_frames=20, slots=4, subpopulations=1, noise_size=TABLE.
 def source(tmp_path_factory):
     """Two generations of ARS (linear policy, ARS's normalisation: every state, no clip) on Hopper-v5."""
     run_dir = str(tmp_path_factory.mktemp("warm") / "ars")
-    config = RunConfig.from_preset("paper", "ars", env="Hopper-v5", **SMALL,
-                                   hyperparameters=dict(directions=2, top_directions=1, center_episodes=1))
+    config = RunConfig.from_preset(
+        "paper", "ars", env="Hopper-v5", **SMALL, hyperparameters=dict(directions=2, top_directions=1, center_episodes=1)
+    )
     with_trainer(Trainer.from_config(config, run_dir=run_dir), lambda trainer: trainer.run(generations=2))
     return run_dir
 
@@ -34,8 +36,7 @@ def with_trainer(trainer, action):
 
 
 def es_config(source, **fields):
-    values = dict(SMALL, env="Hopper-v5", hyperparameters=dict(population_size=4), **inherited_fields(source),
-                  init_from=source)
+    values = dict(SMALL, env="Hopper-v5", hyperparameters=dict(population_size=4), **inherited_fields(source), init_from=source)
     return RunConfig.from_preset("pc", "es", **dict(values, **fields))
 
 
@@ -75,8 +76,9 @@ def test_other_strategies_with_a_center_start_there_too(source, algorithm):
     elite = load_elite(source)
     weights = elite.decoder().decode(elite.genome)
     small = dict(population_size=4, **({"meta_population_size": 2} if algorithm == "ns-es" else {}))
-    config = RunConfig.from_preset("pc", algorithm, env="Hopper-v5", **SMALL, hyperparameters=small,
-                                   **inherited_fields(source), init_from=source)
+    config = RunConfig.from_preset(
+        "pc", algorithm, env="Hopper-v5", **SMALL, hyperparameters=small, **inherited_fields(source), init_from=source
+    )
 
     def starts(trainer):
         centers = trainer.strategy.centers if algorithm == "ns-es" else [trainer.strategy.center]
@@ -97,7 +99,8 @@ def test_a_warm_start_that_would_change_the_policy_is_refused_by_name(source, tm
     refused = {
         "trained model 'linear'": es_config(source, model="mlp", model_options=dict(hidden_sizes=[8])),
         "clip None and variance floor 0.01, this run with 5.0": es_config(
-            source, observation_normalization=dict(fraction=1.0, clip=5.0, variance_floor=0.01)),
+            source, observation_normalization=dict(fraction=1.0, clip=5.0, variance_floor=0.01)
+        ),
         "normalises observations and this run does not": es_config(source, observation_normalization=None),
         r"observes \(11,\) \(Hopper-v5\); this run's task observes \(17,\)": es_config(source, env="HalfCheetah-v5"),
         "not a run directory": es_config(source, init_from=str(tmp_path)),
@@ -110,9 +113,13 @@ def test_a_warm_start_that_would_change_the_policy_is_refused_by_name(source, tm
 
 
 def test_the_cli_takes_over_the_sources_model_and_normalisation(source, tmp_path):
-    args = build_parser().parse_args(["train", "--preset", "pc", "--game", "Hopper-v5", "--algo", "es",
-                                      "--init-from", source, "--out", str(tmp_path / "run")])
+    args = build_parser().parse_args(
+        ["train", "--preset", "pc", "--game", "Hopper-v5", "--algo", "es", "--init-from", source, "--out", str(tmp_path / "run")]
+    )
     config = run_config_from(args)
     origin = RunConfig.from_run_dir(source)
     assert (config.init_from, config.model, config.observation_normalization) == (
-        source, "linear", origin.observation_normalization)
+        source,
+        "linear",
+        origin.observation_normalization,
+    )

@@ -1,16 +1,17 @@
 """Environment batches: many episodes stepped together, each environment addressed by index.
 
-  AtariBatch   Atari games with the Deep GA preprocessing, emulated inside TensorFlow ops
-               (backend "custom") or on ale-py (backend "reference")
-  MujocoBatch  Gymnasium v5's MuJoCo locomotion tasks, simulated inside TensorFlow ops (backend
-               "custom") or by Gymnasium itself (backend "reference")
-  GymBatch     any Gymnasium environment with vector observations (discrete or Box actions)
-  make_batch   any of them, from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1"
-  EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH,
-               PHYSICS_STATE, BODY_POSITION, RENDER_STATES
-  SimulatorBatch  the template of a simulator family's batch (AtariBatch and MujocoBatch derive from it)
-  check_batch  checks a batch (any EnvBatch, yours too) against the contract they all keep
+AtariBatch   Atari games with the Deep GA preprocessing, emulated inside TensorFlow ops
+             (backend "custom") or on ale-py (backend "reference")
+MujocoBatch  Gymnasium v5's MuJoCo locomotion tasks, simulated inside TensorFlow ops (backend
+             "custom") or by Gymnasium itself (backend "reference")
+GymBatch     any Gymnasium environment with vector observations (discrete or Box actions)
+make_batch   any of them, from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1"
+EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH,
+             PHYSICS_STATE, BODY_POSITION, RENDER_STATES
+SimulatorBatch  the template of a simulator family's batch (AtariBatch and MujocoBatch derive from it)
+check_batch  checks a batch (any EnvBatch, yours too) against the contract they all keep
 """
+
 from __future__ import annotations
 
 from workbench.envs.atari import AtariBatch

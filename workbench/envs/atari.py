@@ -12,6 +12,7 @@ stepped on TF's thread pool); "reference" runs ale-py from Python (slow, exact
 twin of the ops); None (default) picks "custom" and falls back to "reference"
 with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 """
+
 from __future__ import annotations
 
 from typing import Any, Protocol
@@ -41,10 +42,22 @@ class AtariBatch(SimulatorBatch):
     ops_module = "atari_env"  # observe_in_graph: uint8 [n, size, size, stack]
     _backend: AtariBackend
 
-    def __init__(self, game: str, batch_size: int, *, frame_skip: int = 4, noop_max: int = 30,
-                 repeat_action_probability: float = 0.0, max_episode_frames: int | None = 108_000,
-                 fire_reset: bool = True, screen_size: int = 84, stack_size: int = 4, seed: int = 0,
-                 backend: str | None = None, **ale_spellings: int | None) -> None:
+    def __init__(
+        self,
+        game: str,
+        batch_size: int,
+        *,
+        frame_skip: int = 4,
+        noop_max: int = 30,
+        repeat_action_probability: float = 0.0,
+        max_episode_frames: int | None = 108_000,
+        fire_reset: bool = True,
+        screen_size: int = 84,
+        stack_size: int = 4,
+        seed: int = 0,
+        backend: str | None = None,
+        **ale_spellings: int | None,
+    ) -> None:
         super().__init__(batch_size, seed)
         protocol: dict[str, Any] = dict(frame_skip=frame_skip, max_episode_frames=max_episode_frames)
         for spelling, value in ale_spellings.items():
@@ -52,14 +65,20 @@ class AtariBatch(SimulatorBatch):
                 raise TypeError(f"AtariBatch got an unknown keyword {spelling!r}")
             protocol[ALE_SPELLINGS[spelling]] = value
         try:
-            self.config = AtariConfig(game, noop_max=noop_max, repeat_action_probability=repeat_action_probability,
-                                      fire_reset=fire_reset, screen_size=screen_size, stack_size=stack_size,
-                                      **protocol)
+            self.config = AtariConfig(
+                game,
+                noop_max=noop_max,
+                repeat_action_probability=repeat_action_probability,
+                fire_reset=fire_reset,
+                screen_size=screen_size,
+                stack_size=stack_size,
+                **protocol,
+            )
         except (TypeError, ValueError) as error:  # name the argument as the caller spelled it
             for spelling in ale_spellings:
                 name = ALE_SPELLINGS[spelling]
                 if str(error).startswith(name + " "):
-                    raise type(error)(f"{spelling} ({name}){str(error)[len(name):]}") from None
+                    raise type(error)(f"{spelling} ({name}){str(error)[len(name) :]}") from None
             raise
         screen_size, stack_size = self.config.screen_size, self.config.stack_size
         config, size = self.config, self.batch_size
@@ -74,8 +93,7 @@ class AtariBatch(SimulatorBatch):
 
             return ReferenceAtariBackend(config, size)
 
-        self._start_backend(backend, custom, reference,
-                            "Atari emulation falls back to the slow ale-py reference backend")
+        self._start_backend(backend, custom, reference, "Atari emulation falls back to the slow ale-py reference backend")
         self.action_set = np.asarray(self._backend.action_set, np.int32)
         self.num_actions = int(self.action_set.size)
         self.observation_shape = (screen_size, screen_size, stack_size)

@@ -1,4 +1,5 @@
 """AtariConfig: the emulation protocol of an Atari batch, validated once for every backend."""
+
 from __future__ import annotations
 
 import dataclasses

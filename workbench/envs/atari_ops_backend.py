@@ -2,6 +2,7 @@
 
 The resource is freed when the backend is closed or garbage-collected.
 """
+
 from __future__ import annotations
 
 import weakref

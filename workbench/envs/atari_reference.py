@@ -6,6 +6,7 @@ seeds and actions it gives the same frames, rewards and observations as the
 ops. It is slow (Python per frame) and is the fallback when the ops library is
 not available.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """The choice between a simulator family's ops backend and its reference twin (AtariBatch, MujocoBatch)."""
+
 from __future__ import annotations
 
 import warnings

@@ -29,6 +29,7 @@ keeps the per-episode seeds and done flags, so drive one batch from one thread
 at a time (separate batches in separate threads are fine); subclasses implement the _reset/_step/... hooks
 on valid, deduplicated int32 indices.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -97,8 +98,10 @@ class EnvBatch:
     def require(self, capability: str, purpose: str) -> None:
         """ValueError saying `purpose` needs `capability` unless this batch has it."""
         if not self.supports(capability):
-            raise ValueError(f"{purpose} needs a batch with the {capability!r} capability; "
-                             f"{type(self).__name__} has {sorted(self.capabilities) or 'none'}")
+            raise ValueError(
+                f"{purpose} needs a batch with the {capability!r} capability; "
+                f"{type(self).__name__} has {sorted(self.capabilities) or 'none'}"
+            )
 
     @property
     def action_meanings(self) -> list | None:
@@ -209,8 +212,9 @@ class EnvBatch:
         self._done[indices] = done
         return rewards, done
 
-    def step_and_observe(self, indices: Indices, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                         np.ndarray]:
+    def step_and_observe(
+        self, indices: Indices, actions: Sequence[int] | np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """step() and then observation() of the same environments, in one pass where the backend can."""
         indices, actions = self._check_step(indices, actions)
         if not indices.size:
@@ -233,12 +237,12 @@ class EnvBatch:
         """int32 [n] discrete actions, or float32 [n, action_size] finite continuous actions."""
         if self.continuous_actions:
             array = np.asarray(actions)
-            if array.dtype == object or not (np.issubdtype(array.dtype, np.floating)
-                                             or np.issubdtype(array.dtype, np.integer)):
+            if array.dtype == object or not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
                 raise TypeError(f"actions must hold real numbers, got dtype {array.dtype}")
             if array.shape != (n, self.action_size):
-                raise ValueError(f"actions must have shape [{n}, {self.action_size}] (one row per index), "
-                                 f"got {list(array.shape)}")
+                raise ValueError(
+                    f"actions must have shape [{n}, {self.action_size}] (one row per index), got {list(array.shape)}"
+                )
             with np.errstate(over="ignore"):  # beyond float32 becomes inf, refused just below
                 array = array.astype(np.float32)
             bad = np.argwhere(~np.isfinite(array))
@@ -253,8 +257,7 @@ class EnvBatch:
         if bad.size:
             i = bad[0]
             raise ValueError(
-                f"actions[{i}] = {actions[i]} is not an action of this environment: valid actions are "
-                f"0..{self.num_actions - 1}"
+                f"actions[{i}] = {actions[i]} is not an action of this environment: valid actions are 0..{self.num_actions - 1}"
             )
         return actions.astype(np.int32)
 

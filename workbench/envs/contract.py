@@ -29,6 +29,7 @@ batches: what the evaluator, the trainer and the dashboards rely on without look
 The check resets and steps the batch's environments (the batch stays open and usable) and raises
 BatchContractError listing every broken clause, or returns the names of the clauses it checked.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -53,8 +54,9 @@ class BatchContractError(AssertionError):
     """A batch broke clauses of the contract; the message lists each with what was seen."""
 
 
-def check_batch(batch: EnvBatch, *, twin: EnvBatch | None = None, steps: int = 20, seed: int = 1234,
-                skip: Iterable[str] = ()) -> list[str]:
+def check_batch(
+    batch: EnvBatch, *, twin: EnvBatch | None = None, steps: int = 20, seed: int = 1234, skip: Iterable[str] = ()
+) -> list[str]:
     """Checks `batch` against the contract (module docstring); returns the clauses checked.
 
     twin: a batch of the same environments that must play identically (checked only when given).
@@ -68,8 +70,9 @@ def check_batch(batch: EnvBatch, *, twin: EnvBatch | None = None, steps: int = 2
     skip = set(skip)
     unknown = skip - set(CLAUSES) - set(CAPABILITIES)
     if unknown:
-        raise ValueError(f"skip names no clause or capability: {sorted(unknown)}; clauses: {CLAUSES}, "
-                         f"capabilities: {CAPABILITIES}")
+        raise ValueError(
+            f"skip names no clause or capability: {sorted(unknown)}; clauses: {CLAUSES}, capabilities: {CAPABILITIES}"
+        )
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a positive int, got {steps!r}")
     checker = _Checker(batch, np.random.default_rng(seed), steps, skip)
@@ -126,8 +129,10 @@ class _Checker:
         array = np.asarray(observations)
         expected = (n,) + tuple(b.observation_shape)
         _require(array.shape == expected, f"{name} returned shape {array.shape}, declared {expected}")
-        _require(array.dtype == np.dtype(b.observation_dtype),
-                 f"{name} returned dtype {array.dtype}, declared {np.dtype(b.observation_dtype)}")
+        _require(
+            array.dtype == np.dtype(b.observation_dtype),
+            f"{name} returned dtype {array.dtype}, declared {np.dtype(b.observation_dtype)}",
+        )
         return array
 
     def play(self, batch, seeds, action_seed):
@@ -146,30 +151,35 @@ class _Checker:
 
     @staticmethod
     def same(a, b):
-        return len(a) == len(b) and all(np.array_equal(x, y, equal_nan=np.asarray(x).dtype.kind == "f")
-                                        for x, y in zip(a, b))
+        return len(a) == len(b) and all(np.array_equal(x, y, equal_nan=np.asarray(x).dtype.kind == "f") for x, y in zip(a, b))
 
     # -- clauses ------------------------------------------------------------------------------
     def interface(self):
         b = self.batch
         _require(isinstance(b.batch_size, int) and b.batch_size >= 1, f"batch_size {b.batch_size!r}")
-        _require(isinstance(b.observation_shape, tuple) and all(isinstance(d, int) and d >= 0
-                                                                for d in b.observation_shape),
-                 f"observation_shape must be a tuple of sizes, got {b.observation_shape!r}")
+        _require(
+            isinstance(b.observation_shape, tuple) and all(isinstance(d, int) and d >= 0 for d in b.observation_shape),
+            f"observation_shape must be a tuple of sizes, got {b.observation_shape!r}",
+        )
         _require(b.observation_dtype is not None, "observation_dtype is not declared")
         if b.continuous_actions:
             _require(isinstance(b.action_size, int) and b.action_size >= 0, f"action_size {b.action_size!r}")
             for name in ("action_low", "action_high"):
                 value = getattr(b, name)
-                _require(isinstance(value, np.ndarray) and value.dtype == np.float32 and value.shape == (b.action_size,),
-                         f"{name} must be float32 [{b.action_size}], got {value!r}")
+                _require(
+                    isinstance(value, np.ndarray) and value.dtype == np.float32 and value.shape == (b.action_size,),
+                    f"{name} must be float32 [{b.action_size}], got {value!r}",
+                )
             _require(np.all(b.action_low <= b.action_high), "action_low exceeds action_high")
             _require(b.num_actions is None, "both num_actions and action_size are declared")
         else:
-            _require(isinstance(b.num_actions, int) and b.num_actions >= 1,
-                     f"num_actions must be a positive int (or action_size declared), got {b.num_actions!r}")
-        _require(set(b.capabilities) <= set(CAPABILITIES),
-                 f"unknown capabilities {sorted(set(b.capabilities) - set(CAPABILITIES))}")
+            _require(
+                isinstance(b.num_actions, int) and b.num_actions >= 1,
+                f"num_actions must be a positive int (or action_size declared), got {b.num_actions!r}",
+            )
+        _require(
+            set(b.capabilities) <= set(CAPABILITIES), f"unknown capabilities {sorted(set(b.capabilities) - set(CAPABILITIES))}"
+        )
 
     def observations(self):
         b = self.batch
@@ -179,22 +189,26 @@ class _Checker:
         live = np.flatnonzero(~b.done())
         rewards, done, observations = b.step_and_observe(live, self.actions(live.size))
         self.observations_ok("step_and_observe()", observations, live.size)
-        _require(np.asarray(rewards).shape == (live.size,) and np.asarray(done).shape == (live.size,),
-                 f"step_and_observe() returned rewards {np.shape(rewards)} and done {np.shape(done)} for "
-                 f"{live.size} indices")
+        _require(
+            np.asarray(rewards).shape == (live.size,) and np.asarray(done).shape == (live.size,),
+            f"step_and_observe() returned rewards {np.shape(rewards)} and done {np.shape(done)} for {live.size} indices",
+        )
         live = np.flatnonzero(~b.done())
         rewards, done = b.step(live, self.actions(live.size))
-        _require(rewards.dtype == np.float32 and done.dtype == bool,
-                 f"step() returned rewards {rewards.dtype} and done {done.dtype}, expected float32 and bool")
+        _require(
+            rewards.dtype == np.float32 and done.dtype == bool,
+            f"step() returned rewards {rewards.dtype} and done {done.dtype}, expected float32 and bool",
+        )
         self.observations_ok("observation([])", b.observation([]), 0)
         rewards, done = b.step([], self.actions(0))
         _require(rewards.shape == (0,) and done.shape == (0,), "step([]) must return empty arrays")
         frames = b.episode_frames()
-        _require(np.asarray(frames).shape == (n,) and np.all(np.asarray(frames) >= 0),
-                 f"episode_frames() returned {frames!r}")
+        _require(np.asarray(frames).shape == (n,) and np.all(np.asarray(frames) >= 0), f"episode_frames() returned {frames!r}")
         info = b.step_info()
-        _require(isinstance(info, dict) and all(np.asarray(v).shape == (n,) for v in info.values()),
-                 "step_info() must map names to [n] arrays")
+        _require(
+            isinstance(info, dict) and all(np.asarray(v).shape == (n,) for v in info.values()),
+            "step_info() must map names to [n] arrays",
+        )
 
     def seeding(self):
         b = self.batch
@@ -233,8 +247,9 @@ class _Checker:
             RAM: lambda: self.array_ok("ram()", b.ram(indices), n, np.uint8, 2),
             IN_GRAPH: lambda: self.in_graph_ok(indices),
             PHYSICS_STATE: lambda: self.physics_state_ok(indices),
-            BODY_POSITION: lambda: _require(np.asarray(b.body_position(indices)).shape == (n, 2),
-                                            "body_position() must return [n, 2]"),
+            BODY_POSITION: lambda: _require(
+                np.asarray(b.body_position(indices)).shape == (n, 2), "body_position() must return [n, 2]"
+            ),
             RENDER_STATES: lambda: self.render_states_ok(indices),
         }
         for capability, check in checks.items():
@@ -244,10 +259,14 @@ class _Checker:
             if capability in declared:
                 check()
             else:
-                call = {SCREEN: lambda: b.screen(indices), RAM: lambda: b.ram(indices),
-                        IN_GRAPH: lambda: b.ops_handle, PHYSICS_STATE: lambda: b.physics_state(indices),
-                        BODY_POSITION: lambda: b.body_position(indices),
-                        RENDER_STATES: lambda: b.render_states(np.zeros((n, 1)), np.zeros((n, 1)))}[capability]
+                call = {
+                    SCREEN: lambda: b.screen(indices),
+                    RAM: lambda: b.ram(indices),
+                    IN_GRAPH: lambda: b.ops_handle,
+                    PHYSICS_STATE: lambda: b.physics_state(indices),
+                    BODY_POSITION: lambda: b.body_position(indices),
+                    RENDER_STATES: lambda: b.render_states(np.zeros((n, 1)), np.zeros((n, 1))),
+                }[capability]
                 try:
                     call()
                 except ValueError as error:
@@ -257,8 +276,10 @@ class _Checker:
 
     def array_ok(self, name, value, n, dtype, ndim):
         array = np.asarray(value)
-        _require(array.shape[:1] == (n,) and array.ndim == ndim and array.dtype == dtype,
-                 f"{name} returned {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)} [{n}, ...] of rank {ndim}")
+        _require(
+            array.shape[:1] == (n,) and array.ndim == ndim and array.dtype == dtype,
+            f"{name} returned {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)} [{n}, ...] of rank {ndim}",
+        )
 
     def screen_ok(self, indices):
         frames = np.asarray(self.batch.screen(indices))
@@ -279,14 +300,18 @@ class _Checker:
         b = self.batch
         _require(b.ops_handle is not None, "ops_handle is None")
         inside = b.observe_in_graph(tf.constant(indices, tf.int32))
-        _require(np.array_equal(np.asarray(inside), b.observation(indices)),
-                 "observe_in_graph() differs from observation()")
+        _require(np.array_equal(np.asarray(inside), b.observation(indices)), "observe_in_graph() differs from observation()")
 
     def physics_state_ok(self, indices):
         b = self.batch
         qpos, qvel = b.physics_state(indices)
-        _require(qpos.ndim == 2 and qvel.ndim == 2 and qpos.shape[0] == qvel.shape[0] == indices.size
-                 and qpos.dtype == qvel.dtype == np.float64, "physics_state() must return float64 [n, nq] and [n, nv]")
+        _require(
+            qpos.ndim == 2
+            and qvel.ndim == 2
+            and qpos.shape[0] == qvel.shape[0] == indices.size
+            and qpos.dtype == qvel.dtype == np.float64,
+            "physics_state() must return float64 [n, nq] and [n, nv]",
+        )
         before = b.observation(indices)
         observations = b.set_physics_state(indices, qpos, qvel)
         _require(np.array_equal(observations, before), "set_physics_state() of the current state changed observations")
@@ -296,13 +321,14 @@ class _Checker:
         fresh = np.flatnonzero(~self.batch._started)
         if not fresh.size:
             return
-        for what, call in (("stepping", lambda: self.batch.step(fresh[:1], self.actions(1))),
-                           ("observing", lambda: self.batch.observation(fresh[:1]))):
+        for what, call in (
+            ("stepping", lambda: self.batch.step(fresh[:1], self.actions(1))),
+            ("observing", lambda: self.batch.observation(fresh[:1])),
+        ):
             try:
                 call()
             except ValueError as error:
-                _require("reset" in str(error), f"{what} an environment never reset raised without saying reset: "
-                                                f"{error}")
+                _require("reset" in str(error), f"{what} an environment never reset raised without saying reset: {error}")
             else:
                 raise _Broken(f"{what} an environment never reset was accepted")
 
@@ -328,17 +354,27 @@ class _Checker:
             if b.action_size:
                 bad[0, -1] = np.nan
                 calls.append(("a NaN action", "actions", ValueError, lambda: b.step([0], bad)))
-            calls.append(("actions of the wrong width", "actions", ValueError,
-                          lambda: b.step([0], np.zeros((1, b.action_size + 1), np.float32))))
+            calls.append(
+                (
+                    "actions of the wrong width",
+                    "actions",
+                    ValueError,
+                    lambda: b.step([0], np.zeros((1, b.action_size + 1), np.float32)),
+                )
+            )
         else:
-            calls += [("an action out of range", "actions", ValueError, lambda: b.step([0], [b.num_actions])),
-                      ("a negative action", "actions", ValueError, lambda: b.step([0], [-1]))]
+            calls += [
+                ("an action out of range", "actions", ValueError, lambda: b.step([0], [b.num_actions])),
+                ("a negative action", "actions", ValueError, lambda: b.step([0], [-1])),
+            ]
         for what, argument, error_type, call in calls:
             try:
                 call()
             except (ValueError, TypeError) as error:
-                _require(isinstance(error, error_type), f"{what} raised {type(error).__name__}, expected "
-                                                        f"{error_type.__name__}: {error}")
+                _require(
+                    isinstance(error, error_type),
+                    f"{what} raised {type(error).__name__}, expected {error_type.__name__}: {error}",
+                )
                 _require(argument in str(error), f"{what} raised an error that does not name {argument!r}: {error}")
             else:
                 raise _Broken(f"{what} was accepted")
@@ -358,14 +394,18 @@ class _Checker:
 
     def twin(self, twin):
         b = self.batch
-        _require(twin.batch_size == b.batch_size and tuple(twin.observation_shape) == tuple(b.observation_shape)
-                 and twin.num_actions == b.num_actions and twin.action_size == b.action_size,
-                 "the twin declares another interface")
+        _require(
+            twin.batch_size == b.batch_size
+            and tuple(twin.observation_shape) == tuple(b.observation_shape)
+            and twin.num_actions == b.num_actions
+            and twin.action_size == b.action_size,
+            "the twin declares another interface",
+        )
         seeds = self.rng.integers(-(1 << 62), 1 << 62, size=b.batch_size)
         ours = self.play(b, seeds, action_seed=11)
         theirs = self.play(twin, seeds, action_seed=11)
         _require(self.same(ours[:2], theirs[:2]), "the twins reset the same seeds to different observations")
         for k in range(2, min(len(ours), len(theirs)), 5):
             step = (k - 2) // 5
-            _require(self.same(ours[k:k + 5], theirs[k:k + 5]), f"the twins differ at step {step}")
+            _require(self.same(ours[k : k + 5], theirs[k : k + 5]), f"the twins differ at step {step}")
         _require(len(ours) == len(theirs), "the twins' episodes end at different steps")

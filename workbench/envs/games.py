@@ -7,6 +7,7 @@ them, and ale-py registers no environment for them); they are left out of
 atari_game_ids() and their names raise a ValueError that says why. Unknown
 names raise a ValueError listing the closest known names.
 """
+
 from __future__ import annotations
 
 import difflib

@@ -12,6 +12,7 @@ done is terminated or truncated (the environment's own time limit, or
 max_episode_frames when given: one frame per step here; Gymnasium's spelling
 max_episode_steps is accepted too).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,8 +40,17 @@ class GymBatch(EnvBatch):
 
     observation_dtype = np.float32
 
-    def __init__(self, env_id: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
-                 render_mode: str | None = None, max_episode_steps: int | None = None, **kwargs: object) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        batch_size: int,
+        *,
+        seed: int = 0,
+        max_episode_frames: int | None = None,
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
+        **kwargs: object,
+    ) -> None:
         import gymnasium
 
         super().__init__(batch_size, seed)
@@ -90,8 +100,9 @@ class GymBatch(EnvBatch):
         rewards = np.zeros(len(indices), np.float32)
         done = np.zeros(len(indices), bool)
         for k, (i, action) in enumerate(zip(indices, actions)):
-            action = action.astype(self.envs[i].action_space.dtype) if self.continuous_actions else (
-                int(action) + self._action_start)
+            action = (
+                action.astype(self.envs[i].action_space.dtype) if self.continuous_actions else (int(action) + self._action_start)
+            )
             observation, reward, terminated, truncated, _ = self.envs[i].step(action)
             self._observations[i] = observation
             rewards[k] = reward

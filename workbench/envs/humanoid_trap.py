@@ -12,6 +12,7 @@ cache directory. Walls (metres, the humanoid starts at the origin facing +x):
   side walls  y = +-HALF_WIDTH, x in [MOUTH_X, BACK_X]
 all WALL_HEIGHT high. The MuJoCo task "HumanoidTrap-v5" (mujoco_tasks.py) uses it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,12 +26,16 @@ FILE_NAME = "humanoid_trap.xml"
 def _walls() -> str:
     t, h = WALL_THICKNESS, WALL_HEIGHT
     length = (BACK_X - MOUTH_X) / 2
-    boxes = [("trap_back", BACK_X, 0.0, t, HALF_WIDTH + t),
-             ("trap_left", MOUTH_X + length, HALF_WIDTH, length, t),
-             ("trap_right", MOUTH_X + length, -HALF_WIDTH, length, t)]
-    return "".join(f'\n        <geom name="{name}" type="box" pos="{x:g} {y:g} {h:g}" size="{sx:g} {sy:g} {h:g}" '
-                   f'rgba="0.55 0.35 0.3 1" condim="3" contype="1" conaffinity="1"/>'
-                   for name, x, y, sx, sy in boxes)
+    boxes = [
+        ("trap_back", BACK_X, 0.0, t, HALF_WIDTH + t),
+        ("trap_left", MOUTH_X + length, HALF_WIDTH, length, t),
+        ("trap_right", MOUTH_X + length, -HALF_WIDTH, length, t),
+    ]
+    return "".join(
+        f'\n        <geom name="{name}" type="box" pos="{x:g} {y:g} {h:g}" size="{sx:g} {sy:g} {h:g}" '
+        f'rgba="0.55 0.35 0.3 1" condim="3" contype="1" conaffinity="1"/>'
+        for name, x, y, sx, sy in boxes
+    )
 
 
 def trap_xml(humanoid_xml: str) -> str:
@@ -42,8 +47,9 @@ def trap_xml(humanoid_xml: str) -> str:
 
 
 def cache_directory() -> str:
-    return os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
-                        "deep-neuroevolution-workbench", "models")
+    return os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "deep-neuroevolution-workbench", "models"
+    )
 
 
 def humanoid_trap_path() -> str:

@@ -29,6 +29,7 @@ screen() renders RGB frames of the simulations' current states with Gymnasium's 
 camera for the task, in a render process (workbench.envs.mujoco_render: OpenGL and TensorFlow cannot
 share a process). Headless machines render through EGL (Mesa's software renderer) or OSMesa.
 """
+
 from __future__ import annotations
 
 from typing import Any, Protocol
@@ -87,9 +88,18 @@ class MujocoBatch(SimulatorBatch):
     ops_module = "mujoco_env"  # observe_in_graph: float32 [n, observation size]
     _backend: MujocoBackend
 
-    def __init__(self, task: str, batch_size: int, *, seed: int = 0, max_episode_frames: int | None = None,
-                 max_episode_steps: int | None = None, backend: str | None = None,
-                 render_size: tuple[int, int] = (240, 320), **task_kwargs: Any) -> None:
+    def __init__(
+        self,
+        task: str,
+        batch_size: int,
+        *,
+        seed: int = 0,
+        max_episode_frames: int | None = None,
+        max_episode_steps: int | None = None,
+        backend: str | None = None,
+        render_size: tuple[int, int] = (240, 320),
+        **task_kwargs: Any,
+    ) -> None:
         super().__init__(batch_size, seed)
         try:
             height, width = (check_positive_int("render_size entries", int(v)) for v in render_size)
@@ -101,8 +111,7 @@ class MujocoBatch(SimulatorBatch):
         if max_episode_steps is not None and max_episode_frames is not None:
             raise ValueError("give max_episode_frames or its Gymnasium spelling max_episode_steps, not both")
         name = "max_episode_steps" if max_episode_steps is not None else "max_episode_frames"
-        limit = check_optional_positive_int(name, max_episode_steps if max_episode_steps is not None
-                                            else max_episode_frames)
+        limit = check_optional_positive_int(name, max_episode_steps if max_episode_steps is not None else max_episode_frames)
         self.max_episode_steps = MAX_EPISODE_STEPS if limit is None else limit
         self.settings = self.task.settings(**task_kwargs)
         self.main_body = _check_model(self.task, self.settings)

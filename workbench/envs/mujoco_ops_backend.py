@@ -2,6 +2,7 @@
 
 The resource is freed when the backend is closed or garbage-collected.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -18,12 +19,18 @@ class OpsMujocoBackend:
 
     name = "custom"
 
-    def __init__(self, task: MujocoTask, settings: dict, batch_size: int, max_episode_steps: int,
-                 main_body: int) -> None:
+    def __init__(self, task: MujocoTask, settings: dict, batch_size: int, max_episode_steps: int, main_body: int) -> None:
         flags = {name: settings[name] for name in FLAGS if name in settings}
         self.handle, sizes, ctrl_range = mujoco_env.create(
-            task.gymnasium_id, task.xml_path(settings), batch_size, task.parameters(settings), frame_skip=settings["frame_skip"],
-            max_episode_steps=max_episode_steps, main_body=main_body, **flags)
+            task.gymnasium_id,
+            task.xml_path(settings),
+            batch_size,
+            task.parameters(settings),
+            frame_skip=settings["frame_skip"],
+            max_episode_steps=max_episode_steps,
+            main_body=main_body,
+            **flags,
+        )
         self.observation_size, self.action_size, self.nq, self.nv = (int(v) for v in sizes.numpy())
         self.ctrl_range = ctrl_range.numpy()
         self._finalizer = weakref.finalize(self, mujoco_env.destroy, self.handle)
@@ -49,9 +56,11 @@ class OpsMujocoBackend:
 
     def status(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         returns, lengths, terminated, truncated, unstable, info = (
-            value.numpy() for value in mujoco_env.status(self.handle, self._indices(indices)))
-        status = dict(episode_return=returns, episode_steps=lengths, terminated=terminated, truncated=truncated,
-                      unstable=unstable)
+            value.numpy() for value in mujoco_env.status(self.handle, self._indices(indices))
+        )
+        status = dict(
+            episode_return=returns, episode_steps=lengths, terminated=terminated, truncated=truncated, unstable=unstable
+        )
         status.update({name: info[:, k] for k, name in enumerate(INFO_TERMS)})
         return status
 
@@ -60,8 +69,9 @@ class OpsMujocoBackend:
         return qpos.numpy(), qvel.numpy(), xy.numpy()
 
     def set_physics_state(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
-        return mujoco_env.set_state(self.handle, self._indices(indices), tf.constant(qpos, tf.float64),
-                                    tf.constant(qvel, tf.float64)).numpy()
+        return mujoco_env.set_state(
+            self.handle, self._indices(indices), tf.constant(qpos, tf.float64), tf.constant(qvel, tf.float64)
+        ).numpy()
 
     def close(self) -> None:
         self._finalizer()  # destroys the resource once

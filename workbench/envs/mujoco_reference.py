@@ -15,6 +15,7 @@ observations, rewards and terminations; the two things the ops define themselves
 
 Slow (one Python environment per simulation), but exact; the fallback when the ops library is missing.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,7 @@ from workbench.envs.mujoco_tasks import INFO_TERMS, MujocoTask
 from workbench.envs.rng import SplitMix64
 
 
-def reset_noise(task: MujocoTask, settings: dict, qpos0: np.ndarray, nv: int, seed: int) -> tuple[np.ndarray,
-                                                                                                  np.ndarray]:
+def reset_noise(task: MujocoTask, settings: dict, qpos0: np.ndarray, nv: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(qpos, qvel) of a reset with `seed`: the draws of MujocoSimulation::Reset in the ops, in Python."""
     rng = SplitMix64(int(seed) & ((1 << 64) - 1))
     scale = float(settings["reset_noise_scale"])
@@ -47,8 +47,7 @@ class ReferenceMujocoBackend:
 
     name = "reference"
 
-    def __init__(self, task: MujocoTask, settings: dict, batch_size: int, max_episode_steps: int,
-                 main_body: int) -> None:
+    def __init__(self, task: MujocoTask, settings: dict, batch_size: int, max_episode_steps: int, main_body: int) -> None:
         import gymnasium
         import mujoco
 
@@ -69,8 +68,9 @@ class ReferenceMujocoBackend:
         self._truncated = np.zeros(batch_size, bool)
         self._unstable = np.zeros(batch_size, bool)
         self._info = np.full((batch_size, len(INFO_TERMS)), np.nan)
-        self._instability = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
-                                              mujoco.mjtWarning.mjWARN_BADQACC)]
+        self._instability = [
+            int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)
+        ]
 
     def _warnings(self, env):
         data = env.unwrapped.data
@@ -140,9 +140,13 @@ class ReferenceMujocoBackend:
         return self._observations[indices].copy()
 
     def status(self, indices: np.ndarray) -> dict[str, np.ndarray]:
-        status = dict(episode_return=self._returns[indices].copy(), episode_steps=self._steps[indices].copy(),
-                      terminated=self._terminated[indices].copy(), truncated=self._truncated[indices].copy(),
-                      unstable=self._unstable[indices].copy())
+        status = dict(
+            episode_return=self._returns[indices].copy(),
+            episode_steps=self._steps[indices].copy(),
+            terminated=self._terminated[indices].copy(),
+            truncated=self._truncated[indices].copy(),
+            unstable=self._unstable[indices].copy(),
+        )
         status.update({name: self._info[indices, k].copy() for k, name in enumerate(INFO_TERMS)})
         return status
 

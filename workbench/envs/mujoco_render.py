@@ -8,6 +8,7 @@ The child never imports TensorFlow: Mesa's software OpenGL and TensorFlow's LLVM
 process. Headless machines render through EGL (the default without a display) or OSMesa
 (MUJOCO_GL=osmesa); the child inherits MUJOCO_GL when it is set.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,10 @@ import numpy as np
 from workbench.envs import mujoco_render_server as protocol
 
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mujoco_render_server.py")
-HINT = ("Headless machines need EGL (libegl1 and Mesa: apt-get install libegl1 libgl1-mesa-dri) or OSMesa "
-        "(MUJOCO_GL=osmesa: apt-get install libosmesa6), and the Python packages glfw and PyOpenGL")
+HINT = (
+    "Headless machines need EGL (libegl1 and Mesa: apt-get install libegl1 libgl1-mesa-dri) or OSMesa "
+    "(MUJOCO_GL=osmesa: apt-get install libosmesa6), and the Python packages glfw and PyOpenGL"
+)
 
 
 class MujocoRenderer:
@@ -41,8 +44,7 @@ class MujocoRenderer:
     def _reply(self, expected):
         message = protocol.read_message(self._process.stdout)
         if message is None:
-            raise RuntimeError(f"the MuJoCo render process ended unexpectedly (exit code {self._process.poll()}). "
-                               + HINT)
+            raise RuntimeError(f"the MuJoCo render process ended unexpectedly (exit code {self._process.poll()}). " + HINT)
         kind, value = message
         if kind == "error":
             raise RuntimeError(f"MuJoCo could not render: {value}. {HINT}")
@@ -54,8 +56,7 @@ class MujocoRenderer:
         with self._lock:
             if self._process is None:
                 raise RuntimeError("this MujocoRenderer is closed")
-            protocol.write_message(self._process.stdin, ("render", np.asarray(qpos, np.float64),
-                                                         np.asarray(qvel, np.float64)))
+            protocol.write_message(self._process.stdin, ("render", np.asarray(qpos, np.float64), np.asarray(qvel, np.float64)))
             return self._reply("frames")
 
     def close(self) -> None:

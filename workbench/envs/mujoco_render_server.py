@@ -9,6 +9,7 @@ arguments, width, height); the reply is ("ready", None) or ("error", message). T
 ("render", qpos [n, nq], qvel [n, nv]) is answered with ("frames", uint8 [n, height, width, 3]) or
 ("error", message); ("close",) ends the process.
 """
+
 from __future__ import annotations
 
 import os

@@ -8,6 +8,7 @@ writes down the rules behind them. Names are the Gymnasium ids ("HalfCheetah-v5"
     task = find_mujoco_task("hopper")          # MujocoTask("Hopper-v5", ...)
     settings = task.settings(ctrl_cost_weight=0.01)  # every keyword argument, checked, defaults filled in
 """
+
 from __future__ import annotations
 
 import math
@@ -22,12 +23,28 @@ from workbench.checks import check_bool, check_int, check_positive_int, check_re
 from workbench.envs import humanoid_trap
 from workbench.envs.games import close_matches
 
-INFO_TERMS = ("x_position", "y_position", "x_velocity", "y_velocity", "z_distance_from_origin", "distance_from_origin",
-              "reward_forward", "reward_ctrl", "reward_contact", "reward_survive")  # the op's status columns
+INFO_TERMS = (
+    "x_position",
+    "y_position",
+    "x_velocity",
+    "y_velocity",
+    "z_distance_from_origin",
+    "distance_from_origin",
+    "reward_forward",
+    "reward_ctrl",
+    "reward_contact",
+    "reward_survive",
+)  # the op's status columns
 SCALARS = ("forward_reward_weight", "ctrl_cost_weight", "contact_cost_weight", "healthy_reward", "reset_noise_scale")
 RANGES = ("healthy_z_range", "healthy_angle_range", "healthy_state_range", "contact_force_range", "contact_cost_range")
-FLAGS = ("terminate_when_unhealthy", "exclude_current_positions_from_observation", "include_cfrc_ext_in_observation",
-         "include_cinert_in_observation", "include_cvel_in_observation", "include_qfrc_actuator_in_observation")
+FLAGS = (
+    "terminate_when_unhealthy",
+    "exclude_current_positions_from_observation",
+    "include_cfrc_ext_in_observation",
+    "include_cinert_in_observation",
+    "include_cvel_in_observation",
+    "include_qfrc_actuator_in_observation",
+)
 MAX_EPISODE_STEPS = 1000  # Gymnasium's registered TimeLimit of every task here
 
 
@@ -59,9 +76,11 @@ class MujocoTask:
         unknown = sorted(set(kwargs) - set(self.defaults))
         if unknown:
             hint = close_matches(unknown[0], list(self.defaults))
-            raise ValueError(f"{self.id} has no keyword argument {unknown[0]!r}"
-                             + (f" (did you mean {', '.join(hint)}?)" if hint else "")
-                             + f"; it takes {', '.join(sorted(self.defaults))}")
+            raise ValueError(
+                f"{self.id} has no keyword argument {unknown[0]!r}"
+                + (f" (did you mean {', '.join(hint)}?)" if hint else "")
+                + f"; it takes {', '.join(sorted(self.defaults))}"
+            )
         settings = dict(self.defaults, **kwargs)
         for name, value in kwargs.items():
             if name in SCALARS:
@@ -105,8 +124,10 @@ class MujocoTask:
         need = f"at least {self.min_nq} position coordinates (nq)"
         if self.min_state > self.min_nq:
             need = (need + " and " if self.min_nq else "") + f"at least {self.min_state} values of (qpos, qvel)"
-        raise ValueError(f"xml_file {settings['xml_file']!r} does not fit {self.id}: {self.gymnasium_id}'s rules read "
-                         f"{self.reads}, so the model needs {need}; it has nq = {nq}, nv = {nv}")
+        raise ValueError(
+            f"xml_file {settings['xml_file']!r} does not fit {self.id}: {self.gymnasium_id}'s rules read "
+            f"{self.reads}, so the model needs {need}; it has nq = {nq}, nv = {nv}"
+        )
 
     def parameters(self, settings: dict) -> np.ndarray:
         """The op's float64 parameter vector: SCALARS, then the (low, high) pairs of RANGES (0 where unused)."""
@@ -130,58 +151,152 @@ def _check_range(name, value):
 
 
 _PLANAR_INFO = ("x_position", "z_distance_from_origin", "x_velocity", "reward_forward", "reward_ctrl", "reward_survive")
-_XY_INFO = ("x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity", "reward_forward",
-            "reward_ctrl")
+_XY_INFO = ("x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity", "reward_forward", "reward_ctrl")
 _PLANAR_NEEDS = dict(min_nq=3, min_state=3, reads="the x position, height and angle at qpos[0], qpos[1] and qpos[2]")
-_HUMANOID_NEEDS = dict(min_nq=3, min_state=3,
-                       reads="the x and y position and the height at qpos[0], qpos[1] and qpos[2]")
+_HUMANOID_NEEDS = dict(min_nq=3, min_state=3, reads="the x and y position and the height at qpos[0], qpos[1] and qpos[2]")
 INF = float("inf")
 _HUMANOID = dict(
-    xml_file="humanoid.xml", frame_skip=5, forward_reward_weight=1.25, ctrl_cost_weight=0.1,
-    contact_cost_weight=5e-7, contact_cost_range=(-INF, 10.0), healthy_reward=5.0,
-    terminate_when_unhealthy=True, healthy_z_range=(1.0, 2.0), reset_noise_scale=1e-2,
-    exclude_current_positions_from_observation=True, include_cinert_in_observation=True,
-    include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
-    include_cfrc_ext_in_observation=True)
+    xml_file="humanoid.xml",
+    frame_skip=5,
+    forward_reward_weight=1.25,
+    ctrl_cost_weight=0.1,
+    contact_cost_weight=5e-7,
+    contact_cost_range=(-INF, 10.0),
+    healthy_reward=5.0,
+    terminate_when_unhealthy=True,
+    healthy_z_range=(1.0, 2.0),
+    reset_noise_scale=1e-2,
+    exclude_current_positions_from_observation=True,
+    include_cinert_in_observation=True,
+    include_cvel_in_observation=True,
+    include_qfrc_actuator_in_observation=True,
+    include_cfrc_ext_in_observation=True,
+)
 
-TASKS = {task.id: task for task in (
-    MujocoTask("HalfCheetah-v5", ("halfcheetah", "cheetah"), dict(
-        xml_file="half_cheetah.xml", frame_skip=5, forward_reward_weight=1.0, ctrl_cost_weight=0.1,
-        reset_noise_scale=0.1, exclude_current_positions_from_observation=True),
-        ("x_position", "x_velocity", "reward_forward", "reward_ctrl"), normal_velocity_noise=True,
-        min_nq=1, min_state=1, reads="the x position at qpos[0]"),
-    MujocoTask("Hopper-v5", ("hopper",), dict(
-        xml_file="hopper.xml", frame_skip=4, forward_reward_weight=1.0, ctrl_cost_weight=1e-3, healthy_reward=1.0,
-        terminate_when_unhealthy=True, healthy_state_range=(-100.0, 100.0), healthy_z_range=(0.7, INF),
-        healthy_angle_range=(-0.2, 0.2), reset_noise_scale=5e-3, exclude_current_positions_from_observation=True),
-        _PLANAR_INFO, **_PLANAR_NEEDS),
-    MujocoTask("Walker2d-v5", ("walker2d", "walker"), dict(
-        xml_file="walker2d_v5.xml", frame_skip=4, forward_reward_weight=1.0, ctrl_cost_weight=1e-3,
-        healthy_reward=1.0, terminate_when_unhealthy=True, healthy_z_range=(0.8, 2.0),
-        healthy_angle_range=(-1.0, 1.0), reset_noise_scale=5e-3, exclude_current_positions_from_observation=True),
-        _PLANAR_INFO, **_PLANAR_NEEDS),
-    MujocoTask("Ant-v5", ("ant",), dict(
-        xml_file="ant.xml", frame_skip=5, forward_reward_weight=1.0, ctrl_cost_weight=0.5, contact_cost_weight=5e-4,
-        healthy_reward=1.0, main_body=1, terminate_when_unhealthy=True, healthy_z_range=(0.2, 1.0),
-        contact_force_range=(-1.0, 1.0), reset_noise_scale=0.1, exclude_current_positions_from_observation=True,
-        include_cfrc_ext_in_observation=True),
-        _XY_INFO + ("reward_contact", "reward_survive"), normal_velocity_noise=True, min_nq=2, min_state=3,
-        reads="the x and y position at qpos[0] and qpos[1] and the height as the third value of (qpos, qvel)"),
-    MujocoTask("Humanoid-v5", ("humanoid",), _HUMANOID, _XY_INFO + ("reward_contact", "reward_survive"),
-        notes="Gymnasium's info also has tendon_length and tendon_velocity (2 tendons); not reported",
-        **_HUMANOID_NEEDS),
-    MujocoTask("HumanoidTrap-v5", ("humanoidtrap", "trap"), dict(_HUMANOID, xml_file=humanoid_trap.FILE_NAME),
-        _XY_INFO + ("reward_contact", "reward_survive"), rules="Humanoid-v5",
-        notes="Humanoid-v5 with a U-shaped wall ahead of the start (humanoid_trap.py; Conti et al. 2018)",
-        **_HUMANOID_NEEDS),
-    MujocoTask("Swimmer-v5", ("swimmer",), dict(
-        xml_file="swimmer.xml", frame_skip=4, forward_reward_weight=1.0, ctrl_cost_weight=1e-4,
-        reset_noise_scale=0.1, exclude_current_positions_from_observation=True), _XY_INFO,
-        min_nq=2, min_state=2, reads="the x and y position at qpos[0] and qpos[1]"),
-    MujocoTask("InvertedPendulum-v5", ("invertedpendulum",), dict(
-        xml_file="inverted_pendulum.xml", frame_skip=2, reset_noise_scale=0.01), ("reward_survive",),
-        min_state=2, reads="the pole angle as the second value of (qpos, qvel)"),
-)}
+TASKS = {
+    task.id: task
+    for task in (
+        MujocoTask(
+            "HalfCheetah-v5",
+            ("halfcheetah", "cheetah"),
+            dict(
+                xml_file="half_cheetah.xml",
+                frame_skip=5,
+                forward_reward_weight=1.0,
+                ctrl_cost_weight=0.1,
+                reset_noise_scale=0.1,
+                exclude_current_positions_from_observation=True,
+            ),
+            ("x_position", "x_velocity", "reward_forward", "reward_ctrl"),
+            normal_velocity_noise=True,
+            min_nq=1,
+            min_state=1,
+            reads="the x position at qpos[0]",
+        ),
+        MujocoTask(
+            "Hopper-v5",
+            ("hopper",),
+            dict(
+                xml_file="hopper.xml",
+                frame_skip=4,
+                forward_reward_weight=1.0,
+                ctrl_cost_weight=1e-3,
+                healthy_reward=1.0,
+                terminate_when_unhealthy=True,
+                healthy_state_range=(-100.0, 100.0),
+                healthy_z_range=(0.7, INF),
+                healthy_angle_range=(-0.2, 0.2),
+                reset_noise_scale=5e-3,
+                exclude_current_positions_from_observation=True,
+            ),
+            _PLANAR_INFO,
+            **_PLANAR_NEEDS,
+        ),
+        MujocoTask(
+            "Walker2d-v5",
+            ("walker2d", "walker"),
+            dict(
+                xml_file="walker2d_v5.xml",
+                frame_skip=4,
+                forward_reward_weight=1.0,
+                ctrl_cost_weight=1e-3,
+                healthy_reward=1.0,
+                terminate_when_unhealthy=True,
+                healthy_z_range=(0.8, 2.0),
+                healthy_angle_range=(-1.0, 1.0),
+                reset_noise_scale=5e-3,
+                exclude_current_positions_from_observation=True,
+            ),
+            _PLANAR_INFO,
+            **_PLANAR_NEEDS,
+        ),
+        MujocoTask(
+            "Ant-v5",
+            ("ant",),
+            dict(
+                xml_file="ant.xml",
+                frame_skip=5,
+                forward_reward_weight=1.0,
+                ctrl_cost_weight=0.5,
+                contact_cost_weight=5e-4,
+                healthy_reward=1.0,
+                main_body=1,
+                terminate_when_unhealthy=True,
+                healthy_z_range=(0.2, 1.0),
+                contact_force_range=(-1.0, 1.0),
+                reset_noise_scale=0.1,
+                exclude_current_positions_from_observation=True,
+                include_cfrc_ext_in_observation=True,
+            ),
+            _XY_INFO + ("reward_contact", "reward_survive"),
+            normal_velocity_noise=True,
+            min_nq=2,
+            min_state=3,
+            reads="the x and y position at qpos[0] and qpos[1] and the height as the third value of (qpos, qvel)",
+        ),
+        MujocoTask(
+            "Humanoid-v5",
+            ("humanoid",),
+            _HUMANOID,
+            _XY_INFO + ("reward_contact", "reward_survive"),
+            notes="Gymnasium's info also has tendon_length and tendon_velocity (2 tendons); not reported",
+            **_HUMANOID_NEEDS,
+        ),
+        MujocoTask(
+            "HumanoidTrap-v5",
+            ("humanoidtrap", "trap"),
+            dict(_HUMANOID, xml_file=humanoid_trap.FILE_NAME),
+            _XY_INFO + ("reward_contact", "reward_survive"),
+            rules="Humanoid-v5",
+            notes="Humanoid-v5 with a U-shaped wall ahead of the start (humanoid_trap.py; Conti et al. 2018)",
+            **_HUMANOID_NEEDS,
+        ),
+        MujocoTask(
+            "Swimmer-v5",
+            ("swimmer",),
+            dict(
+                xml_file="swimmer.xml",
+                frame_skip=4,
+                forward_reward_weight=1.0,
+                ctrl_cost_weight=1e-4,
+                reset_noise_scale=0.1,
+                exclude_current_positions_from_observation=True,
+            ),
+            _XY_INFO,
+            min_nq=2,
+            min_state=2,
+            reads="the x and y position at qpos[0] and qpos[1]",
+        ),
+        MujocoTask(
+            "InvertedPendulum-v5",
+            ("invertedpendulum",),
+            dict(xml_file="inverted_pendulum.xml", frame_skip=2, reset_noise_scale=0.01),
+            ("reward_survive",),
+            min_state=2,
+            reads="the pole angle as the second value of (qpos, qvel)",
+        ),
+    )
+}
 
 
 def _normalise(name):

@@ -3,6 +3,7 @@
 max of two grayscale frames, then an exact area resize (OpenCV's INTER_AREA rule
 in integer arithmetic, round-half-to-even), and a stack of the last frames.
 """
+
 from __future__ import annotations
 
 import functools

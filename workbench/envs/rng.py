@@ -5,6 +5,7 @@ It mirrors SplitMix64 in ops/cc/kernels/splitmix64.h bit for bit, so the
 reference backends draw exactly what the ops draw. episode_seed() derives the
 seed of an episode from a batch seed, an emulator index and an episode count.
 """
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ again: the capabilities (the family's own plus IN_GRAPH on the ops), `ops_handle
 the observation and close hooks and the repr. A new family writes its backends, its config checks, the
 reset/step hooks (how its done flags are made) and its extras (screen, RAM, physics state).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -47,8 +48,13 @@ class SimulatorBatch(EnvBatch):
     ops_module: ClassVar[str] = ""  # workbench.ops.<ops_module>.observation(handle, indices) observes in graphs
     _backend: SimulatorBackend
 
-    def _start_backend(self, backend: str | None, custom: Callable[[], SimulatorBackend],
-                       reference: Callable[[], SimulatorBackend], fallback: str) -> None:
+    def _start_backend(
+        self,
+        backend: str | None,
+        custom: Callable[[], SimulatorBackend],
+        reference: Callable[[], SimulatorBackend],
+        fallback: str,
+    ) -> None:
         """Creates the backend (make_backend: `backend` "custom", "reference" or None = the ops, falling back to the
         reference with the warning `fallback: <reason>` when they cannot be loaded)."""
         self._backend = make_backend(backend, custom, reference, fallback)
@@ -74,7 +80,7 @@ class SimulatorBatch(EnvBatch):
 
     @property
     def backend(self) -> str:
-        """"custom" or "reference": the backend in use."""
+        """ "custom" or "reference": the backend in use."""
         return self._backend.name
 
     def _label(self) -> str:

@@ -1,20 +1,21 @@
 """Turning evaluation requests (genomes x episodes) into results on environment batches.
 
-  BaseEvaluator       the interface every evaluator has: spec, space, evaluate, telemetry, episode cap,
-                      frame listeners, close (base.py)
-  RunSpec             environment, model, episode cap and noise table: builds batches, models and spaces
-  EvaluatorLayout     how an evaluator arranges its work: sub-populations, slots, perturbed mode, ... (layout.py)
-  Evaluator           sub-populations of episode slots, refilled as episodes end, run side by side so that
-                      emulation and inference overlap; telemetry of where the time went
-  RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
-  SubPopulation       one environment batch and one model: the episode loop (its collaborators: observation_source,
-                      observation_sums, low_rank_factors, action_noise, frame_stream, jobs)
-  EpisodeLengths      which episodes start first (the longest expected), so rounds end with short tails
-  WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
-  Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
-  behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
-  tune_allocator      glibc keeps freed megabyte buffers for reuse instead of returning them (allocator.py)
+BaseEvaluator       the interface every evaluator has: spec, space, evaluate, telemetry, episode cap,
+                    frame listeners, close (base.py)
+RunSpec             environment, model, episode cap and noise table: builds batches, models and spaces
+EvaluatorLayout     how an evaluator arranges its work: sub-populations, slots, perturbed mode, ... (layout.py)
+Evaluator           sub-populations of episode slots, refilled as episodes end, run side by side so that
+                    emulation and inference overlap; telemetry of where the time went
+RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
+SubPopulation       one environment batch and one model: the episode loop (its collaborators: observation_source,
+                    observation_sums, low_rank_factors, action_noise, frame_stream, jobs)
+EpisodeLengths      which episodes start first (the longest expected), so rounds end with short tails
+WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
+Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
+behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
+tune_allocator      glibc keeps freed megabyte buffers for reuse instead of returning them (allocator.py)
 """
+
 from __future__ import annotations
 
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
@@ -26,5 +27,17 @@ from workbench.evaluation.subpopulation import SubPopulation
 from workbench.evaluation.telemetry import TIME_SPLIT, Telemetry
 from workbench.evaluation.weight_slots import WeightSlots
 
-__all__ = ["MODELS", "TIME_SPLIT", "BaseEvaluator", "EvaluationCancelled", "Evaluator", "EvaluatorLayout", "RunSpec",
-           "SubPopulation", "Telemetry", "WeightSlots", "behaviour_function", "build_model"]
+__all__ = [
+    "MODELS",
+    "TIME_SPLIT",
+    "BaseEvaluator",
+    "EvaluationCancelled",
+    "Evaluator",
+    "EvaluatorLayout",
+    "RunSpec",
+    "SubPopulation",
+    "Telemetry",
+    "WeightSlots",
+    "behaviour_function",
+    "build_model",
+]

@@ -1,6 +1,7 @@
 """Training-time exploration for continuous actions (OpenAI-ES): N(0, scale^2) added to every action, clipped to
 the control range again, drawn from a generator per episode seeded by the episode's seed, so that an episode
 gets the same noise on any evaluator layout."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -13,6 +13,7 @@ process, so freed buffers are reused. The cost: the process keeps what it freed 
 measures the growth over 200 generations). WORKBENCH_MALLOC_TUNING=0 leaves the allocator alone.
 Elsewhere than glibc, or when the settings are refused, nothing changes.
 """
+
 from __future__ import annotations
 
 import ctypes

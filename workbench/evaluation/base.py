@@ -17,6 +17,7 @@ request r starts from episode_seed(seed, r, e)), never on the evaluator's
 layout. A subclass implements evaluate() (calling check_requests() first) and
 may react to cap changes (_episode_cap_changed) and to listeners (_listeners_changed).
 """
+
 from __future__ import annotations
 
 import abc
@@ -133,9 +134,13 @@ class BaseEvaluator(abc.ABC):
 
     # -- evaluation -----------------------------------------------------------------------
     @abc.abstractmethod
-    def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
-                 bases: Mapping[str, np.ndarray] | None = None,
-                 cancel: threading.Event | None = None) -> list[EvaluationResult]:
+    def evaluate(
+        self,
+        requests: Sequence[EvaluationRequest],
+        seed: int = 0,
+        bases: Mapping[str, np.ndarray] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[EvaluationResult]:
         """[EvaluationResult] in request order; sets self.telemetry.
 
         bases: {key: weights} of the dense bases genomes start from (strategy.bases(); weights [n], or
@@ -143,8 +148,12 @@ class BaseEvaluator(abc.ABC):
         cancel: once set, the evaluation stops soon and EvaluationCancelled is raised.
         """
 
-    def check_requests(self, requests: Sequence[EvaluationRequest], bases: Mapping[str, np.ndarray] | None = None,
-                       cancel: threading.Event | None = None) -> list[EvaluationRequest]:
+    def check_requests(
+        self,
+        requests: Sequence[EvaluationRequest],
+        bases: Mapping[str, np.ndarray] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[EvaluationRequest]:
         """The requests as a list, every one checked before any episode runs (errors name requests[k])."""
         requests = list(requests)
         bases = {} if bases is None else bases
@@ -152,8 +161,10 @@ class BaseEvaluator(abc.ABC):
         n = self.space.num_parameters
         for key, weights in bases.items():
             if np.shape(weights) not in ((n,), (2, n)):
-                raise ValueError(f"bases[{key!r:.80}] must hold {n} weights (or weights and mutation scales "
-                                 f"[2, {n}]), got shape {np.shape(weights)}")
+                raise ValueError(
+                    f"bases[{key!r:.80}] must hold {n} weights (or weights and mutation scales "
+                    f"[2, {n}]), got shape {np.shape(weights)}"
+                )
         for k, request in enumerate(requests):
             if not isinstance(request, EvaluationRequest):
                 raise TypeError(f"requests[{k}] must be an EvaluationRequest, got {type(request).__name__}")

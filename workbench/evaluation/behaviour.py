@@ -7,6 +7,7 @@ A BC function is called as fn(env, index) when the episode in environment
   "final_observation"  the last observation, flattened (e.g. CartPole's state)
   "final_position"     the main body's final (x, y) (MuJoCo locomotion: the torso; Conti et al. 2018's humanoid BC)
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -29,8 +30,9 @@ def final_observation(env: EnvBatch, index: int) -> np.ndarray:
 
 def final_position(env: EnvBatch, index: int) -> np.ndarray:
     if not env.supports(BODY_POSITION):
-        raise ValueError(f'behaviour "final_position" needs a MuJoCo batch (the BODY_POSITION capability), got '
-                         f"{type(env).__name__}")
+        raise ValueError(
+            f'behaviour "final_position" needs a MuJoCo batch (the BODY_POSITION capability), got {type(env).__name__}'
+        )
     return np.asarray(env.body_position([index])[0], np.float64)
 
 

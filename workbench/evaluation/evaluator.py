@@ -21,6 +21,7 @@ mode): children are never materialised and siblings share weight reads. Their
 returns then come from the factored forward pass, which rounds differently
 from the materialised child's.
 """
+
 from __future__ import annotations
 
 import threading
@@ -72,26 +73,51 @@ class Evaluator(BaseEvaluator):
     Or build it from a RunSpec and an EvaluatorLayout (layout.py): Evaluator.from_spec(spec, layout).
     """
 
-    def __init__(self, env: str, model: str | Callable = "small", *,
-                 subpopulations: int = EvaluatorLayout.subpopulations, slots: int = EvaluatorLayout.slots,
-                 max_episode_frames: int | None = None, behaviour: str | Callable | None = None,
-                 perturbed_rank: int = EvaluatorLayout.perturbed_rank, noise: NoiseTable | None = None,
-                 env_options: Mapping | None = None, model_options: Mapping | None = None,
-                 cache_bytes: int = EvaluatorLayout.cache_bytes, model_backend: str | None = None,
-                 frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
-                 action_noise: float = EvaluatorLayout.action_noise,
-                 longest_first: bool = EvaluatorLayout.longest_first) -> None:
+    def __init__(
+        self,
+        env: str,
+        model: str | Callable = "small",
+        *,
+        subpopulations: int = EvaluatorLayout.subpopulations,
+        slots: int = EvaluatorLayout.slots,
+        max_episode_frames: int | None = None,
+        behaviour: str | Callable | None = None,
+        perturbed_rank: int = EvaluatorLayout.perturbed_rank,
+        noise: NoiseTable | None = None,
+        env_options: Mapping | None = None,
+        model_options: Mapping | None = None,
+        cache_bytes: int = EvaluatorLayout.cache_bytes,
+        model_backend: str | None = None,
+        frame_listener: Callable[[dict], None] | None = None,
+        frame_interval: float = 0.1,
+        action_noise: float = EvaluatorLayout.action_noise,
+        longest_first: bool = EvaluatorLayout.longest_first,
+    ) -> None:
         noise = noise if noise is not None else NoiseTable.shared()
-        spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
-                       max_episode_frames=max_episode_frames, noise_size=noise.size, noise_seed=noise.seed)
-        layout = EvaluatorLayout(subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend,
-                                 action_noise, longest_first)
+        spec = RunSpec(
+            env,
+            model,
+            env_options=env_options or {},
+            model_options=model_options or {},
+            max_episode_frames=max_episode_frames,
+            noise_size=noise.size,
+            noise_seed=noise.seed,
+        )
+        layout = EvaluatorLayout(
+            subpopulations, slots, behaviour, perturbed_rank, cache_bytes, model_backend, action_noise, longest_first
+        )
         self._build(spec, noise, layout, frame_listener, frame_interval)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, layout: EvaluatorLayout | None = None, *,
-                  frame_listener: Callable[[dict], None] | None = None, frame_interval: float = 0.1,
-                  **options: Any) -> Evaluator:
+    def from_spec(
+        cls,
+        spec: RunSpec,
+        layout: EvaluatorLayout | None = None,
+        *,
+        frame_listener: Callable[[dict], None] | None = None,
+        frame_interval: float = 0.1,
+        **options: Any,
+    ) -> Evaluator:
         """The evaluator of a RunSpec with `layout` (an EvaluatorLayout; or its fields as keywords)."""
         if layout is None:
             layout = EvaluatorLayout.from_options(options, "Evaluator.from_spec")
@@ -102,8 +128,14 @@ class Evaluator(BaseEvaluator):
         evaluator._build(spec, spec.noise(), layout, frame_listener, frame_interval)
         return evaluator
 
-    def _build(self, spec: RunSpec, noise: NoiseTable, layout: EvaluatorLayout,
-               frame_listener: Callable[[dict], None] | None, frame_interval: float) -> None:
+    def _build(
+        self,
+        spec: RunSpec,
+        noise: NoiseTable,
+        layout: EvaluatorLayout,
+        frame_listener: Callable[[dict], None] | None,
+        frame_interval: float,
+    ) -> None:
         tune_allocator()  # weights of megabytes come and go: reuse freed buffers (allocator.py)
         self.layout = layout
         self.episode_lengths = EpisodeLengths() if layout.longest_first else None
@@ -131,14 +163,18 @@ class Evaluator(BaseEvaluator):
         if layout.perturbed_rank:
             space.check_rank(layout.perturbed_rank, "perturbed_rank")
             if spec.reference_batch is not None:
-                raise ValueError("perturbed_rank cannot be combined with virtual batch normalisation (a reference "
-                                 "batch): each child's statistics need its materialised weights")
+                raise ValueError(
+                    "perturbed_rank cannot be combined with virtual batch normalisation (a reference "
+                    "batch): each child's statistics need its materialised weights"
+                )
         super().__init__(spec, space, GenomeDecoder(space, layout.cache_bytes), behaviour)
         if layout.action_noise and not self.envs[0].continuous_actions:
             self._close_envs()
             raise ValueError("action_noise applies to continuous actions; this environment's actions are discrete")
-        self.subpopulations = [SubPopulation(e, m, self.decoder, behaviour, layout.perturbed_rank, frame_interval,
-                                             layout.action_noise) for e, m in zip(self.envs, self.models)]
+        self.subpopulations = [
+            SubPopulation(e, m, self.decoder, behaviour, layout.perturbed_rank, frame_interval, layout.action_noise)
+            for e, m in zip(self.envs, self.models)
+        ]
         self.telemetry = Telemetry(subpopulations=layout.subpopulations)
         self.timeline: list | None = None
         if frame_listener is not None:
@@ -161,9 +197,15 @@ class Evaluator(BaseEvaluator):
         timed call, in seconds from the evaluation's start (for timeline plots); False: stop recording."""
         self.timeline = [] if enabled else None
 
-    def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
-                 bases: Mapping[str, np.ndarray] | None = None, cancel: threading.Event | None = None,
-                 request_ids: Sequence[int] | None = None, round_index: int | None = None) -> list[EvaluationResult]:
+    def evaluate(
+        self,
+        requests: Sequence[EvaluationRequest],
+        seed: int = 0,
+        bases: Mapping[str, np.ndarray] | None = None,
+        cancel: threading.Event | None = None,
+        request_ids: Sequence[int] | None = None,
+        round_index: int | None = None,
+    ) -> list[EvaluationResult]:
         """[EvaluationResult(returns, behaviours, steps, frames)] in request order; sets self.telemetry.
 
         bases: {key: weights} of dense bases the genomes start from (strategy.bases()).
@@ -198,20 +240,28 @@ class Evaluator(BaseEvaluator):
         end = time.perf_counter()
         if jobs.stopped():
             raise EvaluationCancelled("the evaluation was cancelled")
-        occupancy = occupancy_profile([s.occupancy_trace for s in self.subpopulations], start, end,
-                                      sum(s.size for s in self.subpopulations))
+        occupancy = occupancy_profile(
+            [s.occupancy_trace for s in self.subpopulations], start, end, sum(s.size for s in self.subpopulations)
+        )
         busy = end - start if jobs.dry_at is None else jobs.dry_at - start
         self.telemetry = Telemetry.combine(parts, end - start, busy_seconds=busy, occupancy=occupancy)
         if self.timeline is not None:
-            self.timeline = sorted((k, category, begin - start, end - start)
-                                   for k, lane in enumerate(lanes) for category, begin, end in lane or ())
+            self.timeline = sorted(
+                (k, category, begin - start, end - start) for k, lane in enumerate(lanes) for category, begin, end in lane or ()
+            )
         if self.episode_lengths is not None:
             self.episode_lengths.record(genomes, outcomes.frames)
         sums = outcomes.observation_sums
-        return [EvaluationResult(outcomes.returns[r],
-                                 None if (behaviours := outcomes.behaviours[r]) is None else np.stack(behaviours),
-                                 outcomes.steps[r], outcomes.frames[r], None if sums is None else sums[r])
-                for r in range(len(requests))]
+        return [
+            EvaluationResult(
+                outcomes.returns[r],
+                None if (behaviours := outcomes.behaviours[r]) is None else np.stack(behaviours),
+                outcomes.steps[r],
+                outcomes.frames[r],
+                None if sums is None else sums[r],
+            )
+            for r in range(len(requests))
+        ]
 
     def _run(self, requests, jobs, outcomes, seed, ids):
         if len(self.subpopulations) == 1:
@@ -224,8 +274,10 @@ class Evaluator(BaseEvaluator):
             except BaseException as error:  # re-raised in the caller's thread below
                 errors.append(error)
 
-        threads = [threading.Thread(target=work, args=(k, s), name=f"workbench-subpopulation-{k}", daemon=True)
-                   for k, s in enumerate(self.subpopulations)]
+        threads = [
+            threading.Thread(target=work, args=(k, s), name=f"workbench-subpopulation-{k}", daemon=True)
+            for k, s in enumerate(self.subpopulations)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -242,4 +294,3 @@ class Evaluator(BaseEvaluator):
     def _close_envs(self):
         for env in self.envs:
             env.close()
-

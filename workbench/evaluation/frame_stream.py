@@ -4,6 +4,7 @@ The evaluator sets `listener` only while someone listens (a screen read per inte
 wasted). Batches that render physics states (RENDER_STATES: MuJoCo, whose software rendering takes about 40 ms a
 frame) hand the state to a FramePainter thread, so stepping never waits for the renderer.
 """
+
 from __future__ import annotations
 
 import threading

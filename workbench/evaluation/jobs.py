@@ -1,8 +1,9 @@
 """The work a round hands to its sub-populations and where their results go.
 
-  JobQueue   the (request, episode) jobs, taken by whichever sub-population has a free episode slot
-  Outcomes   per request: each episode's return, steps, frames, behaviour and observation sums
+JobQueue   the (request, episode) jobs, taken by whichever sub-population has a free episode slot
+Outcomes   per request: each episode's return, steps, frames, behaviour and observation sums
 """
+
 from __future__ import annotations
 
 import collections
@@ -26,8 +27,9 @@ class JobQueue:
     of the round's busy phase; None while every take() was served in full).
     """
 
-    def __init__(self, requests: Sequence[EvaluationRequest], cancel: threading.Event | None = None,
-                 order: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, requests: Sequence[EvaluationRequest], cancel: threading.Event | None = None, order: Sequence[int] | None = None
+    ) -> None:
         order = range(len(requests)) if order is None else order  # the requests whose episodes start first
         self._jobs = collections.deque((r, e) for r in order for e in range(requests[r].episodes))
         self._lock = threading.Lock()
@@ -67,8 +69,7 @@ class Outcomes:
     def collect_observations(self, size: int) -> None:
         """Keeps per-episode observation sums of `size` values (observation normalisation)."""
         if self.observation_sums is None:
-            self.observation_sums = [(np.zeros(len(r)), np.zeros((len(r), size)), np.zeros((len(r), size)))
-                                     for r in self.returns]
+            self.observation_sums = [(np.zeros(len(r)), np.zeros((len(r), size)), np.zeros((len(r), size))) for r in self.returns]
 
     def behaviour(self, r: int, e: int, vector: Any) -> None:
         with self.lock:

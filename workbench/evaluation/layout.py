@@ -8,6 +8,7 @@ actor's Evaluator takes the same, RunConfig makes it from a run's config (RunCon
 fields changes a result, except perturbed_rank (the factored forward pass rounds differently) and action_noise
 (training-time exploration).
 """
+
 from __future__ import annotations
 
 import dataclasses

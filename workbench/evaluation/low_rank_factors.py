@@ -1,6 +1,7 @@
 """Perturbed mode: per episode slot, the low-rank factors of the mutation its episode's child adds to its parent's
 weights (written when the episode starts, gathered by the inference graph), so that children are never
 materialised. An unperturbed episode's slot holds zeros."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,16 +20,22 @@ class LowRankFactors:
     def __init__(self, space: ParameterSpace, kernel_shapes: Sequence[tuple[int, int]], slots: int, rank: int) -> None:
         self.space, self.rank = space, rank
         self._scale = tf.Variable(tf.zeros([slots]), trainable=False)
-        self._factors = [(tf.Variable(tf.zeros([slots, k, rank]), trainable=False),
-                          tf.Variable(tf.zeros([slots, n, rank]), trainable=False),
-                          tf.Variable(tf.zeros([slots, n]), trainable=False))
-                         for k, n in kernel_shapes]
+        self._factors = [
+            (
+                tf.Variable(tf.zeros([slots, k, rank]), trainable=False),
+                tf.Variable(tf.zeros([slots, n, rank]), trainable=False),
+                tf.Variable(tf.zeros([slots, n]), trainable=False),
+            )
+            for k, n in kernel_shapes
+        ]
 
     def perturbations(self, episode_slots: tf.Tensor) -> list[LowRankPerturbation]:
         """The running episodes' perturbation per layer (inside the graph)."""
         scale = tf.gather(self._scale, episode_slots)
-        return [LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots),
-                                    tf.gather(bias, episode_slots)) for a, b, bias in self._factors]
+        return [
+            LowRankPerturbation(scale, tf.gather(a, episode_slots), tf.gather(b, episode_slots), tf.gather(bias, episode_slots))
+            for a, b, bias in self._factors
+        ]
 
     def write(self, slots: Sequence[int], mutations: Sequence[Any]) -> None:
         """Loads the factors of the episodes starting in `slots`: a mutation (offset, sigma) each, None when the

@@ -7,6 +7,7 @@
 Both start episodes, step them and hand the graph its observations: `graph_input(active)` is what the graph
 function is called with, `in_graph(given, episode_slots)` what the policy reads inside it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,6 +1,7 @@
 """Per episode slot, float64 sums of the raw observations a sampled episode's policy read (observation
 normalisation): accumulated inside the inference graph, reset when an episode starts, read when it ends.
 Whether an episode is sampled is the normalisation's choice from the episode's seed (the same on any layout)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -39,5 +40,8 @@ class ObservationSums:
     def read(self, slots: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(sampled flag [k], sums [k, d], sums of squares [k, d]) of the episodes in `slots`."""
         index = tf.constant(np.asarray(slots, np.int32))
-        return (tf.gather(self._sampled, index).numpy(), tf.gather(self._sums, index).numpy(),
-                tf.gather(self._squares, index).numpy())
+        return (
+            tf.gather(self._sampled, index).numpy(),
+            tf.gather(self._sums, index).numpy(),
+            tf.gather(self._squares, index).numpy(),
+        )

@@ -32,6 +32,7 @@ dashboard=True), and Ray's temporary files go under `temp_dir` (default
 $WORKBENCH_RAY_TMPDIR or /tmp/ray-workbench-<uid>; Ray needs a short path for its
 sockets). close() shuts down the cluster this object started, and nothing else.
 """
+
 from __future__ import annotations
 
 import collections
@@ -137,13 +138,19 @@ class _EvaluatorActor:
         self.bases = {key: self.bases[key] for key in base_refs}
         if max_episode_frames != self.evaluator.max_episode_frames:
             self.evaluator.set_episode_cap(max_episode_frames)
-        requests = [EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
-                    for g, episodes, role, behaviour in chunk["requests"]]
+        requests = [
+            EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
+            for g, episodes, role, behaviour in chunk["requests"]
+        ]
         self._ids = list(chunk["ids"])
-        results = self.evaluator.evaluate(requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"],
-                                          round_index=chunk["round"])
-        out = dict(results=[(r.returns, r.behaviours, r.steps, r.frames, r.observation_sums) for r in results],
-                   telemetry=dataclasses.asdict(self.evaluator.telemetry), fetched=fetched)
+        results = self.evaluator.evaluate(
+            requests, seed=chunk["seed"], bases=self.bases, request_ids=chunk["ids"], round_index=chunk["round"]
+        )
+        out = dict(
+            results=[(r.returns, r.behaviours, r.steps, r.frames, r.observation_sums) for r in results],
+            telemetry=dataclasses.asdict(self.evaluator.telemetry),
+            fetched=fetched,
+        )
         return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -170,13 +177,27 @@ class RayEvaluator(BaseEvaluator):
         streams; none while nobody listens).
     """
 
-    def __init__(self, env: str, model: str | Callable = "small", *, max_episode_frames: int | None = None,
-                 env_options: Mapping | None = None, model_options: Mapping | None = None,
-                 noise_size: int | None = None, noise_seed: int | None = None, **options: Any) -> None:
-        spec = RunSpec(env, model, env_options=env_options or {}, model_options=model_options or {},
-                       max_episode_frames=max_episode_frames,
-                       noise_size=DEFAULT_SIZE if noise_size is None else noise_size,
-                       noise_seed=DEFAULT_SEED if noise_seed is None else noise_seed)
+    def __init__(
+        self,
+        env: str,
+        model: str | Callable = "small",
+        *,
+        max_episode_frames: int | None = None,
+        env_options: Mapping | None = None,
+        model_options: Mapping | None = None,
+        noise_size: int | None = None,
+        noise_seed: int | None = None,
+        **options: Any,
+    ) -> None:
+        spec = RunSpec(
+            env,
+            model,
+            env_options=env_options or {},
+            model_options=model_options or {},
+            max_episode_frames=max_episode_frames,
+            noise_size=DEFAULT_SIZE if noise_size is None else noise_size,
+            noise_seed=DEFAULT_SEED if noise_seed is None else noise_seed,
+        )
         self._build(spec, **options)
 
     @classmethod
@@ -187,16 +208,32 @@ class RayEvaluator(BaseEvaluator):
         evaluator._build(spec, layout, **options)
         return evaluator
 
-    def _build(self, spec, layout=None, *, actors=None, cpus_per_actor=1, address=None, num_cpus=None, dashboard=False,
-               temp_dir=None, chunks_per_actor=1, max_restarts=None, ready_timeout=600, frame_interval=0.1,
-               **options):
+    def _build(
+        self,
+        spec,
+        layout=None,
+        *,
+        actors=None,
+        cpus_per_actor=1,
+        address=None,
+        num_cpus=None,
+        dashboard=False,
+        temp_dir=None,
+        chunks_per_actor=1,
+        max_restarts=None,
+        ready_timeout=600,
+        frame_interval=0.1,
+        **options,
+    ):
         check_optional_positive_int("actors", actors)
         check_positive_int("cpus_per_actor", cpus_per_actor)
         check_positive_int("chunks_per_actor", chunks_per_actor)
         check_real("frame_interval", frame_interval, 0, low_open=True)
         if "frame_listener" in options or "noise" in options:
-            raise ValueError("RayEvaluator takes noise_size/noise_seed (each actor builds its table) and no "
-                             "frame_listener argument (add listeners with add_frame_listener)")
+            raise ValueError(
+                "RayEvaluator takes noise_size/noise_seed (each actor builds its table) and no "
+                "frame_listener argument (add listeners with add_frame_listener)"
+            )
         if layout is None:
             layout = EvaluatorLayout.from_options(options, "RayEvaluator (for the actors' evaluators)")
         elif options:
@@ -238,9 +275,15 @@ class RayEvaluator(BaseEvaluator):
                 _loopback_only()
                 # Ray lowers its workers' priority (nice 15) by default; the actors are the evaluators doing
                 # the run's work, so they keep the driver's (the local Evaluator's threads have it too).
-                ray.init(num_cpus=num_cpus, include_dashboard=bool(dashboard), _node_ip_address="127.0.0.1",
-                         _temp_dir=temp_dir, log_to_driver=False, configure_logging=False,
-                         _system_config={"worker_niceness": 0})
+                ray.init(
+                    num_cpus=num_cpus,
+                    include_dashboard=bool(dashboard),
+                    _node_ip_address="127.0.0.1",
+                    _temp_dir=temp_dir,
+                    log_to_driver=False,
+                    configure_logging=False,
+                    _system_config={"worker_niceness": 0},
+                )
                 started = True
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
@@ -248,15 +291,15 @@ class RayEvaluator(BaseEvaluator):
         cpus = self.cpus_per_actor
         if started:  # a new cluster reports its CPUs a moment after ray.init (seen under load: none free at first)
             deadline = time.monotonic() + 30
-            while (ray.available_resources().get("CPU", 0) < (actors or 1) * cpus
-                   and time.monotonic() < deadline):
+            while ray.available_resources().get("CPU", 0) < (actors or 1) * cpus and time.monotonic() < deadline:
                 time.sleep(0.1)
         if actors is None:
             actors = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus))
         free = ray.available_resources().get("CPU", 0)
         if actors * cpus > free:
-            raise ValueError(f"actors: {actors} actors of {cpus} CPU need {actors * cpus} CPUs; "
-                             f"the Ray cluster has {free:g} free")
+            raise ValueError(
+                f"actors: {actors} actors of {cpus} CPU need {actors * cpus} CPUs; the Ray cluster has {free:g} free"
+            )
         self._remote = ray.remote(num_cpus=cpus, max_restarts=0, concurrency_groups={"frames": 1})(_EvaluatorActor)
         self.actors = [self._new_actor() for _ in range(actors)]
         ray.get([actor.ready.remote() for actor in self.actors], timeout=ready_timeout)
@@ -266,9 +309,13 @@ class RayEvaluator(BaseEvaluator):
         return self._remote.remote(self.spec, self.layout, self.cpus_per_actor)
 
     # -- evaluation -----------------------------------------------------------------------
-    def evaluate(self, requests: Sequence[EvaluationRequest], seed: int = 0,
-                 bases: Mapping[str, np.ndarray] | None = None,
-                 cancel: threading.Event | None = None) -> list[EvaluationResult]:
+    def evaluate(
+        self,
+        requests: Sequence[EvaluationRequest],
+        seed: int = 0,
+        bases: Mapping[str, np.ndarray] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[EvaluationResult]:
         """As Evaluator.evaluate, on the actors; sets self.telemetry (bytes_shipped included)."""
         requests = self.check_requests(requests, bases, cancel)
         start = time.perf_counter()
@@ -329,9 +376,13 @@ class RayEvaluator(BaseEvaluator):
                 outputs.setdefault(chunk, out)
                 self.progress = (len(outputs), len(chunks))
         end = time.perf_counter()
-        self.telemetry = self._telemetry([outputs[c]["telemetry"] for c in range(len(chunks))], end - start,
-                                         shipped, (end if dry_at is None else dry_at) - start,
-                                         occupancy_profile([(times, working)], start, end, len(self.actors)))
+        self.telemetry = self._telemetry(
+            [outputs[c]["telemetry"] for c in range(len(chunks))],
+            end - start,
+            shipped,
+            (end if dry_at is None else dry_at) - start,
+            occupancy_profile([(times, working)], start, end, len(self.actors)),
+        )
         results = []
         for c in range(len(chunks)):
             for returns, behaviours, steps, frames, observation_sums in outputs[c]["results"]:
@@ -341,8 +392,9 @@ class RayEvaluator(BaseEvaluator):
     # -- the transport: what evaluate() asks of Ray (bench/ray_scaling.py replaces it to time the master alone)
     def _submit(self, index, chunk):
         """Starts actor `index` on a pickled chunk; returns the reference of its result."""
-        return self.actors[index].evaluate.remote(chunk, self._base_refs, self.max_episode_frames,
-                                                  self.spec.observation_statistics)
+        return self.actors[index].evaluate.remote(
+            chunk, self._base_refs, self.max_episode_frames, self.spec.observation_statistics
+        )
 
     def _ready(self, refs, timeout):
         """The references among `refs` whose results are ready: waits up to `timeout` s for the first, then
@@ -392,11 +444,21 @@ class RayEvaluator(BaseEvaluator):
                 current, episodes = [], 0
         if current:
             chunks.append(current)
-        return [pickle.dumps(dict(seed=seed, round=round_index, ids=ids,
-                                  requests=[(requests[i].genome.to_bytes(), requests[i].episodes, requests[i].role,
-                                             requests[i].behaviour) for i in ids]),
-                             protocol=pickle.HIGHEST_PROTOCOL)
-                for ids in chunks]
+        return [
+            pickle.dumps(
+                dict(
+                    seed=seed,
+                    round=round_index,
+                    ids=ids,
+                    requests=[
+                        (requests[i].genome.to_bytes(), requests[i].episodes, requests[i].role, requests[i].behaviour)
+                        for i in ids
+                    ],
+                ),
+                protocol=pickle.HIGHEST_PROTOCOL,
+            )
+            for ids in chunks
+        ]
 
     def _put_bases(self, bases):
         """Puts new dense bases in the object store (once each); returns their bytes."""
@@ -460,8 +522,9 @@ class RayEvaluator(BaseEvaluator):
 
     def _telemetry(self, parts, wall_seconds, shipped, busy_seconds, occupancy):
         lanes = len(self.actors) * self.layout.subpopulations
-        return Telemetry.combine([Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped,
-                                 busy_seconds, occupancy)
+        return Telemetry.combine(
+            [Telemetry.from_dict(part) for part in parts], wall_seconds, lanes, shipped, busy_seconds, occupancy
+        )
 
     # -- lifetime -------------------------------------------------------------------------
     def close(self) -> None:
@@ -479,4 +542,3 @@ class RayEvaluator(BaseEvaluator):
         if self.owns_cluster:
             ray.shutdown()
             self.owns_cluster = False
-

@@ -10,6 +10,7 @@ agent viewer and Ray actors rebuild environments, models and spaces from it
 alone, and a run's RunConfig produces it. It is JSON-able (to_json / from_json)
 unless the model is a callable.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,8 +46,10 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
         if len(env.observation_shape) != 3:
             raise ValueError(f'model "{model}" is an Atari network; for {type(env).__name__} use model="mlp"')
         if env.num_actions is None:
-            raise ValueError(f'model "{model}" is an Atari network for discrete actions; {type(env).__name__} has '
-                             'continuous ones: use model="mlp"')
+            raise ValueError(
+                f'model "{model}" is an Atari network for discrete actions; {type(env).__name__} has '
+                'continuous ones: use model="mlp"'
+            )
         network = (SmallModel if model == "small" else LargeModel)(num_actions=env.num_actions, slots=slots, **options)
     elif model in ("mlp", "linear"):
         if len(env.observation_shape) != 1:
@@ -58,24 +61,29 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
         if env.continuous_actions:
             options.setdefault("activation", "tanh")
             assert env.action_size is not None, "a continuous batch declares its action size"
-            network = MLPModel(env.observation_shape[0], env.action_size, slots=slots,
-                               action_range=(env.action_low, env.action_high), **options)
+            network = MLPModel(
+                env.observation_shape[0], env.action_size, slots=slots, action_range=(env.action_low, env.action_high), **options
+            )
         else:
             assert env.num_actions is not None, "a discrete batch declares its action count"
             network = MLPModel(env.observation_shape[0], env.num_actions, slots=slots, **options)
     else:
-        raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), "
-                         f"got {model!r}")
+        raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), got {model!r}")
     if not isinstance(network, PopulationModel):
         raise TypeError(f"the model callable must return a PopulationModel, got {type(network).__name__}")
-    if (network.input_shape != tuple(env.observation_shape) or network.num_actions != env.num_actions
-            or network.action_size != env.action_size):
-        model_actions, env_actions = (f"{network.num_actions} actions" if network.action_size is None
-                                      else f"actions of size {network.action_size}",
-                                      f"{env.num_actions} actions" if not env.continuous_actions
-                                      else f"actions of size {env.action_size}")
-        raise ValueError(f"the model takes {network.input_shape} -> {model_actions}, the environment "
-                         f"gives {tuple(env.observation_shape)} and {env_actions}")
+    if (
+        network.input_shape != tuple(env.observation_shape)
+        or network.num_actions != env.num_actions
+        or network.action_size != env.action_size
+    ):
+        model_actions, env_actions = (
+            f"{network.num_actions} actions" if network.action_size is None else f"actions of size {network.action_size}",
+            f"{env.num_actions} actions" if not env.continuous_actions else f"actions of size {env.action_size}",
+        )
+        raise ValueError(
+            f"the model takes {network.input_shape} -> {model_actions}, the environment "
+            f"gives {tuple(env.observation_shape)} and {env_actions}"
+        )
     return network
 
 
@@ -117,14 +125,14 @@ class RunSpec:
     def __post_init__(self) -> None:
         check_type("env", self.env, str, "a game or Gymnasium id string")
         if not (callable(self.model) or self.model in MODELS):
-            raise ValueError(f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), "
-                             f"got {self.model!r}")
+            raise ValueError(
+                f"model must be one of {MODELS} or a callable(observation_shape, num_actions, slots), got {self.model!r}"
+            )
         for name in ("env_options", "model_options"):
             options = getattr(self, name) or {}
             check_type(name, options, Mapping, "a dict of keyword arguments")
             if "max_episode_frames" in options or "seed" in options:
-                raise ValueError(f"{name} must not hold max_episode_frames or seed: they are set by the spec and "
-                                 "the evaluator")
+                raise ValueError(f"{name} must not hold max_episode_frames or seed: they are set by the spec and the evaluator")
             object.__setattr__(self, name, dict(options))
         check_optional_positive_int("max_episode_frames", self.max_episode_frames)
         check_int("noise_size", self.noise_size, 1, 2**32)
@@ -154,7 +162,7 @@ class RunSpec:
 
     @property
     def family(self) -> str:
-        """"atari", "mujoco" (the MuJoCo tasks of the ops) or "gymnasium" (any other Gymnasium id)."""
+        """ "atari", "mujoco" (the MuJoCo tasks of the ops) or "gymnasium" (any other Gymnasium id)."""
         if self.is_atari:
             return "atari"
         return "mujoco" if find_mujoco_task(self.env) is not None else "gymnasium"
@@ -163,8 +171,9 @@ class RunSpec:
         """The process-wide noise table of this spec (built on first use)."""
         return NoiseTable.shared(self.noise_size, self.noise_seed)
 
-    def make_batch(self, batch_size: int, *, seed: int = 0, max_episode_frames: Any = _SPEC_CAP,
-                   **extra_options: Any) -> EnvBatch:
+    def make_batch(
+        self, batch_size: int, *, seed: int = 0, max_episode_frames: Any = _SPEC_CAP, **extra_options: Any
+    ) -> EnvBatch:
         """batch_size environments of this spec (episode cap: the spec's unless given; extra options win)."""
         cap = self.max_episode_frames if max_episode_frames is _SPEC_CAP else max_episode_frames
         options = dict(self.env_options, **extra_options)
@@ -215,6 +224,7 @@ class RunSpec:
     def observation_shape(self) -> tuple[int, ...]:
         """The shape of one observation of this spec's environment (read from a one-environment batch, once per
         process: spec_cache.py)."""
+
         def read() -> tuple[int, ...]:
             batch = self.make_batch(1)
             try:
@@ -249,8 +259,11 @@ class RunSpec:
     def to_json(self) -> dict:
         if not isinstance(self.model, str):
             raise ValueError("a RunSpec with a model callable cannot be written as JSON; register it by name")
-        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)
-                if field.name not in ("reference_batch", "observation_statistics")}
+        return {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(self)
+            if field.name not in ("reference_batch", "observation_statistics")
+        }
 
     @classmethod
     def from_json(cls, data: Mapping) -> RunSpec:

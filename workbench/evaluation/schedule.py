@@ -11,6 +11,7 @@ knows, longest first; requests it knows nothing about sit at the mean of the kno
 ones. Only the order in which episodes start changes: episodes are seeded by their
 (request, episode) index and the kernels are batch invariant, so results do not.
 """
+
 from __future__ import annotations
 
 import collections

@@ -5,6 +5,7 @@ Keyed by the spec's fields that decide each value (the environment and its optio
 options and the noise table), never stored on the frozen spec: equal specs share the entries, and a spec
 pickled to a Ray actor carries nothing built.
 """
+
 from __future__ import annotations
 
 import threading

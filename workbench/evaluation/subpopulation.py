@@ -19,6 +19,7 @@ A run's own state (its requests, jobs, outcomes and what each slot is running) i
 whose weights or actions are not finite (a diverged policy) ends its episode at once with a NaN return (the
 worst fitness) and a warning.
 """
+
 from __future__ import annotations
 
 import functools
@@ -101,9 +102,16 @@ class SubPopulation:
     `frames.listener` (gameplay frames). After a run: `occupancy_trace` (times, running episodes from then on).
     """
 
-    def __init__(self, env: EnvBatch, model: PopulationModel, decoder: GenomeDecoder,
-                 behaviour: Behaviour | None = None, perturbed_rank: int = 0, frame_interval: float = 0.1,
-                 action_noise: float = 0.0) -> None:
+    def __init__(
+        self,
+        env: EnvBatch,
+        model: PopulationModel,
+        decoder: GenomeDecoder,
+        behaviour: Behaviour | None = None,
+        perturbed_rank: int = 0,
+        frame_interval: float = 0.1,
+        action_noise: float = 0.0,
+    ) -> None:
         self.env, self.model, self.behaviour = env, model, behaviour
         self.size = env.batch_size
         self.max_episode_frames: int | None = None
@@ -113,15 +121,15 @@ class SubPopulation:
         self.frames = FrameStream(env, frame_interval)
         self.observations = observation_source(env, model.input_shape)
         normalization = model.observation_normalization
-        self.observation_sums = (None if normalization is None else
-                                 ObservationSums(normalization, self.size, int(np.prod(model.input_shape))))
+        self.observation_sums = (
+            None if normalization is None else ObservationSums(normalization, self.size, int(np.prod(model.input_shape)))
+        )
         self.continuous = model.action_size is not None
         self.action_noise = None
         if self.continuous and action_noise:
             assert env.action_low is not None and env.action_high is not None, "continuous actions have bounds"
             self.action_noise = ActionNoise(action_noise, self.size, env.action_low, env.action_high)
-        self.factors = (LowRankFactors(decoder.space, model.kernel_shapes, self.size, perturbed_rank)
-                        if perturbed_rank else None)
+        self.factors = LowRankFactors(decoder.space, model.kernel_shapes, self.size, perturbed_rank) if perturbed_rank else None
         # autograph off: these graphs have no tensor-dependent Python control flow, and autograph's conversion of
         # the functions they call (LowRankPerturbation's dataclass __init__) looked up the wrong source in a
         # process that had run other tests first ("tf___init_factors() takes 1 positional argument")
@@ -146,23 +154,30 @@ class SubPopulation:
         return self._actions(given, weight_slots, episode_slots, self.factors.perturbations(episode_slots))
 
     # -- the episode loop -----------------------------------------------------------------
-    def run(self, requests: Sequence[EvaluationRequest], jobs: JobQueue, outcomes: Outcomes, seed: int,
-            ids: Sequence[int] | None = None) -> Telemetry:
+    def run(
+        self,
+        requests: Sequence[EvaluationRequest],
+        jobs: JobQueue,
+        outcomes: Outcomes,
+        seed: int,
+        ids: Sequence[int] | None = None,
+    ) -> Telemetry:
         """Runs jobs from `jobs` until none are left; returns this sub-population's Telemetry.
 
         ids: the requests' indices for episode seeds (default 0, 1, ...; a chunk of a larger list passes its own).
         """
         if self.observation_sums is not None:
             outcomes.collect_observations(self.observation_sums.size)
-        run = EpisodeRun(requests, jobs, outcomes, seed, range(len(requests)) if ids is None else ids, self.size,
-                         timeline=self.timeline)
+        run = EpisodeRun(
+            requests, jobs, outcomes, seed, range(len(requests)) if ids is None else ids, self.size, timeline=self.timeline
+        )
         self.occupancy_trace = run.occupancy
         try:
             while not jobs.stopped():
                 free = run.free()
                 started = jobs.take(len(free))
                 if started:
-                    self._start(run, free[:len(started)], started)
+                    self._start(run, free[: len(started)], started)
                 active = run.active()
                 run.record_occupancy(active.size)
                 if active.size:
@@ -242,8 +257,9 @@ class SubPopulation:
         for slot in slots:
             r, e = run.job_of(slot)
             run.outcomes.returns[r][e] = np.nan
-        warnings.warn(f"a member's episode ended with the worst fitness: {reason} (a diverged policy)",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"a member's episode ended with the worst fitness: {reason} (a diverged policy)", RuntimeWarning, stacklevel=2
+        )
         self._finish(run, np.asarray(slots))
 
     def _episode_frames(self, run: EpisodeRun, slots: np.ndarray) -> np.ndarray:

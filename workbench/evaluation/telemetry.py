@@ -9,6 +9,7 @@ with k sub-populations they add up to k times the wall time; the fractions
 divide by that. TIME_SPLIT (the categories and idle, defined with the generation
 records) is the one list of these names that records, logs and dashboards use.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -63,9 +64,15 @@ class Telemetry:
 
     def round_record(self, phase: str) -> dict:
         """This evaluation as one round of a GenerationRecord (ROUND_FIELDS), named by the strategy's phase."""
-        return dict(phase=phase, episodes=self.episodes, frames=self.frames, seconds=self.wall_seconds,
-                    busy_frames_per_second=self.busy_frames_per_second, tail_seconds=self.tail_seconds,
-                    occupancy=self.occupancy)
+        return dict(
+            phase=phase,
+            episodes=self.episodes,
+            frames=self.frames,
+            seconds=self.wall_seconds,
+            busy_frames_per_second=self.busy_frames_per_second,
+            tail_seconds=self.tail_seconds,
+            occupancy=self.occupancy,
+        )
 
     def seconds(self, name: str) -> float:
         """Seconds spent in `name` (one of TIME_SPLIT)."""
@@ -77,9 +84,13 @@ class Telemetry:
         return {name: (self.seconds(name) / total if total > 0 else 0.0) for name in TIME_SPLIT}
 
     def as_dict(self) -> dict:
-        return dict(dataclasses.asdict(self), frames_per_second=self.frames_per_second,
-                    tail_seconds=self.tail_seconds, busy_frames_per_second=self.busy_frames_per_second,
-                    **{f"{name}_fraction": value for name, value in self.fractions().items()})
+        return dict(
+            dataclasses.asdict(self),
+            frames_per_second=self.frames_per_second,
+            tail_seconds=self.tail_seconds,
+            busy_frames_per_second=self.busy_frames_per_second,
+            **{f"{name}_fraction": value for name, value in self.fractions().items()},
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Telemetry:
@@ -90,8 +101,15 @@ class Telemetry:
         return cls(**fields)
 
     @classmethod
-    def combine(cls, parts: Iterable[Telemetry], wall_seconds: float, subpopulations: int | None = None,
-                bytes_shipped: int = 0, busy_seconds: float | None = None, occupancy: Sequence[float] = ()) -> Telemetry:
+    def combine(
+        cls,
+        parts: Iterable[Telemetry],
+        wall_seconds: float,
+        subpopulations: int | None = None,
+        bytes_shipped: int = 0,
+        busy_seconds: float | None = None,
+        occupancy: Sequence[float] = (),
+    ) -> Telemetry:
         """One Telemetry for lanes that ran side by side for wall_seconds (default: one lane per part).
 
         busy_seconds and occupancy are the round's (measured by whoever ran the lanes); busy_seconds
@@ -101,8 +119,12 @@ class Telemetry:
         lanes = len(parts) if subpopulations is None else subpopulations
         if busy_seconds is None:
             busy_seconds = min((part.busy_seconds for part in parts), default=0.0)
-        total = cls(wall_seconds=wall_seconds, subpopulations=lanes, busy_seconds=min(busy_seconds, wall_seconds),
-                    occupancy=tuple(float(value) for value in occupancy))
+        total = cls(
+            wall_seconds=wall_seconds,
+            subpopulations=lanes,
+            busy_seconds=min(busy_seconds, wall_seconds),
+            occupancy=tuple(float(value) for value in occupancy),
+        )
         for part in parts:
             for name in CATEGORIES:
                 setattr(total, f"{name}_seconds", total.seconds(name) + part.seconds(name))
@@ -114,8 +136,9 @@ class Telemetry:
         return total
 
 
-def occupancy_profile(lanes: Sequence[tuple[Sequence[float], Sequence[int]]], start: float, end: float,
-                      capacity: int, bins: int = OCCUPANCY_BINS) -> tuple[float, ...]:
+def occupancy_profile(
+    lanes: Sequence[tuple[Sequence[float], Sequence[int]]], start: float, end: float, capacity: int, bins: int = OCCUPANCY_BINS
+) -> tuple[float, ...]:
     """The share of `capacity` in use over `bins` equal slices of [start, end].
 
     lanes: per lane, (times, counts): from times[i] on, counts[i] units ran (until times[i + 1], the last

@@ -10,6 +10,7 @@ used first), so parents reused across refills load once. Weights that are not
 finite (a diverged policy) are not loaded: the slot is marked invalid (its
 episodes end at once with the worst fitness, SubPopulation).
 """
+
 from __future__ import annotations
 
 import collections

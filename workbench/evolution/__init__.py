@@ -15,6 +15,7 @@
 
 Every strategy speaks the ask/tell protocol of strategy.py and holds no environment code.
 """
+
 from __future__ import annotations
 
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch

@@ -24,6 +24,7 @@ M starts at zero, as in the paper. A direction with a non-finite return (a diver
 member) counts as the generation's lowest finite return; a generation without two
 distinct returns leaves M unchanged.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,20 +44,29 @@ from workbench.evolution.strategy import shifted_returns
 class ARSConfig:
     """ARS hyperparameters; the defaults are the paper's HalfCheetah V2-t settings (docs/continuous_control.md)."""
 
-    directions: int = hyperparameter(32, "directions N (ARS)", "directions per generation (2 N members)",
-                                     scale="int", low=1, high=1000)
-    top_directions: int | None = hyperparameter(4, "kept directions b (ARS)", "b <= N directions kept for the "
-                                                "update (None = all: V1 / V2)", scale="int", low=1, high=1000)
-    step_size: float = hyperparameter(0.02, "step size α (ARS)", "the update's step size", scale="log", low=1e-4,
-                                      high=1.0, step=0.05)
-    noise: float = hyperparameter(0.03, "noise ν (ARS)", "the perturbation scale", scale="log", low=1e-4, high=1.0,
-                                  step=0.05)
-    survival_bonus: float = hyperparameter(0.0, "survival bonus removed per step", "per-step shift subtracted from "
-                                           "training returns (0 = none)", unit="per step", low=0.0, high=10.0,
-                                           step=0.5)
+    directions: int = hyperparameter(
+        32, "directions N (ARS)", "directions per generation (2 N members)", scale="int", low=1, high=1000
+    )
+    top_directions: int | None = hyperparameter(
+        4, "kept directions b (ARS)", "b <= N directions kept for the update (None = all: V1 / V2)", scale="int", low=1, high=1000
+    )
+    step_size: float = hyperparameter(
+        0.02, "step size α (ARS)", "the update's step size", scale="log", low=1e-4, high=1.0, step=0.05
+    )
+    noise: float = hyperparameter(0.03, "noise ν (ARS)", "the perturbation scale", scale="log", low=1e-4, high=1.0, step=0.05)
+    survival_bonus: float = hyperparameter(
+        0.0,
+        "survival bonus removed per step",
+        "per-step shift subtracted from training returns (0 = none)",
+        unit="per step",
+        low=0.0,
+        high=10.0,
+        step=0.5,
+    )
     episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
-    center_episodes: int = hyperparameter(0, "center episodes", "episodes of the policy each generation, for "
-                                          "reporting (0 = none; not in the update)", scale="int")
+    center_episodes: int = hyperparameter(
+        0, "center episodes", "episodes of the policy each generation, for reporting (0 = none; not in the update)", scale="int"
+    )
 
     def validated(self) -> ARSConfig:
         check_int("directions", self.directions, 1)
@@ -74,8 +84,9 @@ class ARSConfig:
         return self.directions if self.top_directions is None else self.top_directions
 
 
-def ars_step(space: ParameterSpace, indices: Sequence[int], plus: np.ndarray, minus: np.ndarray,
-             config: ARSConfig) -> tuple[np.ndarray, float]:
+def ars_step(
+    space: ParameterSpace, indices: Sequence[int], plus: np.ndarray, minus: np.ndarray, config: ARSConfig
+) -> tuple[np.ndarray, float]:
     """(the update of M as float32 [n], sigma_R) from the directions' returns (float64 [N] each)."""
     plus, minus = plus.copy(), minus.copy()
     finite = np.concatenate([plus, minus])
@@ -116,9 +127,14 @@ class AugmentedRandomSearch(MirroredSearch):
         directions = len(self.indices)
         shifted = shifted_returns(results[: 2 * directions], self.config.survival_bonus).reshape(directions, 2)
         update, sigma_r = ars_step(self.space, self.indices, shifted[:, 0], shifted[:, 1], self.config)
-        self._record_generation(means[: 2 * directions], self.center_fitness, Genome(self._key),
-                                sum(r.episodes for r in requests), reward_std=sigma_r,
-                                update_norm=float(np.linalg.norm(update)))
+        self._record_generation(
+            means[: 2 * directions],
+            self.center_fitness,
+            Genome(self._key),
+            sum(r.episodes for r in requests),
+            reward_std=sigma_r,
+            update_norm=float(np.linalg.norm(update)),
+        )
         self._next_center(self.center + update)
 
     # -- state ----------------------------------------------------------------------------

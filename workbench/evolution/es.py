@@ -17,6 +17,7 @@ perturbation_rank r > 0 uses rank-r perturbations per layer (EGGROLL); the
 update stays full rank. Virtual batch norm lives in the model (models/virtual_batch_norm.py). The
 center and the mirrored sampling are MirroredSearch's (mirrored.py), shared with ARS and PGPE.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,25 +40,33 @@ class ESConfig:
     bonus is ARS's trick for tasks that pay for staying alive (Humanoid 5 per step): ranked on the rest of the
     reward, members that stand still no longer beat those that move. Records stay unshifted."""
 
-    population_size: int = hyperparameter(5000, "population size", "members per generation, an even number "
-                                          "(mirrored pairs)", scale="int", low=2, high=10_000)
-    sigma: float = hyperparameter(0.02, "noise σ", "noise scale of the perturbations", scale="log", low=1e-4,
-                                  high=1.0, step=0.05)
-    learning_rate: float = hyperparameter(0.01, "learning rate", "Adam's step size", scale="log", low=1e-5, high=1.0,
-                                          step=0.05)
-    l2_coefficient: float = hyperparameter(0.005, "L2 coefficient", "weight decay added to the minimised gradient",
-                                           low=0.0, high=0.1, step=1e-4)
+    population_size: int = hyperparameter(
+        5000, "population size", "members per generation, an even number (mirrored pairs)", scale="int", low=2, high=10_000
+    )
+    sigma: float = hyperparameter(0.02, "noise σ", "noise scale of the perturbations", scale="log", low=1e-4, high=1.0, step=0.05)
+    learning_rate: float = hyperparameter(0.01, "learning rate", "Adam's step size", scale="log", low=1e-5, high=1.0, step=0.05)
+    l2_coefficient: float = hyperparameter(
+        0.005, "L2 coefficient", "weight decay added to the minimised gradient", low=0.0, high=0.1, step=1e-4
+    )
     adam_beta1: float = hyperparameter(0.9, "Adam β1", "Adam's first-moment decay")
     adam_beta2: float = hyperparameter(0.999, "Adam β2", "Adam's second-moment decay")
     adam_epsilon: float = hyperparameter(1e-8, "Adam ε", "Adam's denominator constant")
     episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
-    center_episodes: int = hyperparameter(1, "center episodes", "episodes of the center each generation, for "
-                                          "reporting (0 = none)", scale="int")
-    perturbation_rank: int = hyperparameter(0, "perturbation rank", "0 = full-rank perturbations (the paper); r > 0 "
-                                            "= rank r per layer", scale="int")
-    survival_bonus: float = hyperparameter(0.0, "survival bonus removed per step", "a per-step constant subtracted "
-                                           "from every member's return before ranking (0 = none, the paper)",
-                                           unit="per step", low=0.0, high=10.0, step=0.5)
+    center_episodes: int = hyperparameter(
+        1, "center episodes", "episodes of the center each generation, for reporting (0 = none)", scale="int"
+    )
+    perturbation_rank: int = hyperparameter(
+        0, "perturbation rank", "0 = full-rank perturbations (the paper); r > 0 = rank r per layer", scale="int"
+    )
+    survival_bonus: float = hyperparameter(
+        0.0,
+        "survival bonus removed per step",
+        "a per-step constant subtracted from every member's return before ranking (0 = none, the paper)",
+        unit="per step",
+        low=0.0,
+        high=10.0,
+        step=0.5,
+    )
 
     def validated(self) -> ESConfig:
         check_int("population_size", self.population_size, 2)
@@ -107,8 +116,9 @@ class Adam:
         self.t, self.m, self.v = int(state["t"]), m.copy(), v.copy()
 
 
-def es_gradient(space: ParameterSpace, indices: Sequence[int], fitness: np.ndarray, rank: int,
-                population_size: int) -> np.ndarray:
+def es_gradient(
+    space: ParameterSpace, indices: Sequence[int], fitness: np.ndarray, rank: int, population_size: int
+) -> np.ndarray:
     """sum_pairs (s+ - s-) epsilon / population_size with s = centered ranks; fitness [pairs, 2]."""
     shaped = centered_ranks(fitness)
     return space.combine(indices, shaped[:, 0] - shaped[:, 1], rank) / np.float32(population_size)
@@ -116,8 +126,13 @@ def es_gradient(space: ParameterSpace, indices: Sequence[int], fitness: np.ndarr
 
 def adam_update(theta: np.ndarray, adam: Adam, gradient: np.ndarray, config: ESConfig) -> np.ndarray:
     """theta after one Adam step on -gradient + l2 * theta (the gradient is ascended)."""
-    step = adam.step(-gradient + np.float32(config.l2_coefficient) * theta, config.learning_rate,
-                     config.adam_beta1, config.adam_beta2, config.adam_epsilon)
+    step = adam.step(
+        -gradient + np.float32(config.l2_coefficient) * theta,
+        config.learning_rate,
+        config.adam_beta1,
+        config.adam_beta2,
+        config.adam_epsilon,
+    )
     return (theta + step).astype(np.float32)
 
 
@@ -146,9 +161,13 @@ class EvolutionStrategy(MirroredSearch):
         if self.config.survival_bonus:
             ranked = shifted_returns(results[: fitness.size], self.config.survival_bonus).reshape(fitness.shape)
         gradient = es_gradient(self.space, self.indices, ranked, self.config.perturbation_rank, fitness.size)
-        self._record_generation(fitness, self.center_fitness if self.config.center_episodes else None,
-                                Genome(self._key), sum(r.episodes for r in requests),
-                                gradient_norm=float(np.linalg.norm(gradient)))
+        self._record_generation(
+            fitness,
+            self.center_fitness if self.config.center_episodes else None,
+            Genome(self._key),
+            sum(r.episodes for r in requests),
+            gradient_norm=float(np.linalg.norm(gradient)),
+        )
         self._next_center(adam_update(self.center, self.adam, gradient, self.config))
 
     # -- state ----------------------------------------------------------------------------

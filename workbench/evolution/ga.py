@@ -10,6 +10,7 @@ parent plus one mutation: sigma times a noise slice, or with mutation_rank r
 a rank-r perturbation per layer). truncation = 0 is random search: every
 generation is drawn fresh (the elite still carries over).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,20 +31,23 @@ class GAConfig:
     mutation (EGGROLL-style A B^T / sqrt(r) per layer) can be applied by the inference op to a cached parent
     without materialising the child; it needs a space with layer shapes."""
 
-    population_size: int = hyperparameter(1000, "population size", "members per generation", scale="int", low=2,
-                                          high=10_000)
-    truncation: int = hyperparameter(20, "truncation (parents)", "parents per generation, the T best members; 0 = "
-                                     "random search", scale="int", low=1, high=1000)
-    sigma: float = hyperparameter(0.002, "mutation power σ", "the noise scale of a child", scale="log", low=1e-4,
-                                  high=1.0, step=0.05)
-    elite_candidates: int = hyperparameter(10, "elite candidates", "best members re-evaluated to choose the elite "
-                                           "(the previous elite joins them)", scale="int")
-    elite_episodes: int = hyperparameter(30, "elite episodes", "episodes of each elite candidate", scale="int",
-                                         low=1, high=100)
-    episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member in the "
-                                              "population round", scale="int")
-    mutation_rank: int = hyperparameter(0, "mutation rank", "0 = full-rank mutations (the paper); r > 0 = rank-r "
-                                        "mutations per layer", scale="int")
+    population_size: int = hyperparameter(1000, "population size", "members per generation", scale="int", low=2, high=10_000)
+    truncation: int = hyperparameter(
+        20, "truncation (parents)", "parents per generation, the T best members; 0 = random search", scale="int", low=1, high=1000
+    )
+    sigma: float = hyperparameter(
+        0.002, "mutation power σ", "the noise scale of a child", scale="log", low=1e-4, high=1.0, step=0.05
+    )
+    elite_candidates: int = hyperparameter(
+        10, "elite candidates", "best members re-evaluated to choose the elite (the previous elite joins them)", scale="int"
+    )
+    elite_episodes: int = hyperparameter(30, "elite episodes", "episodes of each elite candidate", scale="int", low=1, high=100)
+    episodes_per_member: int = hyperparameter(
+        1, "episodes per member", "episodes of each member in the population round", scale="int"
+    )
+    mutation_rank: int = hyperparameter(
+        0, "mutation rank", "0 = full-rank mutations (the paper); r > 0 = rank-r mutations per layer", scale="int"
+    )
 
     def validated(self) -> GAConfig:
         check_int("population_size", self.population_size, 2)
@@ -54,7 +58,8 @@ class GAConfig:
         check_int("elite_candidates", self.elite_candidates, 1)
         if self.elite_candidates > self.population_size:
             raise ValueError(
-                f"elite_candidates must be at most population_size ({self.population_size}), got {self.elite_candidates}")
+                f"elite_candidates must be at most population_size ({self.population_size}), got {self.elite_candidates}"
+            )
         check_int("elite_episodes", self.elite_episodes, 1)
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_rank(self.mutation_rank, "mutation_rank")
@@ -119,9 +124,12 @@ class GeneticAlgorithm(Strategy):
 
     def _end_generation(self):
         self._record_generation(
-            self.fitness, self.elite_fitness, self._elite,
+            self.fitness,
+            self.elite_fitness,
+            self._elite,
             evaluations=len(self.population) * self.config.episodes_per_member
-            + len(self.candidates) * self.config.elite_episodes)
+            + len(self.candidates) * self.config.elite_episodes,
+        )
         order = np.argsort(-self.fitness, kind="stable")
         self._start_next_generation()
         truncation, size, rank = self.config.truncation, self.config.population_size, self.config.mutation_rank

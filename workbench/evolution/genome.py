@@ -24,6 +24,7 @@ binary form (to_bytes), whose size is what a genome costs to store or ship.
 Sigmas are kept as float32 values (the precision the weights use), so both
 forms round-trip exactly.
 """
+
 from __future__ import annotations
 
 import collections
@@ -55,7 +56,7 @@ def _check_offset(value, name):
 
 def _check_init(value):
     if isinstance(value, str):
-        digest = value[len(_BASE_PREFIX):]
+        digest = value[len(_BASE_PREFIX) :]
         if not value.startswith(_BASE_PREFIX) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             raise ValueError(f"init must be a noise offset or a base key 'sha256:<64 hex digits>', got {value!r:.100}")
         return value
@@ -68,8 +69,6 @@ def _check_sigma(value, name):
     if not math.isfinite(float(value)) or abs(float(value)) > float(np.finfo(np.float32).max):
         raise ValueError(f"{name} must be finite in float32, got {value!r}")
     return float(np.float32(value))  # weights use float32 sigmas; storing them so makes every form exact
-
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,9 +87,13 @@ class Genome:
         for k, mutation in enumerate(self.mutations):
             if not isinstance(mutation, (tuple, list)) or len(mutation) not in (2, 3):
                 raise ValueError(f"mutations[{k}] must be an (index, sigma) pair or (index, sigma, rank), got {mutation!r}")
-            checked.append((_check_offset(mutation[0], f"mutations[{k}] index"),
-                            _check_sigma(mutation[1], f"mutations[{k}] sigma"),
-                            check_rank(mutation[2] if len(mutation) == 3 else 0, f"mutations[{k}] rank")))
+            checked.append(
+                (
+                    _check_offset(mutation[0], f"mutations[{k}] index"),
+                    _check_sigma(mutation[1], f"mutations[{k}] sigma"),
+                    check_rank(mutation[2] if len(mutation) == 3 else 0, f"mutations[{k}] rank"),
+                )
+            )
         object.__setattr__(self, "mutations", tuple(checked))
 
     def child(self, index: int, sigma: float, rank: int = 0) -> Genome:
@@ -112,8 +115,10 @@ class Genome:
     # -- serialisation -------------------------------------------------------------------
     def to_json(self) -> dict:
         """{"init": offset or base key, "mutations": [[index, sigma] or [index, sigma, rank], ...]}."""
-        return {"init": self.init,
-                "mutations": [[index, sigma] if rank == 0 else [index, sigma, rank] for index, sigma, rank in self.mutations]}
+        return {
+            "init": self.init,
+            "mutations": [[index, sigma] if rank == 0 else [index, sigma, rank] for index, sigma, rank in self.mutations],
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> Genome:
@@ -126,8 +131,11 @@ class Genome:
     def to_bytes(self) -> bytes:
         """Compact little-endian form: a uint32 offset (or 0xFFFFFFFF then the 32-byte base digest),
         then per mutation uint32 index, float32 sigma, uint16 rank."""
-        head = struct.pack("<I", self.init) if not isinstance(self.init, str) else (
-            struct.pack("<I", 0xFFFFFFFF) + bytes.fromhex(self.init[len(_BASE_PREFIX):]))
+        head = (
+            struct.pack("<I", self.init)
+            if not isinstance(self.init, str)
+            else (struct.pack("<I", 0xFFFFFFFF) + bytes.fromhex(self.init[len(_BASE_PREFIX) :]))
+        )
         return head + b"".join(struct.pack("<IfH", *m) for m in self.mutations)
 
     @classmethod
@@ -192,8 +200,10 @@ class GenomeDecoder:
         weights and per-parameter mutation scales [2, n]."""
         weights = np.array(weights, np.float32)
         if weights.shape not in ((self.num_parameters,), (2, self.num_parameters)):
-            raise ValueError(f"a base must be weights [{self.num_parameters}] or weights and scales "
-                             f"[2, {self.num_parameters}], got shape {weights.shape}")
+            raise ValueError(
+                f"a base must be weights [{self.num_parameters}] or weights and scales "
+                f"[2, {self.num_parameters}], got shape {weights.shape}"
+            )
         if base_key(weights) != key:
             raise ValueError(f"base weights do not match their key {key!r:.80} (corrupt or different weights)")
         if not np.isfinite(weights[1] if weights.ndim == 2 else 0.0).all():
@@ -260,9 +270,9 @@ class GenomeDecoder:
         scales, depth = self._scales(genome), len(genome.mutations)
         self.slices_applied += depth - start
         if depth - 1 > start:  # the parent is not cached either: keep it too, its siblings come next
-            theta = self._mutate(theta, genome.mutations[start:depth - 1], scales)
+            theta = self._mutate(theta, genome.mutations[start : depth - 1], scales)
             theta.setflags(write=False)
-            self._remember(Genome(genome.init, genome.mutations[:depth - 1]), theta)
+            self._remember(Genome(genome.init, genome.mutations[: depth - 1]), theta)
             start = depth - 1
         theta = self._mutate(theta, genome.mutations[start:], scales)
         theta.setflags(write=False)

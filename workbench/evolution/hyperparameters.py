@@ -8,6 +8,7 @@ range of the dashboard's slider (and the command line's help) when the field has
 The metadata describes; validation stays in each config's validated() (hard limits such as population_size >= 2
 or an even ES population), so that a slider's range is a sensible span, not a limit.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,9 +34,9 @@ class Hyperparameter:
         if self.scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {self.scale!r}")
         if not (self.low is None and self.high is None) and not (
-                self.low is not None and self.high is not None and self.low < self.high):
-            raise ValueError(f"{self.label}: low and high must both be given with low < high, got "
-                             f"{self.low!r}, {self.high!r}")
+            self.low is not None and self.high is not None and self.low < self.high
+        ):
+            raise ValueError(f"{self.label}: low and high must both be given with low < high, got {self.low!r}, {self.high!r}")
         if self.scale == "log" and self.low is not None and self.low <= 0:
             raise ValueError(f"{self.label}: a log scale needs low > 0, got {self.low!r}")
 
@@ -44,15 +45,23 @@ class Hyperparameter:
         return self.low is not None
 
     def describe(self) -> str:
-        """"the noise scale of a child (slider 0.0001 to 1, log scale)": the help line, its unit and slider range."""
+        """ "the noise scale of a child (slider 0.0001 to 1, log scale)": the help line, its unit and slider range."""
         unit = f" [{self.unit}]" if self.unit else ""
-        span = f" (slider {self.low:g} to {self.high:g}{', log scale' if self.scale == 'log' else ''})" \
-            if self.has_slider else ""
+        span = f" (slider {self.low:g} to {self.high:g}{', log scale' if self.scale == 'log' else ''})" if self.has_slider else ""
         return f"{self.help}{unit}{span}"
 
 
-def hyperparameter(default: Any, label: str, help: str, *, unit: str = "", scale: str = "linear",
-                   low: float | None = None, high: float | None = None, step: float = 1) -> Any:
+def hyperparameter(
+    default: Any,
+    label: str,
+    help: str,
+    *,
+    unit: str = "",
+    scale: str = "linear",
+    low: float | None = None,
+    high: float | None = None,
+    step: float = 1,
+) -> Any:
     """A dataclass field with `default` and its Hyperparameter metadata."""
     meta = Hyperparameter(label, help, unit, scale, low, high, step)
     return dataclasses.field(default=default, metadata={_KEY: meta})

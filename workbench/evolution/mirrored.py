@@ -7,6 +7,7 @@ when center_episodes > 0, the center itself ("center", for reporting). A subclas
 mutation is (mutation()), how many pairs a generation has (pairs()), updates its center in _tell()
 and then calls _next_center().
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,9 +57,11 @@ class MirroredSearch(Strategy):
         if self.indices is None:
             rank = self.mutation_rank()
             self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(self.pairs())]
-        requests = [EvaluationRequest(Genome(self._key, (self.mutation(index, sign),)), config.episodes_per_member,
-                                      "perturbation")
-                    for index in self.indices for sign in (1, -1)]
+        requests = [
+            EvaluationRequest(Genome(self._key, (self.mutation(index, sign),)), config.episodes_per_member, "perturbation")
+            for index in self.indices
+            for sign in (1, -1)
+        ]
         if config.center_episodes:
             requests.append(EvaluationRequest(Genome(self._key), config.center_episodes, "center"))
         return requests
@@ -93,8 +96,12 @@ class MirroredSearch(Strategy):
 
     # -- state ----------------------------------------------------------------------------
     def _common_state(self) -> dict:
-        return dict(super()._common_state(), indices=None if self.indices is None else list(self.indices),
-                    center=self.center.copy(), center_fitness=self.center_fitness)
+        return dict(
+            super()._common_state(),
+            indices=None if self.indices is None else list(self.indices),
+            center=self.center.copy(),
+            center_fitness=self.center_fitness,
+        )
 
     def _load_center(self, state: dict) -> None:
         """indices, center and center_fitness of _common_state() (ValueError for a corrupt center)."""

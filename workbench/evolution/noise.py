@@ -12,6 +12,7 @@ TensorFlow, takes about half a second to draw, and is 16 times the largest
 network here (LargeModel, 4.05M parameters), so the slices of two random
 offsets overlap little. The paper used 250M values (1 GB) drawn from seed 123.
 """
+
 from __future__ import annotations
 
 import threading
@@ -65,7 +66,7 @@ class NoiseTable:
     def slice(self, index: int, length: int) -> np.ndarray:
         """The read-only view values[index : index + length]."""
         index = self.check_index(index, length)
-        return self.values[index:index + length]
+        return self.values[index : index + length]
 
     def sample_index(self, rng: np.random.Generator, length: int) -> int:
         """A uniformly random offset for a slice of `length` values."""

@@ -15,6 +15,7 @@ nearest archive entries. A generation:
 Before the first generation a "center" round evaluates every center and seeds
 the archive with their BCs. The elite is the center with the best last return.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,11 +44,18 @@ class NoveltyConfig(ESConfig):
     """NS-ES / NSR-ES hyperparameters: OpenAI-ES's (ESConfig) plus the three below; center_episodes must be
     at least 1 (each center evaluation's behaviour enters the archive)."""
 
-    meta_population_size: int = hyperparameter(5, "meta-population", "ES centers explored in turn (the paper used "
-                                               "3-5)", scale="int")
+    meta_population_size: int = hyperparameter(
+        5, "meta-population", "ES centers explored in turn (the paper used 3-5)", scale="int"
+    )
     k_nearest: int = hyperparameter(10, "k nearest", "neighbours in the novelty mean", scale="int")
-    reward_weight: float = hyperparameter(0.0, "reward weight (NSR-ES)", "weight of the reward ranks against the "
-                                          "novelty ranks (0 = NS-ES, 0.5 = NSR-ES)", low=0.0, high=1.0, step=0.05)
+    reward_weight: float = hyperparameter(
+        0.0,
+        "reward weight (NSR-ES)",
+        "weight of the reward ranks against the novelty ranks (0 = NS-ES, 0.5 = NSR-ES)",
+        low=0.0,
+        high=1.0,
+        step=0.05,
+    )
 
     def validated(self) -> NoveltyConfig:
         super().validated()
@@ -80,10 +88,9 @@ def novelty(behaviours: np.ndarray, archive: np.ndarray, k: int) -> np.ndarray:
     k = min(k, archive.shape[0])
     result = np.empty(behaviours.shape[0])
     for start in range(0, behaviours.shape[0], 256):  # bounded memory for large archives
-        chunk = behaviours[start:start + 256]
-        distances = np.sqrt(np.maximum(
-            (chunk**2).sum(1)[:, None] - 2 * chunk @ archive.T + (archive**2).sum(1)[None, :], 0.0))
-        result[start:start + 256] = np.sort(np.partition(distances, k - 1, axis=1)[:, :k], axis=1).mean(axis=1)
+        chunk = behaviours[start : start + 256]
+        distances = np.sqrt(np.maximum((chunk**2).sum(1)[:, None] - 2 * chunk @ archive.T + (archive**2).sum(1)[None, :], 0.0))
+        result[start : start + 256] = np.sort(np.partition(distances, k - 1, axis=1)[:, :k], axis=1).mean(axis=1)
     return result
 
 
@@ -127,12 +134,21 @@ class NoveltySearchES(Strategy):
                 rank = config.perturbation_rank
                 self.indices = [self.space.sample_offset(self.rng, rank) for _ in range(config.population_size // 2)]
             key = base_key(self.centers[self.chosen])
-            return [EvaluationRequest(Genome(key, ((index, sign * config.sigma, config.perturbation_rank),)),
-                                      config.episodes_per_member, "perturbation", behaviour=True)
-                    for index in self.indices for sign in (1, -1)]
+            return [
+                EvaluationRequest(
+                    Genome(key, ((index, sign * config.sigma, config.perturbation_rank),)),
+                    config.episodes_per_member,
+                    "perturbation",
+                    behaviour=True,
+                )
+                for index in self.indices
+                for sign in (1, -1)
+            ]
         members = range(len(self.centers)) if self.chosen is None else [self.chosen]
-        return [EvaluationRequest(Genome(base_key(self.centers[m])), config.center_episodes, "center",
-                                  behaviour=True) for m in members]
+        return [
+            EvaluationRequest(Genome(base_key(self.centers[m])), config.center_episodes, "center", behaviour=True)
+            for m in members
+        ]
 
     def _check_results(self, results):
         dimensions = results[0].behaviours.shape[1] if results else 0
@@ -165,13 +181,16 @@ class NoveltySearchES(Strategy):
         config, m = self.config, self.chosen
         pairs = len(self.indices)
         scores = novelty(behaviours, self.archive, config.k_nearest)
-        shaped = (config.reward_weight * centered_ranks(ranked_returns)
-                  + (1 - config.reward_weight) * centered_ranks(scores))
+        shaped = config.reward_weight * centered_ranks(ranked_returns) + (1 - config.reward_weight) * centered_ranks(scores)
         weights = (shaped[0::2] - shaped[1::2]).astype(np.float32)
         gradient = self.space.combine(self.indices, weights, config.perturbation_rank) / np.float32(2 * pairs)
         self._pending_record = dict(  # the record's perturbation half, completed by the center round
-            **fitness_summary(returns), novelty_mean=float(scores.mean()),
-            novelty_max=float(scores.max()), gradient_norm=float(np.linalg.norm(gradient)), evaluations=episodes)
+            **fitness_summary(returns),
+            novelty_mean=float(scores.mean()),
+            novelty_max=float(scores.max()),
+            gradient_norm=float(np.linalg.norm(gradient)),
+            evaluations=episodes,
+        )
         self.centers[m] = adam_update(self.centers[m], self.adams[m], gradient, config)
         self.indices = None
 
@@ -180,9 +199,16 @@ class NoveltySearchES(Strategy):
         summary = {name: pending.pop(name) for name in ("max", "mean", "median")}
         evaluations = pending.pop("evaluations") + episodes
         best = int(np.argmax([-math.inf if r is None else r for r in self.center_returns]))
-        self._record_generation(summary, self.center_returns[best], Genome(base_key(self.centers[best])), evaluations,
-                                center=self.chosen, center_return=self.center_returns[self.chosen],
-                                archive_size=int(self.archive.shape[0]), **pending)
+        self._record_generation(
+            summary,
+            self.center_returns[best],
+            Genome(base_key(self.centers[best])),
+            evaluations,
+            center=self.chosen,
+            center_return=self.center_returns[self.chosen],
+            archive_size=int(self.archive.shape[0]),
+            **pending,
+        )
         self.chosen = None
         self._start_next_generation()
 

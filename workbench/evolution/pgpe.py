@@ -18,6 +18,7 @@ stdev_max_change 0.2, initial sigma = radius / sqrt(n) per parameter with radius
 mu starts at zero (a linear policy, as the ClipUp paper's locomotion runs) or at the space's initial
 weights (initial="random"). A member with a non-finite return ranks last.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,23 +39,30 @@ from workbench.evolution.strategy import centered_ranks
 class PGPEConfig:
     """PGPE + ClipUp hyperparameters (see the module docstring; sources in docs/continuous_control.md)."""
 
-    population_size: int = hyperparameter(200, "population size", "members per generation, even (symmetric "
-                                          "pairs)", scale="int", low=2, high=10_000)
-    max_speed: float = hyperparameter(0.15, "max speed v_max (ClipUp)", "ClipUp's largest step", scale="log",
-                                      low=1e-4, high=1.0, step=0.05)
-    center_learning_rate: float | None = hyperparameter(None, "center step α (ClipUp)", "ClipUp's step size (None = "
-                                                        "max_speed / 2)", scale="log", low=1e-4, high=1.0, step=0.05)
+    population_size: int = hyperparameter(
+        200, "population size", "members per generation, even (symmetric pairs)", scale="int", low=2, high=10_000
+    )
+    max_speed: float = hyperparameter(
+        0.15, "max speed v_max (ClipUp)", "ClipUp's largest step", scale="log", low=1e-4, high=1.0, step=0.05
+    )
+    center_learning_rate: float | None = hyperparameter(
+        None, "center step α (ClipUp)", "ClipUp's step size (None = max_speed / 2)", scale="log", low=1e-4, high=1.0, step=0.05
+    )
     momentum: float = hyperparameter(0.9, "momentum (ClipUp)", "ClipUp's momentum", low=0.0, high=0.99, step=0.01)
-    stdev_learning_rate: float = hyperparameter(0.1, "σ learning rate (PGPE)", "step size of the standard "
-                                                "deviations", low=0.0, high=1.0, step=0.01)
-    stdev_max_change: float = hyperparameter(0.2, "σ max change", "largest relative change of a standard deviation "
-                                             "per generation")
+    stdev_learning_rate: float = hyperparameter(
+        0.1, "σ learning rate (PGPE)", "step size of the standard deviations", low=0.0, high=1.0, step=0.01
+    )
+    stdev_max_change: float = hyperparameter(
+        0.2, "σ max change", "largest relative change of a standard deviation per generation"
+    )
     radius_init: float | None = hyperparameter(None, "initial radius", "|σ| at the start (None = 15 max_speed)")
-    initial: str = hyperparameter("zeros", "initial center", '"zeros" (mu = 0) or "random" (the space\'s initial '
-                                  "weights from the seed)")
+    initial: str = hyperparameter(
+        "zeros", "initial center", '"zeros" (mu = 0) or "random" (the space\'s initial weights from the seed)'
+    )
     episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
-    center_episodes: int = hyperparameter(0, "center episodes", "episodes of the center each generation, for "
-                                          "reporting (0 = none; not in the update)", scale="int")
+    center_episodes: int = hyperparameter(
+        0, "center episodes", "episodes of the center each generation, for reporting (0 = none; not in the update)", scale="int"
+    )
 
     def validated(self) -> PGPEConfig:
         check_int("population_size", self.population_size, 2)
@@ -82,8 +90,9 @@ class PGPEConfig:
         return 15 * self.max_speed if self.radius_init is None else self.radius_init
 
 
-def pgpe_gradients(space: ParameterSpace, indices: Sequence[int], stdev: np.ndarray,
-                   fitness: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pgpe_gradients(
+    space: ParameterSpace, indices: Sequence[int], stdev: np.ndarray, fitness: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(g_mu, g_sigma) float64 [n] from the pairs' fitness [P, 2] (module docstring)."""
     ranks = centered_ranks(np.where(np.isnan(fitness), -np.inf, fitness))
     pairs = len(indices)
@@ -126,8 +135,7 @@ class PGPE(MirroredSearch):
         n = space.num_parameters
         self.stdev = np.full(n, self.config.radius / math.sqrt(n), np.float32)
         self.optimizer = ClipUp(n)
-        initial = np.zeros(n, np.float32) if self.config.initial == "zeros" else space.initial(
-            space.sample_offset(self.rng))
+        initial = np.zeros(n, np.float32) if self.config.initial == "zeros" else space.initial(space.sample_offset(self.rng))
         self._start_center(initial)
 
     def base(self) -> np.ndarray:
@@ -141,12 +149,20 @@ class PGPE(MirroredSearch):
         config = self.config
         fitness = self._pair_fitness(means)
         g_mu, g_sigma = pgpe_gradients(self.space, self.indices, self.stdev, fitness)
-        self._record_generation(fitness, self.center_fitness, Genome(self._key), sum(r.episodes for r in requests),
-                                stdev_mean=float(np.mean(self.stdev)),
-                                speed=float(np.linalg.norm(self.optimizer.velocity)))
+        self._record_generation(
+            fitness,
+            self.center_fitness,
+            Genome(self._key),
+            sum(r.episodes for r in requests),
+            stdev_mean=float(np.mean(self.stdev)),
+            speed=float(np.linalg.norm(self.optimizer.velocity)),
+        )
         sigma = self.stdev.astype(np.float64)
-        self.stdev = np.clip(sigma + config.stdev_learning_rate * g_sigma, sigma * (1 - config.stdev_max_change),
-                             sigma * (1 + config.stdev_max_change)).astype(np.float32)
+        self.stdev = np.clip(
+            sigma + config.stdev_learning_rate * g_sigma,
+            sigma * (1 - config.stdev_max_change),
+            sigma * (1 + config.stdev_max_change),
+        ).astype(np.float32)
         change = self.optimizer.step(g_mu, config.step_size, config.momentum, config.max_speed)
         self._next_center(self.center.astype(np.float64) + change)
 

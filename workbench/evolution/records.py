@@ -22,6 +22,7 @@ history.jsonl, which pandas reads as one row per generation:
 from_json also reads the records of runs written before this class (the same keys,
 with the strategy's hyperparameters under "config").
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,8 +35,16 @@ from typing import Any
 TIME_SPLIT = ("emulation", "inference", "weight_loading", "idle")
 
 _SEARCH_FIELDS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations")
-_EVALUATION_FIELDS = ("frames", "frames_total", "seconds", "frames_per_second", "bytes_shipped",
-                      "busy_frames_per_second", "tail_seconds", "rounds")
+_EVALUATION_FIELDS = (
+    "frames",
+    "frames_total",
+    "seconds",
+    "frames_per_second",
+    "bytes_shipped",
+    "busy_frames_per_second",
+    "tail_seconds",
+    "rounds",
+)
 # One evaluation round of a generation (GenerationRecord.rounds): the strategy's phase name, its episodes,
 # frames and wall seconds, the rate of its busy phase (every slot running) and its tail (slots running dry),
 # and the share of the slots running episodes over equal slices of its wall time (evaluation.telemetry).
@@ -99,8 +108,18 @@ class GenerationRecord:
     rounds: tuple = ()
 
     def __post_init__(self) -> None:
-        for name in ("max", "mean", "median", "elite", "frames", "frames_total", "seconds", "frames_per_second",
-                     "busy_frames_per_second", "tail_seconds"):
+        for name in (
+            "max",
+            "mean",
+            "median",
+            "elite",
+            "frames",
+            "frames_total",
+            "seconds",
+            "frames_per_second",
+            "busy_frames_per_second",
+            "tail_seconds",
+        ):
             _number(name, getattr(self, name))
         object.__setattr__(self, "rounds", tuple(_round(k, r) for k, r in enumerate(self.rounds)))
         clashes = set(self.extras) & (set(_SEARCH_FIELDS) | set(_EVALUATION_FIELDS) | {"hyperparameters"})
@@ -153,7 +172,6 @@ class GenerationRecord:
         for name in _EVALUATION_FIELDS:
             if name in data:
                 fields[name] = data.pop(name)
-        fields["time_split"] = {name: data.pop(f"{name}_fraction") for name in TIME_SPLIT
-                                if f"{name}_fraction" in data}
+        fields["time_split"] = {name: data.pop(f"{name}_fraction") for name in TIME_SPLIT if f"{name}_fraction" in data}
         fields["extras"] = data
         return cls(**fields)

@@ -13,6 +13,7 @@ Traits: family, the preset family whose settings a name takes ("ga", "es", "ars"
 vector the search moves (it can start from another run's weights: init_from); vector_only, for vector
 observations only (not Atari screens); needs_behaviour, a behaviour characterisation per episode (novelty).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -65,8 +66,9 @@ class AlgorithmSpec:
         hyperparameters = dict(hyperparameters or {})
         unknown = set(hyperparameters) - set(self.hyperparameter_names())
         if unknown:
-            raise ValueError(f"unknown {self.name} hyperparameters {sorted(unknown)}; known: "
-                             f"{sorted(self.hyperparameter_names())}")
+            raise ValueError(
+                f"unknown {self.name} hyperparameters {sorted(unknown)}; known: {sorted(self.hyperparameter_names())}"
+            )
         return self.config(**dict(self.defaults, **hyperparameters)).validated()
 
 
@@ -90,8 +92,9 @@ def unregister(name: str) -> None:
 
 def algorithm_names(**traits: Any) -> list[str]:
     """The registered names, sorted; with traits (e.g. has_center=True), only the names that have them."""
-    return sorted(name for name, spec in ALGORITHMS.items()
-                  if all(getattr(spec, trait) == value for trait, value in traits.items()))
+    return sorted(
+        name for name, spec in ALGORITHMS.items() if all(getattr(spec, trait) == value for trait, value in traits.items())
+    )
 
 
 def algorithm_spec(name: str, argument: str = "algorithm") -> AlgorithmSpec:
@@ -99,24 +102,55 @@ def algorithm_spec(name: str, argument: str = "algorithm") -> AlgorithmSpec:
     spec = ALGORITHMS.get(name) if isinstance(name, str) else None
     if spec is None:
         close = difflib.get_close_matches(str(name), list(ALGORITHMS), n=3)
-        raise ValueError(f"{argument} must be one of {algorithm_names()}, got {name!r}"
-                         + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+        raise ValueError(
+            f"{argument} must be one of {algorithm_names()}, got {name!r}"
+            + (f" (did you mean {' or '.join(close)}?)" if close else "")
+        )
     return spec
 
 
 for _spec in (
     AlgorithmSpec("ga", GeneticAlgorithm, GAConfig, "the Deep GA: truncation selection, seed-chain genomes", "ga"),
-    AlgorithmSpec("random", GeneticAlgorithm, GAConfig, "random search: the GA with no parents (truncation 0)",
-                  "ga", defaults={"truncation": 0}),
-    AlgorithmSpec("es", EvolutionStrategy, ESConfig, "OpenAI-ES: mirrored sampling, centered ranks, Adam", "es",
-                  has_center=True),
-    AlgorithmSpec("ns-es", NoveltySearchES, NoveltyConfig, "NS-ES: ES on novelty, a meta-population of centers",
-                  "es", defaults={"reward_weight": 0.0}, has_center=True, needs_behaviour=True),
-    AlgorithmSpec("nsr-es", NoveltySearchES, NoveltyConfig, "NSR-ES: ES on novelty and reward, ranked half and half",
-                  "es", defaults={"reward_weight": 0.5}, has_center=True, needs_behaviour=True),
-    AlgorithmSpec("ars", AugmentedRandomSearch, ARSConfig, "ARS: top-b directions, steps scaled by the reward std",
-                  "ars", has_center=True, vector_only=True),
-    AlgorithmSpec("pgpe", PGPE, PGPEConfig, "PGPE with ClipUp: learned per-parameter sigma", "pgpe",
-                  has_center=True, vector_only=True),
+    AlgorithmSpec(
+        "random",
+        GeneticAlgorithm,
+        GAConfig,
+        "random search: the GA with no parents (truncation 0)",
+        "ga",
+        defaults={"truncation": 0},
+    ),
+    AlgorithmSpec("es", EvolutionStrategy, ESConfig, "OpenAI-ES: mirrored sampling, centered ranks, Adam", "es", has_center=True),
+    AlgorithmSpec(
+        "ns-es",
+        NoveltySearchES,
+        NoveltyConfig,
+        "NS-ES: ES on novelty, a meta-population of centers",
+        "es",
+        defaults={"reward_weight": 0.0},
+        has_center=True,
+        needs_behaviour=True,
+    ),
+    AlgorithmSpec(
+        "nsr-es",
+        NoveltySearchES,
+        NoveltyConfig,
+        "NSR-ES: ES on novelty and reward, ranked half and half",
+        "es",
+        defaults={"reward_weight": 0.5},
+        has_center=True,
+        needs_behaviour=True,
+    ),
+    AlgorithmSpec(
+        "ars",
+        AugmentedRandomSearch,
+        ARSConfig,
+        "ARS: top-b directions, steps scaled by the reward std",
+        "ars",
+        has_center=True,
+        vector_only=True,
+    ),
+    AlgorithmSpec(
+        "pgpe", PGPE, PGPEConfig, "PGPE with ClipUp: learned per-parameter sigma", "pgpe", has_center=True, vector_only=True
+    ),
 ):
     register(_spec)

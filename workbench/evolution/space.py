@@ -15,6 +15,7 @@ flat layout is the model's: per layer the [K, N] kernel then the [N] bias.
 All arithmetic is elementwise float32 in a fixed order, so every process and
 machine that shares the noise table reconstructs identical weights.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -121,8 +122,15 @@ class ParameterSpace:
         """The initial weights of offset `init` (a new float32 vector)."""
         return self.init_scales * self.noise.slice(init, self.num_parameters)
 
-    def perturb(self, theta: np.ndarray, index: int, sigma: float, rank: int = 0,
-                scales: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    def perturb(
+        self,
+        theta: np.ndarray,
+        index: int,
+        sigma: float,
+        rank: int = 0,
+        scales: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
         """theta plus one mutation (a new float32 vector, or `out`, a float32 [n] other than theta, filled
         with it; see the module docstring); scales: per-parameter factors of a full-rank mutation's noise
         (theta + sigma * (scales * noise)), None = 1."""
@@ -138,8 +146,10 @@ class ParameterSpace:
         if out is None:
             return theta + step * delta
         if out is theta or out.dtype != np.float32 or out.shape != (self.num_parameters,):
-            raise ValueError(f"out must be a float32 [{self.num_parameters}] other than theta, got "
-                             f"{'theta' if out is theta else f'{out.dtype} {out.shape}'}")
+            raise ValueError(
+                f"out must be a float32 [{self.num_parameters}] other than theta, got "
+                f"{'theta' if out is theta else f'{out.dtype} {out.shape}'}"
+            )
         np.multiply(step, delta, out=out)  # the same float32 operations as theta + step * delta
         return np.add(theta, out, out=out)
 
@@ -163,8 +173,8 @@ class ParameterSpace:
         if rank == 0:
             total = np.zeros(self.num_parameters, np.float64)
             for start in range(0, len(indices), chunk):
-                rows = np.stack([self.noise.slice(i, self.num_parameters) for i in indices[start:start + chunk]])
-                total += weights[start:start + chunk] @ rows
+                rows = np.stack([self.noise.slice(i, self.num_parameters) for i in indices[start : start + chunk]])
+                total += weights[start : start + chunk] @ rows
             return total.astype(np.float32)
         scale = self.low_rank_scale(1.0, rank)
         factors = [self.low_rank_factors(i, rank) for i in indices]
@@ -189,11 +199,11 @@ class ParameterSpace:
         values = self.noise.slice(index, self.mutation_length(rank))
         factors, offset = [], 0
         for k, n in self._layers():
-            a = values[offset:offset + k * rank].reshape(k, rank)
+            a = values[offset : offset + k * rank].reshape(k, rank)
             offset += k * rank
-            b = values[offset:offset + n * rank].reshape(n, rank)
+            b = values[offset : offset + n * rank].reshape(n, rank)
             offset += n * rank
-            factors.append((a, b, values[offset:offset + n]))
+            factors.append((a, b, values[offset : offset + n]))
             offset += n
         return factors
 

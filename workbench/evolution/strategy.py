@@ -26,6 +26,7 @@ with behaviour=True need (novelty search). The objective is maximised; a NaN ret
 Hyperparameters change between generations through set(): validated at once,
 applied when the next generation starts, recorded with that generation number.
 """
+
 from __future__ import annotations
 
 import abc
@@ -102,7 +103,8 @@ def check_results(results: Sequence[Any], requests: Sequence[EvaluationRequest])
             behaviours = np.asarray(result.behaviours, np.float64)
             if behaviours.ndim != 2 or behaviours.shape[0] != request.episodes or behaviours.shape[1] == 0:
                 raise ValueError(
-                    f"results[{k}] behaviours must be [{request.episodes} episodes, d >= 1], got shape {behaviours.shape}")
+                    f"results[{k}] behaviours must be [{request.episodes} episodes, d >= 1], got shape {behaviours.shape}"
+                )
             if not np.isfinite(behaviours).all():
                 raise ValueError(f"results[{k}] behaviours must be finite")
         checked.append(EvaluationResult(returns, behaviours, result.steps, result.frames, result.observation_sums))
@@ -283,10 +285,14 @@ class Strategy(abc.ABC):
         if unknown:
             raise ValueError(f"{self.kind} records declare extras {self.EXTRAS}, got {sorted(unknown)}")
         record = GenerationRecord(
-            generation=self.generation, **(fitness if isinstance(fitness, dict) else fitness_summary(fitness)),
+            generation=self.generation,
+            **(fitness if isinstance(fitness, dict) else fitness_summary(fitness)),
             elite=elite,
-            elite_genome=None if elite_genome is None else elite_genome.to_json(), evaluations=int(evaluations),
-            hyperparameters=dataclasses.asdict(self.config), extras=extras)
+            elite_genome=None if elite_genome is None else elite_genome.to_json(),
+            evaluations=int(evaluations),
+            hyperparameters=dataclasses.asdict(self.config),
+            extras=extras,
+        )
         self.history.append(record)
         return record
 
@@ -301,14 +307,18 @@ class Strategy(abc.ABC):
         only before the first round. ValueError for a strategy without a center, or one that has started."""
         from workbench.evolution.registry import algorithm_names  # the registry imports this module
 
-        raise ValueError(f"{self.kind} cannot start from given weights (init_from): only strategies with a center "
-                         f"({', '.join(algorithm_names(has_center=True))}) can")
+        raise ValueError(
+            f"{self.kind} cannot start from given weights (init_from): only strategies with a center "
+            f"({', '.join(algorithm_names(has_center=True))}) can"
+        )
 
     def _starting_weights(self, weights: Any) -> np.ndarray:
         """start_from()'s checks: not started yet, weights [n] finite; returns them as a new float32 vector."""
         if self._asked:
-            raise ValueError(f"start_from: the {self.kind} has started already (generation {self.generation}); "
-                             "a warm start comes before the first round")
+            raise ValueError(
+                f"start_from: the {self.kind} has started already (generation {self.generation}); "
+                "a warm start comes before the first round"
+            )
         vector = np.array(weights, np.float32)
         size = self.space.num_parameters
         if vector.shape != (size,) or not np.isfinite(vector).all():

@@ -7,6 +7,7 @@
 
 Needs ipywidgets (pip install -e ".[notebook]"); the rest of the workbench does not.
 """
+
 from __future__ import annotations
 
 from workbench.lab.agent_viewer import AgentViewer, Comparison, compare_generations

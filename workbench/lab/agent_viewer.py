@@ -11,6 +11,7 @@ bar code) is shown beside the RGB screen the player would see. Continuous-contro
 episodes (MuJoCo) also show the x velocity and reward components over time and the
 actions as a map (dimension x step).
 """
+
 from __future__ import annotations
 
 import os
@@ -43,10 +44,8 @@ class AgentViewer:
         self.steps = len(episode.actions)
         self.scores = np.concatenate([[0.0], np.cumsum(episode.rewards, dtype=np.float64)])
         self.score_plot = EpisodePlot(episode.rewards, title="score over time")
-        self.play = widgets.Play(value=0, min=0, max=self.steps, step=1, interval=int(1000 / fps),
-                                 description="play")
-        self.slider = widgets.IntSlider(value=0, min=0, max=self.steps, description="step",
-                                        layout=widgets.Layout(width="480px"))
+        self.play = widgets.Play(value=0, min=0, max=self.steps, step=1, interval=int(1000 / fps), description="play")
+        self.slider = widgets.IntSlider(value=0, min=0, max=self.steps, description="step", layout=widgets.Layout(width="480px"))
         self.slider.add_class("wb-agent-scrubber")
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         self.frame_image = widgets.Image(format="png")
@@ -59,10 +58,14 @@ class AgentViewer:
         if self.continuous:
             histogram = widgets.Image(value=action_map(episode.actions, title="actions over time"), format="png")
         else:
-            histogram = widgets.Image(value=action_histogram(episode.actions, episode.action_meanings,
-                                                             title="actions chosen"), format="png")
-        rates = {name: values for name, values in episode.info.items()  # positions grow without bound: caption only
-                 if not name.endswith("_position") and name != "distance_from_origin"}
+            histogram = widgets.Image(
+                value=action_histogram(episode.actions, episode.action_meanings, title="actions chosen"), format="png"
+            )
+        rates = {
+            name: values
+            for name, values in episode.info.items()  # positions grow without bound: caption only
+            if not name.endswith("_position") and name != "distance_from_origin"
+        }
         self.info_plot = EpisodePlot(series=rates, title="x velocity and reward terms") if rates else None
         self.info_image = widgets.Image(format="png")
         self.export_path = widgets.Text(value="agent.gif", description="save as", layout=widgets.Layout(width="300px"))
@@ -74,12 +77,16 @@ class AgentViewer:
         summary = widgets.HTML(f"{heading}score {episode.score:g} in {self.steps} steps")
         screens = [self.frame_image] if episode.frames is not None else [widgets.HTML("(this environment has no screen)")]
         network_input = widgets.VBox([widgets.HTML("what the network sees (oldest → newest)"), self.observation_image])
-        self.widget = widgets.VBox([
-            summary, widgets.HBox([self.play, self.slider]), self.caption,
-            widgets.HBox(screens + [network_input]),
-            widgets.HBox([self.score_image, histogram] + ([self.info_image] if self.info_plot else [])),
-            widgets.HBox([self.export_path, self.export_button, self.export_status]),
-        ])
+        self.widget = widgets.VBox(
+            [
+                summary,
+                widgets.HBox([self.play, self.slider]),
+                self.caption,
+                widgets.HBox(screens + [network_input]),
+                widgets.HBox([self.score_image, histogram] + ([self.info_image] if self.info_plot else [])),
+                widgets.HBox([self.export_path, self.export_button, self.export_status]),
+            ]
+        )
         self.widget.add_class("wb-agent-viewer")
         self.show(0)
 
@@ -89,12 +96,12 @@ class AgentViewer:
         """The elite of `generation` of a run directory (None: the newest elite), replayed for one episode."""
         episode = replay_run(run_dir, generation=generation, seed=seed)
         label = "newest elite" if generation is None else f"elite of generation {generation}"
-        return cls(episode, title=options.pop("title", f"{os.path.basename(os.path.normpath(run_dir))}: {label}"),
-                   **options)
+        return cls(episode, title=options.pop("title", f"{os.path.basename(os.path.normpath(run_dir))}: {label}"), **options)
 
     @classmethod
-    def from_genome(cls, genome: Genome, evaluator: BaseEvaluator, bases: dict | None = None, seed: int = 0,
-                    **options: Any) -> AgentViewer:
+    def from_genome(
+        cls, genome: Genome, evaluator: BaseEvaluator, bases: dict | None = None, seed: int = 0, **options: Any
+    ) -> AgentViewer:
         """A genome replayed in the spec of `evaluator` (a BaseEvaluator; its live episode cap included)."""
         from workbench.evolution import GenomeDecoder
 
@@ -129,8 +136,7 @@ class AgentViewer:
             chosen = int(episode.actions[step - 1])
             meanings = episode.action_meanings
             action = f"action {meanings[chosen] if meanings else chosen}"
-        terms = "".join(f", {name.replace('_', ' ')} {values[step - 1]:.3g}" for name, values in episode.info.items()
-                        if step > 0)
+        terms = "".join(f", {name.replace('_', ' ')} {values[step - 1]:.3g}" for name, values in episode.info.items() if step > 0)
         self.caption.value = f"step {step} / {self.steps}: {escape(action)}, score {self.scores[step]:g}{escape(terms)}"
         self.step = step
 
@@ -159,14 +165,11 @@ class Comparison:
     def __init__(self, viewers: Iterable[AgentViewer]) -> None:
         self.viewers = list(viewers)
         longest = max(v.steps for v in self.viewers)
-        self.play = widgets.Play(value=0, min=0, max=longest, interval=self.viewers[0].play.interval,
-                                 description="play both")
-        self.slider = widgets.IntSlider(value=0, min=0, max=longest, description="step",
-                                        layout=widgets.Layout(width="480px"))
+        self.play = widgets.Play(value=0, min=0, max=longest, interval=self.viewers[0].play.interval, description="play both")
+        self.slider = widgets.IntSlider(value=0, min=0, max=longest, description="step", layout=widgets.Layout(width="480px"))
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         self.slider.observe(lambda change: self.show(change["new"]), names="value")
-        self.widget = widgets.VBox([widgets.HBox([self.play, self.slider]),
-                                    widgets.HBox([v.widget for v in self.viewers])])
+        self.widget = widgets.VBox([widgets.HBox([self.play, self.slider]), widgets.HBox([v.widget for v in self.viewers])])
         self.widget.add_class("wb-agent-comparison")
 
     def show(self, step: int) -> None:

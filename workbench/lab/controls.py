@@ -9,6 +9,7 @@ When apply raises ValueError the row shows the rejected value and the reason and
 the controls go back to the accepted value; when it succeeds the row says when the
 change applies. Which knobs appear depends on the strategy's config fields.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,8 +38,7 @@ class Knob:
 EPISODE_CAP = Knob("max_episode_frames", "episode cap (frames)", "int", 100, 108_000, 100)  # the evaluator's
 
 
-def knobs_for(config_class: type, hyperparameters: Mapping[str, Any], max_episode_frames: int | None = None
-              ) -> list[Knob]:
+def knobs_for(config_class: type, hyperparameters: Mapping[str, Any], max_episode_frames: int | None = None) -> list[Knob]:
     """The knobs of the strategy's config dataclass: each field with a slider in its Hyperparameter metadata
     (workbench.evolution.hyperparameters) that holds a value in `hyperparameters` (trainer.hyperparameters(); a
     None default, such as PGPE's center_learning_rate = max_speed / 2, has no slider), and the episode cap
@@ -48,8 +48,7 @@ def knobs_for(config_class: type, hyperparameters: Mapping[str, Any], max_episod
         if meta.has_slider and meta.low is not None and meta.high is not None and hyperparameters.get(name) is not None:
             chosen.append(Knob(name, meta.label, meta.scale, meta.low, meta.high, meta.step))
     if max_episode_frames is not None:
-        chosen.append(dataclasses.replace(EPISODE_CAP, low=min(EPISODE_CAP.low, max_episode_frames),
-                                          high=max_episode_frames))
+        chosen.append(dataclasses.replace(EPISODE_CAP, low=min(EPISODE_CAP.low, max_episode_frames), high=max_episode_frames))
     return chosen
 
 
@@ -73,17 +72,30 @@ def _slider(knob, value):
         return widgets.IntSlider(value=value, min=knob.low, max=high, step=knob.step, **common)
     if knob.scale == "log":
         value = min(max(value, knob.low), knob.high)
-        return widgets.FloatLogSlider(value=value, base=10, min=math.log10(knob.low), max=math.log10(knob.high),
-                                      step=knob.step, readout_format=".2e", **common)
-    return widgets.FloatSlider(value=min(max(value, knob.low), knob.high), min=knob.low, max=knob.high,
-                               step=knob.step, readout_format=".4f", **common)
+        return widgets.FloatLogSlider(
+            value=value,
+            base=10,
+            min=math.log10(knob.low),
+            max=math.log10(knob.high),
+            step=knob.step,
+            readout_format=".2e",
+            **common,
+        )
+    return widgets.FloatSlider(
+        value=min(max(value, knob.low), knob.high), min=knob.low, max=knob.high, step=knob.step, readout_format=".4f", **common
+    )
 
 
 class HyperparameterPanel:
     """Live controls for a strategy's hyperparameters; see the module docstring."""
 
-    def __init__(self, values: Mapping[str, Any], apply: Callable[..., None], knobs: Iterable[Knob],
-                 on_error: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        apply: Callable[..., None],
+        knobs: Iterable[Knob],
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
         self.knobs = {knob.name: knob for knob in knobs}
         self.values = {name: values[name] for name in self.knobs}  # the accepted values
         self.apply, self.on_error = apply, on_error
@@ -93,8 +105,9 @@ class HyperparameterPanel:
         for name, knob in self.knobs.items():
             slider = _slider(knob, self.values[name])
             slider.add_class(f"wb-hp-{name}")
-            text = widgets.Text(value=self._format(name), continuous_update=False,
-                                layout=widgets.Layout(width="90px", flex="0 0 90px"))
+            text = widgets.Text(
+                value=self._format(name), continuous_update=False, layout=widgets.Layout(width="90px", flex="0 0 90px")
+            )
             text.add_class(f"wb-hp-input-{name}")
             status = widgets.HTML(layout=widgets.Layout(flex="1 1 auto"))
             status.add_class(f"wb-hp-status-{name}")

@@ -15,6 +15,7 @@ daemon thread of its own drains them and updates the widgets in place, plots at
 most every `plot_interval` seconds and frames every `frame_interval` seconds, so
 the kernel stays free while training runs in the background.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,9 +40,18 @@ if TYPE_CHECKING:
 class TrainingDashboard:
     """The widgets of one trainer; see the module docstring. Display it as the last expression of a cell."""
 
-    def __init__(self, trainer: Trainer, *, generations: int | None = None, frames: int | None = None,
-                 seconds: float | None = None, plot_interval: float = 0.5, frame_interval: float = 0.1,
-                 x_axis: str = "generations", frame_scale: int = 2) -> None:
+    def __init__(
+        self,
+        trainer: Trainer,
+        *,
+        generations: int | None = None,
+        frames: int | None = None,
+        seconds: float | None = None,
+        plot_interval: float = 0.5,
+        frame_interval: float = 0.1,
+        x_axis: str = "generations",
+        frame_scale: int = 2,
+    ) -> None:
         check_real("plot_interval", plot_interval, 0, 60, low_open=True)
         check_real("frame_interval", frame_interval, 0, 60, low_open=True)
         check_choice("x_axis", x_axis, X_AXES)
@@ -69,9 +79,12 @@ class TrainingDashboard:
     def _build(self):
         self.fitness_image = widgets.Image(format="png", layout=widgets.Layout(width="600px"))
         self.fitness_image.add_class("wb-fitness-plot")
-        self.axis_toggle = widgets.ToggleButtons(options=[("generations", "generations"), ("frames", "frames")],
-                                                 value="generations", description="x axis",
-                                                 style={"button_width": "110px"})
+        self.axis_toggle = widgets.ToggleButtons(
+            options=[("generations", "generations"), ("frames", "frames")],
+            value="generations",
+            description="x axis",
+            style={"button_width": "110px"},
+        )
         self.axis_toggle.observe(self._guard(lambda change: self._mark("fitness")), names="value")
         self.frame_image = widgets.Image(format="png", layout=widgets.Layout(width=f"{160 * self.frame_scale}px"))
         self.frame_image.add_class("wb-frame-viewer")
@@ -81,43 +94,65 @@ class TrainingDashboard:
         self.throughput_label = widgets.HTML(layout=widgets.Layout(max_width="540px"))
         self.status = widgets.HTML()
         self.status.add_class("wb-status")
-        self.log_view = widgets.HTML(layout=widgets.Layout(max_height="160px", overflow="auto",
-                                                           border="1px solid #ddd", padding="2px 6px"))
+        self.log_view = widgets.HTML(
+            layout=widgets.Layout(max_height="160px", overflow="auto", border="1px solid #ddd", padding="2px 6px")
+        )
         self.log_view.add_class("wb-log")
         self.notices = widgets.HTML()
         self.buttons = {}
-        for name, icon, action in (("start", "play", self.start), ("pause", "pause", self.trainer.pause),
-                                   ("resume", "step-forward", self.trainer.resume), ("stop", "stop", self.stop),
-                                   ("checkpoint now", "save", self._checkpoint), ("watch elite", "eye", self.watch_elite),
-                                   ("score elite", "trophy", self.score_elite)):
+        for name, icon, action in (
+            ("start", "play", self.start),
+            ("pause", "pause", self.trainer.pause),
+            ("resume", "step-forward", self.trainer.resume),
+            ("stop", "stop", self.stop),
+            ("checkpoint now", "save", self._checkpoint),
+            ("watch elite", "eye", self.watch_elite),
+            ("score elite", "trophy", self.score_elite),
+        ):
             button = widgets.Button(description=name, icon=icon, layout=widgets.Layout(width="150px"))
             button.add_class(f"wb-button-{name.replace(' ', '-')}")
             button.on_click(self._guard(lambda _, action=action: action()))
             self.buttons[name] = button
         snapshot = self.trainer.snapshot()
-        self.controls = HyperparameterPanel(dict(snapshot.hyperparameters, **snapshot.pending), self._apply,
-                                            knobs_for(type(self.trainer.strategy.config), snapshot.hyperparameters,
-                                                      self.trainer.evaluator.spec.max_episode_frames),
-                                            on_error=lambda text: self._log("error", text))
+        self.controls = HyperparameterPanel(
+            dict(snapshot.hyperparameters, **snapshot.pending),
+            self._apply,
+            knobs_for(
+                type(self.trainer.strategy.config), snapshot.hyperparameters, self.trainer.evaluator.spec.max_episode_frames
+            ),
+            on_error=lambda text: self._log("error", text),
+        )
         self.elite_area = widgets.VBox()
-        self.score_episodes = widgets.BoundedIntText(value=30, min=1, max=1000, description="test episodes",
-                                                     style={"description_width": "initial"},
-                                                     layout=widgets.Layout(width="180px"))
+        self.score_episodes = widgets.BoundedIntText(
+            value=30,
+            min=1,
+            max=1000,
+            description="test episodes",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="180px"),
+        )
         self.score_view = widgets.HTML("score the current elite on fresh test episodes (deep-ga protocol)")
         self.score_view.add_class("wb-score")
         self.score_image = widgets.Image(format="png", layout=widgets.Layout(width="400px"))
-        gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image,
-                                 self.frame_caption])
+        gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image, self.frame_caption])
         fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image])
         throughput = widgets.VBox([widgets.HTML("<b>Throughput</b>"), self.throughput_label, self.throughput_image])
-        hyperparameters = widgets.VBox([widgets.HTML("<b>Hyperparameters</b> (applied from the next generation)"),
-                                        self.controls.widget, self.notices])
-        self.widget = widgets.VBox([
-            self.status, widgets.HBox(list(self.buttons.values())),
-            widgets.HBox([fitness, gameplay]), widgets.HBox([throughput, hyperparameters]),
-            widgets.HTML("<b>Log</b>"), self.log_view,
-            widgets.HBox([self.score_episodes, self.score_view]), self.score_image, self.elite_area,
-        ])
+        hyperparameters = widgets.VBox(
+            [widgets.HTML("<b>Hyperparameters</b> (applied from the next generation)"), self.controls.widget, self.notices]
+        )
+        self.widget = widgets.VBox(
+            [
+                self.status,
+                widgets.HBox(list(self.buttons.values())),
+                widgets.HBox([fitness, gameplay]),
+                widgets.HBox([throughput, hyperparameters]),
+                widgets.HTML("<b>Log</b>"),
+                self.log_view,
+                widgets.HBox([self.score_episodes, self.score_view]),
+                self.score_image,
+                self.elite_area,
+            ]
+        )
         self.widget.add_class("wb-dashboard")
 
     def _repr_mimebundle_(self, **kwargs):
@@ -150,12 +185,14 @@ class TrainingDashboard:
         self._log("info", f"replaying the elite of generation {generation} ...")
 
         def replay():
-            viewer = AgentViewer.from_genome(elite, trainer.evaluator, bases=bases, seed=seed,
-                                             title=f"elite of generation {generation}")
+            viewer = AgentViewer.from_genome(
+                elite, trainer.evaluator, bases=bases, seed=seed, title=f"elite of generation {generation}"
+            )
             self.elite_viewer = viewer
             self.elite_area.children = [viewer.widget]
-            self._log("info", f"elite of generation {generation}: score {viewer.episode.score:g} "
-                              f"in {len(viewer.episode.actions)} steps")
+            self._log(
+                "info", f"elite of generation {generation}: score {viewer.episode.score:g} in {len(viewer.episode.actions)} steps"
+            )
 
         return self._in_background("watch elite", replay, wait)
 
@@ -187,6 +224,7 @@ class TrainingDashboard:
 
     def _in_background(self, name, work, wait, on_error=None):
         """Runs work() in a daemon thread; an exception goes to the log (and on_error), never lost in the thread."""
+
         def run():
             try:
                 work()
@@ -211,11 +249,13 @@ class TrainingDashboard:
     # -- errors ---------------------------------------------------------------------------
     def _guard(self, callback):
         """The callback, with any exception shown in the log instead of vanishing."""
+
         def guarded(*args):
             try:
                 callback(*args)
             except Exception as error:  # noqa: BLE001 - widget callbacks have nowhere else to report
                 self._log("error", f"{type(error).__name__}: {error}")
+
         return guarded
 
     def _log(self, level, text):
@@ -261,10 +301,11 @@ class TrainingDashboard:
             self.throughput_plot.update(monitor)
             self.throughput_image.value = self.throughput_plot.render()
             if monitor.generations:
-                shares = ", ".join(f"{name.replace('_', ' ')} {monitor.time_split[name][-1]:.0%}"
-                                   for name in monitor.time_split)
-                self.throughput_label.value = (f"{monitor.frames_per_second[-1]:,.0f} frames/s in generation "
-                                               f"{monitor.generations[-1]} ({shares}); {_phases(monitor)}")
+                shares = ", ".join(f"{name.replace('_', ' ')} {monitor.time_split[name][-1]:.0%}" for name in monitor.time_split)
+                self.throughput_label.value = (
+                    f"{monitor.frames_per_second[-1]:,.0f} frames/s in generation "
+                    f"{monitor.generations[-1]} ({shares}); {_phases(monitor)}"
+                )
         if "hyperparameters" in dirty and monitor.hyperparameters:
             self.controls.refresh(self._current_values(monitor.hyperparameters))
         if "notices" in dirty:
@@ -283,17 +324,20 @@ class TrainingDashboard:
         with self.frame_image.hold_sync():
             self.frame_image.layout.width = f"{data.frame.shape[1] * scale}px"
             self.frame_image.value = png(data.frame, scale)
-        caption = (f"generation {data.generation}, member {data.request}, "
-                   f"episode {data.episode}: step {data.step}, score {data.score:g}")
+        caption = (
+            f"generation {data.generation}, member {data.request}, episode {data.episode}: step {data.step}, score {data.score:g}"
+        )
         if data.info:  # MuJoCo: the step's reward components and forward velocity
-            caption += "<br>" + ", ".join(f"{escape(name.replace('_', ' '))} {value:.3g}"
-                                          for name, value in data.info.items())
+            caption += "<br>" + ", ".join(f"{escape(name.replace('_', ' '))} {value:.3g}" for name, value in data.info.items())
         self.frame_caption.value = caption
 
     def _render_log(self):
         colours = {"error": "#b00020", "info": "#444"}
-        lines = [f'<div style="color:{colours.get(level, "#444")};font-family:monospace;white-space:pre-wrap">'
-                 f"{stamp} {escape(text)}</div>" for stamp, level, text in reversed(self.monitor.log)]
+        lines = [
+            f'<div style="color:{colours.get(level, "#444")};font-family:monospace;white-space:pre-wrap">'
+            f"{stamp} {escape(text)}</div>"
+            for stamp, level, text in reversed(self.monitor.log)
+        ]
         self.log_view.value = "".join(lines) or '<span style="color:#888">nothing logged yet</span>'
 
     def _enable_buttons(self):

@@ -3,6 +3,7 @@
 Figures are drawn with matplotlib's Agg canvas directly, never through pyplot, so
 they work from any thread and leave the notebook's own plotting state alone.
 """
+
 from __future__ import annotations
 
 import io
@@ -49,7 +50,7 @@ def observation_strip(observation: np.ndarray, gap: int = 2) -> np.ndarray:
     height, width, frames = observation.shape
     strip = np.full((height, frames * width + (frames - 1) * gap), 255, np.uint8)
     for k in range(frames):
-        strip[:, k * (width + gap): k * (width + gap) + width] = observation[:, :, k]
+        strip[:, k * (width + gap) : k * (width + gap) + width] = observation[:, :, k]
     return strip
 
 

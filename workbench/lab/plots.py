@@ -4,6 +4,7 @@ Each plot keeps its figure and artists; update() changes their data (set_data)
 and rescales, render() draws once and returns PNG bytes. Nothing is redrawn
 from scratch, and no pyplot state is touched.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,9 +17,12 @@ from matplotlib.ticker import AutoLocator, MaxNLocator
 from workbench.lab.pictures import figure_png, new_figure
 from workbench.lab.run_monitor import FITNESS_SERIES, TIME_SPLIT
 
-SERIES_STYLE = {"max": dict(color="tab:green", lw=1.2), "mean": dict(color="tab:blue", lw=1.6),
-                "median": dict(color="tab:cyan", lw=1.0, ls="--"),
-                "elite": dict(color="tab:red", lw=1.6, marker="o", ms=3)}
+SERIES_STYLE = {
+    "max": dict(color="tab:green", lw=1.2),
+    "mean": dict(color="tab:blue", lw=1.6),
+    "median": dict(color="tab:cyan", lw=1.0, ls="--"),
+    "elite": dict(color="tab:red", lw=1.6, marker="o", ms=3),
+}
 SPLIT_COLOURS = {"emulation": "tab:orange", "inference": "tab:purple", "weight_loading": "tab:gray", "idle": "#dddddd"}
 SERIES_LABELS = {"elite": "elite (re-evaluated)"}
 
@@ -32,8 +36,9 @@ class FitnessPlot:
     def __init__(self, width: float = 6.4, height: float = 3.2) -> None:
         self.figure = new_figure(width, height)
         self.axes = self.figure.add_subplot()
-        self.lines = {name: self.axes.plot([], [], label=SERIES_LABELS.get(name, name), **SERIES_STYLE[name])[0]
-                      for name in FITNESS_SERIES}
+        self.lines = {
+            name: self.axes.plot([], [], label=SERIES_LABELS.get(name, name), **SERIES_STYLE[name])[0] for name in FITNESS_SERIES
+        }
         self.axes.set_ylabel("episode return")
         self.axes.grid(alpha=0.3)
         self.axes.legend(loc="upper left", fontsize=8)
@@ -96,8 +101,11 @@ class ThroughputPlot:
             self._bands = None
         if x:
             shares = [np.nan_to_num(monitor.time_split[name]) for name in TIME_SPLIT]
-            self._bands = _Group(self.split.stackplot(x, *shares, colors=[SPLIT_COLOURS[n] for n in TIME_SPLIT],
-                                                      labels=[n.replace("_", " ") for n in TIME_SPLIT]))
+            self._bands = _Group(
+                self.split.stackplot(
+                    x, *shares, colors=[SPLIT_COLOURS[n] for n in TIME_SPLIT], labels=[n.replace("_", " ") for n in TIME_SPLIT]
+                )
+            )
             if self.split.get_legend() is None:
                 self.split.legend(loc="lower left", fontsize=7, ncol=4)
             self.split.set_xlim(min(x) - 0.5, max(x) + 0.5)
@@ -139,8 +147,14 @@ class EpisodePlot:
     """Series over an episode's steps with a cursor at the frame shown: the running score by default, or
     named per-step series (MuJoCo's x_velocity and reward components)."""
 
-    def __init__(self, rewards: np.ndarray | None = None, width: float = 4.0, height: float = 2.0,
-                 title: str | None = None, series: dict | None = None) -> None:
+    def __init__(
+        self,
+        rewards: np.ndarray | None = None,
+        width: float = 4.0,
+        height: float = 2.0,
+        title: str | None = None,
+        series: dict | None = None,
+    ) -> None:
         self.figure = new_figure(width, height)
         self.axes = self.figure.add_subplot()
         if series is None:
@@ -185,8 +199,9 @@ def action_map(actions: np.ndarray, width: float = 4.0, height: float = 2.0, tit
     return figure_png(figure)
 
 
-def action_histogram(actions: np.ndarray, meanings: Sequence[str] | None = None, width: float = 4.0,
-                     height: float = 2.0, title: str | None = None) -> bytes:
+def action_histogram(
+    actions: np.ndarray, meanings: Sequence[str] | None = None, width: float = 4.0, height: float = 2.0, title: str | None = None
+) -> bytes:
     """PNG of how often the agent chose each action (named by the game's action meanings)."""
     actions = np.asarray(actions, np.int64)
     count = len(meanings) if meanings else (int(actions.max()) + 1 if actions.size else 1)
@@ -202,8 +217,7 @@ def action_histogram(actions: np.ndarray, meanings: Sequence[str] | None = None,
     return figure_png(figure)
 
 
-def returns_histogram(returns: Sequence[float], width: float = 4.0, height: float = 2.0,
-                      title: str | None = None) -> bytes:
+def returns_histogram(returns: Sequence[float], width: float = 4.0, height: float = 2.0, title: str | None = None) -> bytes:
     """PNG of the distribution of test-episode returns, with their mean marked."""
     values = np.asarray(returns, np.float64)
     figure = new_figure(width, height)
@@ -220,17 +234,18 @@ def returns_histogram(returns: Sequence[float], width: float = 4.0, height: floa
     return figure_png(figure)
 
 
-def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width: float = 6.0,
-                          height: float = 4.0) -> Any:
+def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width: float = 6.0, height: float = 4.0) -> Any:
     """A matplotlib Figure of where episodes ended in the humanoid trap: the U's walls, the start and each
     label's final torso positions [(x, y), ...] (Score.final_positions), with how many ended in each region."""
     from workbench.envs import humanoid_trap as trap
 
     figure = new_figure(width, height)
     axes = figure.add_subplot()
-    walls = [((trap.BACK_X, trap.BACK_X), (-trap.HALF_WIDTH, trap.HALF_WIDTH)),
-             ((trap.MOUTH_X, trap.BACK_X), (trap.HALF_WIDTH, trap.HALF_WIDTH)),
-             ((trap.MOUTH_X, trap.BACK_X), (-trap.HALF_WIDTH, -trap.HALF_WIDTH))]
+    walls = [
+        ((trap.BACK_X, trap.BACK_X), (-trap.HALF_WIDTH, trap.HALF_WIDTH)),
+        ((trap.MOUTH_X, trap.BACK_X), (trap.HALF_WIDTH, trap.HALF_WIDTH)),
+        ((trap.MOUTH_X, trap.BACK_X), (-trap.HALF_WIDTH, -trap.HALF_WIDTH)),
+    ]
     for xs, ys in walls:
         axes.plot(xs, ys, color="saddlebrown", lw=4)
     for label, given in positions.items():
@@ -247,8 +262,13 @@ def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width
     return figure
 
 
-def timeline_figure(timeline: Sequence[tuple], lanes: int | None = None, width: float = 8.0, height: float = 2.4,
-                    window: tuple[float, float] | None = None) -> Any:
+def timeline_figure(
+    timeline: Sequence[tuple],
+    lanes: int | None = None,
+    width: float = 8.0,
+    height: float = 2.4,
+    window: tuple[float, float] | None = None,
+) -> Any:
     """A matplotlib Figure of an evaluator timeline: one row per sub-population, coloured by category.
 
     timeline: [(sub-population, category, start, end)] as Evaluator.timeline records it;
@@ -265,7 +285,6 @@ def timeline_figure(timeline: Sequence[tuple], lanes: int | None = None, width: 
     axes.set_xlabel("seconds from the evaluation's start")
     if window is not None:
         axes.set_xlim(*window)
-    handles = [Patch(color=SPLIT_COLOURS[c], label=c.replace("_", " ")) for c in ("emulation", "inference",
-                                                                                  "weight_loading")]
+    handles = [Patch(color=SPLIT_COLOURS[c], label=c.replace("_", " ")) for c in ("emulation", "inference", "weight_loading")]
     axes.legend(handles=handles, loc="upper right", fontsize=7, ncol=3)
     return figure

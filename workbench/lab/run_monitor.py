@@ -7,6 +7,7 @@
 Kept apart from the widgets so that its logic is tested without a browser and
 the trainer never depends on it.
 """
+
 from __future__ import annotations
 
 import collections
@@ -70,20 +71,20 @@ class RunMonitor:
         return {"frame"}
 
     def _on_hyperparameters(self, event):
-        changes = ", ".join(f"{name} = {value:g}" if isinstance(value, float) else f"{name} = {value}"
-                            for name, value in event.data.changes.items())
+        changes = ", ".join(
+            f"{name} = {value:g}" if isinstance(value, float) else f"{name} = {value}"
+            for name, value in event.data.changes.items()
+        )
         self.notices.append(f"{changes} (applies at generation {event.data.applies_at_generation})")
         self.add_log("info", f"hyperparameters: {changes}", event.time)
         return {"notices", "log"}
 
     def _on_checkpoint(self, event):
-        self.add_log("info", f"checkpoint after {event.data.generation} generations: {event.data.path}",
-                     event.time)
+        self.add_log("info", f"checkpoint after {event.data.generation} generations: {event.data.path}", event.time)
         return {"log"}
 
     def _on_error(self, event):
-        self.add_log("error", f"training failed in generation {event.data.generation}: {event.data.error}",
-                     event.time)
+        self.add_log("error", f"training failed in generation {event.data.generation}: {event.data.error}", event.time)
         return {"log"}
 
     def _on_state(self, event):
@@ -120,5 +121,7 @@ class RunMonitor:
             return f"{self.state}: no generation finished yet"
         fps = self.frames_per_second[-1]
         best = max((v for v in self.fitness["max"] if not math.isnan(v)), default=math.nan)
-        return (f"{self.state}: generation {self.generations[-1]}, {self.frames_total[-1]:,} frames, "
-                f"{fps:,.0f} frames/s, best episode so far {best:g}")
+        return (
+            f"{self.state}: generation {self.generations[-1]}, {self.frames_total[-1]:,} frames, "
+            f"{fps:,.0f} frames/s, best episode so far {best:g}"
+        )

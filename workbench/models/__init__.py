@@ -1,4 +1,5 @@
 """Population models: networks whose variables have a leading slot (population member) dimension."""
+
 from __future__ import annotations
 
 from workbench.models.atari import ATARI_INPUT_SHAPE, LargeModel, SmallModel

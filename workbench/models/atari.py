@@ -1,4 +1,5 @@
 """The Deep GA networks for Atari (Such et al. 2017), input uint8 [84, 84, 4], SAME padding."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,4 +40,3 @@ class SmallModel(PopulationModel):
             Dense("logits", check_positive_int("num_actions", num_actions)),
         ]
         super().__init__(layers, ATARI_INPUT_SHAPE, slots, **kwargs)
-

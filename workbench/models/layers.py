@@ -1,4 +1,5 @@
 """Layer descriptions of population models: shapes, fan-in and how each layer runs for a population."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,8 +33,16 @@ class Conv2D:
         kernel = np.asarray(kernel, np.float32).reshape(self.kernel_size, self.kernel_size, -1, self.filters)
         return tf.nn.conv2d(x, kernel, strides=self.stride, padding="SAME") + np.asarray(bias, np.float32)
 
-    def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
-              perturbation: Any, backend: str | None) -> tf.Tensor:
+    def apply(
+        self,
+        x: tf.Tensor,
+        kernel: tf.Variable,
+        bias: tf.Variable,
+        slots: tf.Tensor,
+        relu: bool,
+        perturbation: Any,
+        backend: str | None,
+    ) -> tf.Tensor:
         return population_conv2d(
             x,
             kernel,
@@ -85,8 +94,16 @@ class Dense:
         """The layer for one member (numpy kernel [K, N] and bias [N]), no ReLU: plain TensorFlow."""
         return tf.matmul(self.flat(x), np.asarray(kernel, np.float32)) + np.asarray(bias, np.float32)
 
-    def apply(self, x: tf.Tensor, kernel: tf.Variable, bias: tf.Variable, slots: tf.Tensor, relu: bool,
-              perturbation: Any, backend: str | None) -> tf.Tensor:
+    def apply(
+        self,
+        x: tf.Tensor,
+        kernel: tf.Variable,
+        bias: tf.Variable,
+        slots: tf.Tensor,
+        relu: bool,
+        perturbation: Any,
+        backend: str | None,
+    ) -> tf.Tensor:
         if x.shape.rank != 2:
             x = tf.reshape(self.flat(x), [tf.shape(x)[0], kernel.shape[1]])
         return population_matmul(x, kernel, slots, bias=bias, relu=relu, perturbation=perturbation, backend=backend)

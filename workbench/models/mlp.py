@@ -1,4 +1,5 @@
 """MLPModel: a population of multilayer perceptrons for vector observations (CartPole, Acrobot, MuJoCo tasks...)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,8 +20,9 @@ class MLPModel(PopulationModel):
     Keywords of PopulationModel (activation, observation_normalization, ...) pass through.
     """
 
-    def __init__(self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (64, 64), slots: int = 1,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, observation_size: int, num_actions: int, hidden_sizes: Sequence[int] = (64, 64), slots: int = 1, **kwargs: Any
+    ) -> None:
         check_positive_int("observation_size", observation_size)
         sizes = [check_positive_int("hidden_sizes entries", size) for size in hidden_sizes]
         layers = [Dense(f"dense{i + 1}", size) for i, size in enumerate(sizes)]

@@ -17,6 +17,7 @@ layout, of Ray's chunking and of resumes. std = sqrt(max(sumsq / n - mean^2, var
 state seen yet mean = 0 and std = 1 (the identity). Which episodes are sampled depends on the episode's
 seed only (sampled()).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -55,12 +56,14 @@ class ObservationNormalization:
         if isinstance(options, cls):
             return options.validated()
         if not isinstance(options, dict):
-            raise ValueError("observation_normalization must be None, True or a dict with fraction, clip, "
-                             f"variance_floor, got {options!r}")
+            raise ValueError(
+                f"observation_normalization must be None, True or a dict with fraction, clip, variance_floor, got {options!r}"
+            )
         unknown = set(options) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise ValueError(f"unknown observation_normalization options {sorted(unknown)}; known: fraction, clip, "
-                             "variance_floor")
+            raise ValueError(
+                f"unknown observation_normalization options {sorted(unknown)}; known: fraction, clip, variance_floor"
+            )
         return cls(**options).validated()
 
     def to_json(self) -> dict:
@@ -80,8 +83,10 @@ class ObservationStatistics:
         total = np.array(total, np.float64)
         total_squares = np.array(total_squares, np.float64)
         if total.ndim != 1 or total.size == 0 or total_squares.shape != total.shape:
-            raise ValueError(f"observation statistics need sum and sum of squares of one shape [d], got "
-                             f"{total.shape} and {total_squares.shape}")
+            raise ValueError(
+                f"observation statistics need sum and sum of squares of one shape [d], got "
+                f"{total.shape} and {total_squares.shape}"
+            )
         count = float(count)
         if not (np.isfinite(count) and count >= 0) or not np.isfinite(total).all() or not np.isfinite(total_squares).all():
             raise ValueError("observation statistics must be finite with count >= 0")
@@ -136,8 +141,12 @@ class ObservationStatistics:
         return statistics
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, ObservationStatistics) and self.count == other.count
-                and np.array_equal(self.sum, other.sum) and np.array_equal(self.sum_squares, other.sum_squares))
+        return (
+            isinstance(other, ObservationStatistics)
+            and self.count == other.count
+            and np.array_equal(self.sum, other.sum)
+            and np.array_equal(self.sum_squares, other.sum_squares)
+        )
 
     def __repr__(self) -> str:
         return f"ObservationStatistics({self.count:.0f} states of size {self.size})"

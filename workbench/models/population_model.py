@@ -5,6 +5,7 @@ weights of slot slots[b] through the population ops, so a caller computes only
 the members whose episodes are still going. A member's weights move in and
 out of a slot as one flat float32 vector (the layout evolution works on).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -47,11 +48,22 @@ class PopulationModel(tf.Module):
         input is normalised by statistics shared by every slot (set_observation_statistics; identity first).
     """
 
-    def __init__(self, layers: Sequence[Any], input_shape: Sequence[int], slots: int, weight_dtype: str = "float32",
-                 hidden_init_std: float = 1.0, output_init_std: float = 0.1, backend: str | None = None,
-                 name: str | None = None, reference_batch: Any = None, action_range: Any = None,
-                 activation: str = "relu", action_scaling: str = "clip",
-                 observation_normalization: ObservationNormalization | None = None) -> None:
+    def __init__(
+        self,
+        layers: Sequence[Any],
+        input_shape: Sequence[int],
+        slots: int,
+        weight_dtype: str = "float32",
+        hidden_init_std: float = 1.0,
+        output_init_std: float = 0.1,
+        backend: str | None = None,
+        name: str | None = None,
+        reference_batch: Any = None,
+        action_range: Any = None,
+        activation: str = "relu",
+        action_scaling: str = "clip",
+        observation_normalization: ObservationNormalization | None = None,
+    ) -> None:
         super().__init__(name=name)
         check_positive_int("slots", slots)
         self.activation = check_choice("activation", activation, ACTIVATIONS)
@@ -141,8 +153,9 @@ class PopulationModel(tf.Module):
         arrays = np.split(parameters, np.cumsum(self._sizes)[:-1])
         return [(arrays[2 * i].reshape(k), arrays[2 * i + 1]) for i, k in enumerate(self.kernel_shapes)]
 
-    def set_slots(self, slots: Sequence[int] | np.ndarray, parameters: np.ndarray | Sequence[np.ndarray],
-                  check_finite: bool = True) -> None:
+    def set_slots(
+        self, slots: Sequence[int] | np.ndarray, parameters: np.ndarray | Sequence[np.ndarray], check_finite: bool = True
+    ) -> None:
         """Loads members' flat parameters into slots [n]: an array [n, num_parameters] or n rows [num_parameters].
 
         Rows are written into each layer's variable without stacking them first. check_finite=False
@@ -294,8 +307,7 @@ class PopulationModel(tf.Module):
         except (TypeError, ValueError):
             raise ValueError(f"action_range must be a (low, high) pair of vectors, got {action_range!r}") from None
         if low.shape != (units,) or high.shape != (units,):
-            raise ValueError(f"action_range must have {units} entries per bound (one per output), got "
-                             f"{low.size} and {high.size}")
+            raise ValueError(f"action_range must have {units} entries per bound (one per output), got {low.size} and {high.size}")
         if np.isnan(low).any() or np.isnan(high).any() or (low > high).any():
             raise ValueError("action_range must have low <= high everywhere, without NaN")
         return tf.constant(low), tf.constant(high)

@@ -12,6 +12,7 @@ weights are loaded into a slot (PopulationModel(reference_batch=...)). The norma
 or shift parameters of its own, so a hidden layer's bias has no effect (it cancels in y - m); the
 output layer is not normalised.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ The library carries a build record, `WORKBENCH_BUILD_INFO tensorflow=X;ale=Y;`,
 read from the file before loading it (build_record()). The libraries are looked for inside the package, or
 in the directory WORKBENCH_OPS_DIR names (the sanitizer build of `make test-sanitize`; docs/sanitizers.md).
 """
+
 from __future__ import annotations
 
 import glob

@@ -7,6 +7,7 @@ thread pool, one emulator per task. Most users want workbench.envs.AtariBatch,
 which validates arguments and picks a backend; these are the building blocks
 for graphs (the pipelined evaluator).
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -35,14 +36,29 @@ def _library():
     return library
 
 
-def create(rom_path: str, batch_size: int, *, frame_skip: int = 4, noop_max: int = 30,
-           repeat_action_probability: float = 0.0, max_episode_frames: int = 0, fire_reset: bool = True,
-           screen_size: int = 84, stack_size: int = 4) -> tuple[tf.Tensor, tf.Tensor]:
+def create(
+    rom_path: str,
+    batch_size: int,
+    *,
+    frame_skip: int = 4,
+    noop_max: int = 30,
+    repeat_action_probability: float = 0.0,
+    max_episode_frames: int = 0,
+    fire_reset: bool = True,
+    screen_size: int = 84,
+    stack_size: int = 4,
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Creates the emulators; returns (handle, action_set) with the game's minimal action set (ALE ids)."""
     return _library().workbench_atari_env_create(
-        rom_path=str(rom_path), batch_size=batch_size, frame_skip=frame_skip, noop_max=noop_max,
-        repeat_action_probability=repeat_action_probability, max_episode_frames=max_episode_frames,
-        fire_reset=fire_reset, screen_size=screen_size, stack_size=stack_size,
+        rom_path=str(rom_path),
+        batch_size=batch_size,
+        frame_skip=frame_skip,
+        noop_max=noop_max,
+        repeat_action_probability=repeat_action_probability,
+        max_episode_frames=max_episode_frames,
+        fire_reset=fire_reset,
+        screen_size=screen_size,
+        stack_size=stack_size,
     )
 
 

@@ -6,6 +6,7 @@ but TensorFlow requires the alignment of Eigen's widest vectors and aborts the p
 so `as_tensor` takes that path only for arrays that qualify (`aligned_empty` makes them) and copies otherwise.
 The tensor keeps the array alive; the caller must not write the array while the tensor lives.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,9 +30,15 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type = np.float32) -
 def zero_copy_eligible(array: np.ndarray) -> bool:
     """Whether TensorFlow can take the array's memory as it is (numeric in native byte order, aligned,
     C-contiguous, writeable, not empty)."""
-    return (isinstance(array, np.ndarray) and array.dtype.kind in "fiu" and array.dtype.isnative
-            and array.size > 0 and array.flags.c_contiguous and array.flags.writeable
-            and array.ctypes.data % ALIGNMENT == 0)
+    return (
+        isinstance(array, np.ndarray)
+        and array.dtype.kind in "fiu"
+        and array.dtype.isnative
+        and array.size > 0
+        and array.flags.c_contiguous
+        and array.flags.writeable
+        and array.ctypes.data % ALIGNMENT == 0
+    )
 
 
 def as_tensor(array: np.ndarray) -> tf.Tensor:

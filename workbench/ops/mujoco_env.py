@@ -6,6 +6,7 @@ wait for each other. Stepping runs on TF's intra-op thread pool, one simulation 
 GIL. Most users want workbench.envs.MujocoBatch, which validates arguments and fills in the task's
 settings; these are the building blocks for graphs (the evaluator).
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -39,26 +40,41 @@ def _library():
     return library
 
 
-def create(task: str, xml_path: str, batch_size: int, parameters: Any, *, frame_skip: int,
-           max_episode_steps: int = 1000, terminate_when_unhealthy: bool = True,
-           exclude_current_positions_from_observation: bool = True, include_cfrc_ext_in_observation: bool = True,
-           include_cinert_in_observation: bool = True, include_cvel_in_observation: bool = True,
-           include_qfrc_actuator_in_observation: bool = True, main_body: int = 1
-           ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+def create(
+    task: str,
+    xml_path: str,
+    batch_size: int,
+    parameters: Any,
+    *,
+    frame_skip: int,
+    max_episode_steps: int = 1000,
+    terminate_when_unhealthy: bool = True,
+    exclude_current_positions_from_observation: bool = True,
+    include_cfrc_ext_in_observation: bool = True,
+    include_cinert_in_observation: bool = True,
+    include_cvel_in_observation: bool = True,
+    include_qfrc_actuator_in_observation: bool = True,
+    main_body: int = 1,
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Creates the simulations; returns (handle, sizes [obs, action, nq, nv], ctrl_range float32 [action, 2]).
 
     parameters: float64 [15], the task's real settings in the order of workbench.envs.mujoco_tasks
     (SCALARS, then the (low, high) pairs of RANGES).
     """
     return _library().workbench_mujoco_env_create(
-        parameters=tf.convert_to_tensor(parameters, tf.float64), task=task, xml_path=str(xml_path),
-        batch_size=batch_size, frame_skip=frame_skip, max_episode_steps=max_episode_steps,
+        parameters=tf.convert_to_tensor(parameters, tf.float64),
+        task=task,
+        xml_path=str(xml_path),
+        batch_size=batch_size,
+        frame_skip=frame_skip,
+        max_episode_steps=max_episode_steps,
         terminate_when_unhealthy=terminate_when_unhealthy,
         exclude_current_positions_from_observation=exclude_current_positions_from_observation,
         include_cfrc_ext_in_observation=include_cfrc_ext_in_observation,
         include_cinert_in_observation=include_cinert_in_observation,
         include_cvel_in_observation=include_cvel_in_observation,
-        include_qfrc_actuator_in_observation=include_qfrc_actuator_in_observation, main_body=main_body,
+        include_qfrc_actuator_in_observation=include_qfrc_actuator_in_observation,
+        main_body=main_body,
     )
 
 
@@ -77,8 +93,7 @@ def step(handle: tf.Tensor, indices: Any, actions: Any) -> tuple[tf.Tensor, tf.T
     return _library().workbench_mujoco_env_step(handle=handle, indices=indices, actions=actions)
 
 
-def step_and_observe(handle: tf.Tensor, indices: Any, actions: Any) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor,
-                                                                              tf.Tensor]:
+def step_and_observe(handle: tf.Tensor, indices: Any, actions: Any) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """step() and observation() in one op and one pass: (rewards, terminated, truncated, observations)."""
     return _library().workbench_mujoco_env_step_and_observe(handle=handle, indices=indices, actions=actions)
 

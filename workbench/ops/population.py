@@ -6,6 +6,7 @@ the custom C++ kernel or its pure-TF reference (workbench.ops.reference):
 the environment variable WORKBENCH_PURE_TF=1 is set. Works eagerly and inside
 tf.function. No gradients: evolution does not differentiate through them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,8 +46,15 @@ def resolve_backend(backend: str | None = None) -> str:
     return backend
 
 
-def population_matmul(x: Any, weights: Any, indices: Any, bias: Any = None, relu: bool = False,
-                      perturbation: LowRankPerturbation | None = None, backend: str | None = None) -> tf.Tensor:
+def population_matmul(
+    x: Any,
+    weights: Any,
+    indices: Any,
+    bias: Any = None,
+    relu: bool = False,
+    perturbation: LowRankPerturbation | None = None,
+    backend: str | None = None,
+) -> tf.Tensor:
     """y[b] = x[b] @ weights[indices[b]] (+ bias[indices[b]]), optionally ReLU, float32 result.
 
     Args:
@@ -76,10 +84,20 @@ def population_matmul(x: Any, weights: Any, indices: Any, bias: Any = None, relu
     )
 
 
-def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = None, strides: Any = 1,
-                      padding: str = "SAME", bias: Any = None, relu: bool = False,
-                      perturbation: LowRankPerturbation | None = None, backend: str | None = None,
-                      input_scale: float | None = None) -> tf.Tensor:
+def population_conv2d(
+    x: Any,
+    filters: Any,
+    indices: Any,
+    *,
+    kernel_size: Any = None,
+    strides: Any = 1,
+    padding: str = "SAME",
+    bias: Any = None,
+    relu: bool = False,
+    perturbation: LowRankPerturbation | None = None,
+    backend: str | None = None,
+    input_scale: float | None = None,
+) -> tf.Tensor:
     """2-D convolution where batch entry b uses the filters of slot indices[b].
 
     The custom kernel builds the im2col patches block by block in cache; the
@@ -120,8 +138,9 @@ def population_conv2d(x: Any, filters: Any, indices: Any, *, kernel_size: Any = 
     if resolve_backend(backend) == "reference":
         if x.dtype == tf.uint8:
             x = tf.cast(x, tf.float32) * input_scale
-        return _reference_conv2d(x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu,
-                                 perturbation)
+        return _reference_conv2d(
+            x, filters, indices, (kernel_h, kernel_w), (stride_h, stride_w), padding, bias, relu, perturbation
+        )
     indices, bias = _checked_slots_and_bias(x, filters, "filters", indices, bias, perturbation)
     return _run_custom(
         "population_conv2d",
@@ -146,8 +165,12 @@ def _input_scale(x, input_scale):
         return 1.0
     if input_scale is None:
         return UINT8_SCALE
-    if isinstance(input_scale, bool) or not isinstance(input_scale, (int, float)) or not np.isfinite(input_scale) \
-            or input_scale <= 0:
+    if (
+        isinstance(input_scale, bool)
+        or not isinstance(input_scale, (int, float))
+        or not np.isfinite(input_scale)
+        or input_scale <= 0
+    ):
         raise ValueError(f"input_scale must be a finite number > 0, got {input_scale!r}")
     return float(input_scale)
 
@@ -320,8 +343,9 @@ def assign_slots(variable: tf.Variable, slots: Any, values: Any, backend: str | 
     slots = tf.convert_to_tensor(np.asarray(slots, np.int32))
     values = tf.convert_to_tensor(values, variable.dtype)
     if slots.shape.rank != 1 or values.shape[:1] != slots.shape or values.shape[1:] != variable.shape[1:]:
-        raise ValueError(f"values must be [len(slots)={slots.shape[0]}] + {variable.shape[1:].as_list()}, "
-                         f"got {values.shape.as_list()}")
+        raise ValueError(
+            f"values must be [len(slots)={slots.shape[0]}] + {variable.shape[1:].as_list()}, got {values.shape.as_list()}"
+        )
     bad = [int(s) for s in slots.numpy() if not 0 <= s < variable.shape[0]]
     if bad:
         raise ValueError(f"slots contains {bad[0]}, out of range [0, {variable.shape[0]})")

@@ -5,6 +5,7 @@ agnostic (they run wherever TensorFlow places them, GPU included), and the
 baseline the custom kernels are compared with. Inputs are assumed validated
 (see workbench.ops.population).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,17 @@ def population_matmul(x: Any, weights: Any, indices: Any, bias: Any = None, relu
     return tf.nn.relu(y) if relu else y
 
 
-def perturbed_population_matmul(x: Any, weights: Any, parents: Any, sigmas: Any, factor_a: Any, factor_b: Any,
-                                bias: Any = None, bias_noise: Any = None, relu: bool = False) -> tf.Tensor:
+def perturbed_population_matmul(
+    x: Any,
+    weights: Any,
+    parents: Any,
+    sigmas: Any,
+    factor_a: Any,
+    factor_b: Any,
+    bias: Any = None,
+    bias_noise: Any = None,
+    relu: bool = False,
+) -> tf.Tensor:
     """population_matmul with member b's weights W[parents[b]] + sigmas[b] * A[b] @ B[b]^T.
 
     Computed as x W + sigma (x A) B^T, without forming any member's weights.

@@ -1,11 +1,12 @@
 """Training runs: the trainer (foreground or background thread), its event stream, run configs, checkpoints.
 
-  Trainer          generations of a strategy on an evaluator; start/pause/resume/stop, live set(), history,
-                   JSONL and TensorBoard logs, checkpoints, resume_from(run_dir)
-  RunConfig        what defines a run, as JSON-able data
-  EventBus         publish/subscribe that never blocks the trainer
-  save_checkpoint / load_checkpoint   JSON + npz, atomic, versioned
+Trainer          generations of a strategy on an evaluator; start/pause/resume/stop, live set(), history,
+                 JSONL and TensorBoard logs, checkpoints, resume_from(run_dir)
+RunConfig        what defines a run, as JSON-able data
+EventBus         publish/subscribe that never blocks the trainer
+save_checkpoint / load_checkpoint   JSON + npz, atomic, versioned
 """
+
 from __future__ import annotations
 
 from workbench.evolution.registry import ALGORITHMS
@@ -14,5 +15,15 @@ from workbench.training.events import Event, EventBus
 from workbench.training.run_config import RunConfig
 from workbench.training.trainer import Trainer, TrainerError
 
-__all__ = ["ALGORITHMS", "CheckpointError", "Event", "EventBus", "RunConfig", "Trainer", "TrainerError",
-           "list_checkpoints", "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "ALGORITHMS",
+    "CheckpointError",
+    "Event",
+    "EventBus",
+    "RunConfig",
+    "Trainer",
+    "TrainerError",
+    "list_checkpoints",
+    "load_checkpoint",
+    "save_checkpoint",
+]

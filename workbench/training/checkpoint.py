@@ -6,6 +6,7 @@ temporary directory, every file fsynced, then renamed into place (and the parent
 fsynced), so a checkpoint directory either exists whole or not at all; a run
 killed at any moment resumes from the newest one. The newest `keep` are kept.
 """
+
 from __future__ import annotations
 
 import json
@@ -94,7 +95,7 @@ def list_checkpoints(run_dir: str) -> list[str]:
     root = os.path.join(run_dir, "checkpoints")
     if not os.path.isdir(root):
         return []
-    names = [n for n in os.listdir(root) if n.startswith(_PREFIX) and n[len(_PREFIX):].isdigit()]
+    names = [n for n in os.listdir(root) if n.startswith(_PREFIX) and n[len(_PREFIX) :].isdigit()]
     return [os.path.join(root, n) for n in sorted(names)]
 
 

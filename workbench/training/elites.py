@@ -7,6 +7,7 @@ For ES and novelty search the elite is a center: only the newest centers are kep
 checkpoints, so the elites of earlier generations of those runs cannot be rebuilt (a
 clear error says so).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -80,6 +81,8 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
             raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
         genome, of_generation = Genome.from_json(matches[0].elite_genome), generation
         if genome.has_base and genome.init not in bases:
-            raise ValueError(f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
-                             "only the newest centers are kept (leave out the generation)")
+            raise ValueError(
+                f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
+                "only the newest centers are kept (leave out the generation)"
+            )
     return RunElite(run_dir, config, spec, space, genome, bases, of_generation, history)

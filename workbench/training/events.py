@@ -18,6 +18,7 @@ the trainer (dashboards); listeners are for writers that must see every event in
 order before the trainer goes on (the RunLogger): they run synchronously and an
 exception in one reaches the publisher.
 """
+
 from __future__ import annotations
 
 import collections
@@ -211,8 +212,7 @@ class EventBus:
         if payload is None:
             names = [field.name for field in dataclasses.fields(payload_class)]
             if set(fields) - set(names):
-                raise TypeError(f"a {kind!r} event's {payload_class.__name__} has the fields {names}, "
-                                f"got {sorted(fields)}")
+                raise TypeError(f"a {kind!r} event's {payload_class.__name__} has the fields {names}, got {sorted(fields)}")
             payload = payload_class(**fields)
         elif fields or not isinstance(payload, payload_class):
             raise TypeError(f"a {kind!r} event carries one {payload_class.__name__}")

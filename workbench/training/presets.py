@@ -33,6 +33,7 @@ measured results in docs/continuous_control.md):
             reached after 6 minutes), PGPE 1,703 (README, learning results).
   tutorial  small settings for the notebooks.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -60,12 +61,18 @@ _GA_TUTORIAL = dict(population_size=64, truncation=8, sigma=0.05, elite_candidat
 _ES_TUTORIAL = dict(population_size=64, sigma=0.05, learning_rate=0.03)
 
 PRESETS: dict[str, dict[str, Any]] = {  # Atari: settings per algorithm family (registry trait), and the layout
-    "paper": dict(families=dict(ga=_GA_PAPER, es=_ES_PAPER, meta_population_size=5),
-                  layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000)),
-    "pc": dict(families=dict(ga=_GA_PC, es=_ES_PC, meta_population_size=3),
-               layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000)),
-    "tutorial": dict(families=dict(ga=_GA_TUTORIAL, es=_ES_TUTORIAL, meta_population_size=3),
-                     layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000)),
+    "paper": dict(
+        families=dict(ga=_GA_PAPER, es=_ES_PAPER, meta_population_size=5),
+        layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000),
+    ),
+    "pc": dict(
+        families=dict(ga=_GA_PC, es=_ES_PC, meta_population_size=3),
+        layout=dict(subpopulations=2, slots=16, max_episode_frames=20_000),
+    ),
+    "tutorial": dict(
+        families=dict(ga=_GA_TUTORIAL, es=_ES_TUTORIAL, meta_population_size=3),
+        layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000),
+    ),
 }
 
 
@@ -88,16 +95,21 @@ ES_NORMALIZATION = dict(fraction=0.01, clip=5.0, variance_floor=1e-2)  # OpenAI-
 PGPE_NORMALIZATION = dict(fraction=1.0, clip=5.0, variance_floor=1e-2)
 _ES_MUJOCO = dict(sigma=0.02, learning_rate=0.01, l2_coefficient=0.005)
 _CONTINUOUS = {  # (hyperparameters, model) per preset and algorithm, before the per-task entries
-    "paper": dict(es=dict(_ES_MUJOCO, population_size=10_000), ga=dict(population_size=1000, truncation=20,
-                                                                       sigma=0.02, elite_candidates=10,
-                                                                       elite_episodes=5),
-                  pgpe=dict(population_size=200, max_speed=0.15)),
-    "pc": dict(es=dict(_ES_MUJOCO, population_size=200), ga=dict(population_size=200, truncation=20, sigma=0.02,
-                                                                  elite_candidates=5, elite_episodes=3),
-               pgpe=dict(population_size=100, max_speed=0.15)),
-    "tutorial": dict(es=dict(_ES_MUJOCO, population_size=40), ga=dict(population_size=40, truncation=8, sigma=0.05,
-                                                                       elite_candidates=3, elite_episodes=2),
-                     pgpe=dict(population_size=20, max_speed=0.15)),
+    "paper": dict(
+        es=dict(_ES_MUJOCO, population_size=10_000),
+        ga=dict(population_size=1000, truncation=20, sigma=0.02, elite_candidates=10, elite_episodes=5),
+        pgpe=dict(population_size=200, max_speed=0.15),
+    ),
+    "pc": dict(
+        es=dict(_ES_MUJOCO, population_size=200),
+        ga=dict(population_size=200, truncation=20, sigma=0.02, elite_candidates=5, elite_episodes=3),
+        pgpe=dict(population_size=100, max_speed=0.15),
+    ),
+    "tutorial": dict(
+        es=dict(_ES_MUJOCO, population_size=40),
+        ga=dict(population_size=40, truncation=8, sigma=0.05, elite_candidates=3, elite_episodes=2),
+        pgpe=dict(population_size=20, max_speed=0.15),
+    ),
 }
 _PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # ClipUp's Humanoid
 
@@ -116,23 +128,36 @@ def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
     if family == "ars":
         hyperparameters = dict(ARS_PAPER[task], center_episodes=1)  # the policy's own return, for the curves
         if name == "tutorial":
-            hyperparameters.update(directions=min(hyperparameters["directions"], 8),
-                                   top_directions=min(hyperparameters["top_directions"], 4))
+            hyperparameters.update(
+                directions=min(hyperparameters["directions"], 8), top_directions=min(hyperparameters["top_directions"], 4)
+            )
         normalization = None if task in ARS_V1_TASKS else dict(ARS_NORMALIZATION)
-        return dict(fields, model="linear", hyperparameters=hyperparameters, observation_normalization=normalization,
-                    slots=one_wave_slots(2 * hyperparameters["directions"] + 1))
+        return dict(
+            fields,
+            model="linear",
+            hyperparameters=hyperparameters,
+            observation_normalization=normalization,
+            slots=one_wave_slots(2 * hyperparameters["directions"] + 1),
+        )
     if family == "pgpe":
-        hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}),
-                               center_episodes=1)
-        return dict(fields, model="linear", hyperparameters=hyperparameters,
-                    observation_normalization=dict(PGPE_NORMALIZATION),
-                    slots=one_wave_slots(hyperparameters["population_size"] + 1))
+        hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}), center_episodes=1)
+        return dict(
+            fields,
+            model="linear",
+            hyperparameters=hyperparameters,
+            observation_normalization=dict(PGPE_NORMALIZATION),
+            slots=one_wave_slots(hyperparameters["population_size"] + 1),
+        )
     hidden = [256, 256] if task == "Humanoid-v5" else [64, 64]
-    hyperparameters = _for_algorithm(dict(table, meta_population_size=3 if name != "paper" else 5),
-                                     algorithm_spec(algorithm))
-    return dict(fields, model="mlp", model_options=dict(hidden_sizes=hidden), hyperparameters=hyperparameters,
-                observation_normalization=dict(ES_NORMALIZATION),
-                slots=one_wave_slots(hyperparameters["population_size"] + 1))
+    hyperparameters = _for_algorithm(dict(table, meta_population_size=3 if name != "paper" else 5), algorithm_spec(algorithm))
+    return dict(
+        fields,
+        model="mlp",
+        model_options=dict(hidden_sizes=hidden),
+        hyperparameters=hyperparameters,
+        observation_normalization=dict(ES_NORMALIZATION),
+        slots=one_wave_slots(hyperparameters["population_size"] + 1),
+    )
 
 
 FAMILY_FIELDS = ("model", "model_options", "observation_normalization", "max_episode_frames")
@@ -164,8 +189,10 @@ def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str
         return continuous_presets(name, algorithm, task.gymnasium_id)  # variants take their rules' task settings
     preset, spec = PRESETS[name], algorithm_spec(algorithm)
     if spec.family not in preset["families"]:
-        raise ValueError(f'algorithm "{algorithm}" is for vector observations; on Atari the presets cover '
-                         f"{', '.join(n for n in sorted(ALGORITHMS) if ALGORITHMS[n].family in preset['families'])}")
+        raise ValueError(
+            f'algorithm "{algorithm}" is for vector observations; on Atari the presets cover '
+            f"{', '.join(n for n in sorted(ALGORITHMS) if ALGORITHMS[n].family in preset['families'])}"
+        )
     fields = dict(preset["layout"], hyperparameters=_for_algorithm(preset["families"], spec))
     if name in ("paper", "pc") and spec.family == "es":
         fields["virtual_batch_norm"] = True

@@ -7,6 +7,7 @@
 Deterministic: the same genome and seed give the same episode (the emulation
 ops are seeded per episode; the network is deterministic).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,15 @@ class Episode:
     info: dict = dataclasses.field(default_factory=dict)
 
 
-def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *, seed: int = 0,
-           max_episode_frames: int | None = None, max_steps: int = 100_000) -> Episode:
+def replay(
+    genome: Genome | np.ndarray,
+    spec: RunSpec,
+    decoder: GenomeDecoder,
+    *,
+    seed: int = 0,
+    max_episode_frames: int | None = None,
+    max_steps: int = 100_000,
+) -> Episode:
     """One episode of `genome` (a Genome, or a flat weight vector) in the environment and model of `spec`.
 
     max_episode_frames: a cap below the spec's own (an evaluator's live cap); None = the spec's.
@@ -69,9 +77,15 @@ def replay(genome: Genome | np.ndarray, spec: RunSpec, decoder: GenomeDecoder, *
         batch.close()
     actions = np.array(actions, np.float32 if batch.continuous_actions else np.int32)
     names = info[0].keys() if info else ()
-    return Episode(None if frames[0] is None else np.stack(frames), actions, np.array(rewards, np.float32),
-                   np.stack(observations), float(np.sum(rewards)), None if meanings is None else list(meanings),
-                   {name: np.array([float(step[name][0]) for step in info]) for name in names})
+    return Episode(
+        None if frames[0] is None else np.stack(frames),
+        actions,
+        np.array(rewards, np.float32),
+        np.stack(observations),
+        float(np.sum(rewards)),
+        None if meanings is None else list(meanings),
+        {name: np.array([float(step[name][0]) for step in info]) for name in names},
+    )
 
 
 def _screen_reader(batch):
@@ -105,8 +119,10 @@ def save_video(episode: Episode, path: str, fps: float = 15, scale: int | None =
     from PIL import Image, ImageDraw
 
     if episode.frames is None:
-        raise ValueError("this episode has no frames: its environment cannot render RGB (for Gymnasium's classic "
-                         "control install pygame: pip install 'gymnasium[classic-control]')")
+        raise ValueError(
+            "this episode has no frames: its environment cannot render RGB (for Gymnasium's classic "
+            "control install pygame: pip install 'gymnasium[classic-control]')"
+        )
     extension = os.path.splitext(path)[1].lower()
     if extension not in (".gif", ".mp4"):
         raise ValueError(f"path must end in .gif or .mp4, got {path!r}")

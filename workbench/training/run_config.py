@@ -1,5 +1,6 @@
 """RunConfig: everything that defines a run (environment, model, algorithm and its settings, evaluator), as
 JSON-able data, so that a run directory can rebuild its trainer (Trainer.resume_from)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -66,32 +67,47 @@ class RunConfig:
     def spec(self) -> RunSpec:
         """The RunSpec of this run: environment, model, episode cap, noise table, observation normalisation."""
         normalization = ObservationNormalization.from_options(self.observation_normalization)
-        return RunSpec(self.env, self.model, env_options=self.env_options, model_options=self.model_options,
-                       max_episode_frames=self.max_episode_frames, noise_size=self.noise_size,
-                       noise_seed=self.noise_seed,
-                       observation_normalization=None if normalization is None else normalization.to_json())
+        return RunSpec(
+            self.env,
+            self.model,
+            env_options=self.env_options,
+            model_options=self.model_options,
+            max_episode_frames=self.max_episode_frames,
+            noise_size=self.noise_size,
+            noise_seed=self.noise_seed,
+            observation_normalization=None if normalization is None else normalization.to_json(),
+        )
 
     def layout(self, behaviour: str | None = None) -> EvaluatorLayout:
         """The EvaluatorLayout of this run (behaviour: the characterisation in force, when not the config's)."""
-        return EvaluatorLayout(subpopulations=self.subpopulations, slots=self.slots,
-                               behaviour=self.behaviour if behaviour is None else behaviour,
-                               perturbed_rank=self.perturbed_rank, action_noise=self.action_noise)
+        return EvaluatorLayout(
+            subpopulations=self.subpopulations,
+            slots=self.slots,
+            behaviour=self.behaviour if behaviour is None else behaviour,
+            perturbed_rank=self.perturbed_rank,
+            action_noise=self.action_noise,
+        )
 
     def check(self) -> None:
         """ValueError naming the field when the algorithm, model and environment do not go together."""
         spec = self.spec()
         algorithm = algorithm_spec(self.algorithm)
         if algorithm.vector_only and spec.is_atari:
-            raise ValueError(f'algorithm "{self.algorithm}" is for vector observations (MuJoCo and Gymnasium tasks, '
-                             f'models "linear" and "mlp"); for Atari use {", ".join(algorithm_names(vector_only=False))}')
+            raise ValueError(
+                f'algorithm "{self.algorithm}" is for vector observations (MuJoCo and Gymnasium tasks, '
+                f'models "linear" and "mlp"); for Atari use {", ".join(algorithm_names(vector_only=False))}'
+            )
         if spec.normalization is not None and spec.is_atari:
-            raise ValueError("observation_normalization is for vector observations; Atari runs normalise hidden "
-                             "layers with virtual_batch_norm")
+            raise ValueError(
+                "observation_normalization is for vector observations; Atari runs normalise hidden layers with virtual_batch_norm"
+            )
         if self.init_from is not None:
             check_type("init_from", self.init_from, str, "a run directory")
             if not algorithm.has_center:
-                raise ValueError(f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (it has '
-                                 f"no center); {', '.join(algorithm_names(has_center=True))} can")
+                raise ValueError(
+                    f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (it has '
+                    f"no center); {', '.join(algorithm_names(has_center=True))} can"
+                )
 
     def reference_batch(self) -> np.ndarray | None:
         """The run's reference batch for virtual batch normalisation (128 observations of random play drawn from
@@ -152,8 +168,11 @@ class RunConfig:
         try:
             with open(os.path.join(run_dir, "config.json")) as f:
                 data = json.load(f)
-            if isinstance(data, dict) and data.get("model", cls.model) in ATARI_MODELS \
-                    and "flatten" not in (data.get("model_options") or {}):  # saved before the option existed
+            if (
+                isinstance(data, dict)
+                and data.get("model", cls.model) in ATARI_MODELS
+                and "flatten" not in (data.get("model_options") or {})
+            ):  # saved before the option existed
                 data["model_options"] = dict(data.get("model_options") or {}, flatten="channels_last")
             return cls.from_json(data)
         except FileNotFoundError as error:

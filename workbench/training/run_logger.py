@@ -8,6 +8,7 @@ history.jsonl has one GenerationRecord.to_json() object per line (pandas:
 pd.read_json(path, lines=True)); TensorBoard gets the scalars in SCALARS per
 generation under run_dir/tensorboard.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,9 +21,16 @@ from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 if TYPE_CHECKING:
     from workbench.training.events import EventBus
 
-SCALARS = ("max", "mean", "median", "elite", "frames_per_second", "busy_frames_per_second", "tail_seconds",
-           "frames_total") + tuple(
-    f"{name}_fraction" for name in TIME_SPLIT)
+SCALARS = (
+    "max",
+    "mean",
+    "median",
+    "elite",
+    "frames_per_second",
+    "busy_frames_per_second",
+    "tail_seconds",
+    "frames_total",
+) + tuple(f"{name}_fraction" for name in TIME_SPLIT)
 
 
 class RunLogger:

@@ -18,6 +18,7 @@ has, in a salted stream; score_genome checks that it equals none of the run's tr
 Its episodes then differ from every training episode unless SplitMix64's 64-bit mix collides (about
 n x m / 2**64 for n test and m training episodes).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -79,13 +80,22 @@ class Score:
         return int(sum(f >= self.max_episode_frames for f in self.frames))
 
     def summary(self) -> str:
-        return (f"{self.mean:.1f} ± {self.std:.1f} over {self.episodes} episodes ({self.protocol}, cap "
-                f"{self.max_episode_frames or 'none'}): median {self.median:g}, min {min(self.returns):g}, "
-                f"max {max(self.returns):g}, {self.capped} at the cap")
+        return (
+            f"{self.mean:.1f} ± {self.std:.1f} over {self.episodes} episodes ({self.protocol}, cap "
+            f"{self.max_episode_frames or 'none'}): median {self.median:g}, min {min(self.returns):g}, "
+            f"max {max(self.returns):g}, {self.capped} at the cap"
+        )
 
     def to_json(self) -> dict:
-        return dict(dataclasses.asdict(self), mean=self.mean, std=self.std, median=self.median,
-                    min=float(min(self.returns)), max=float(max(self.returns)), capped=self.capped)
+        return dict(
+            dataclasses.asdict(self),
+            mean=self.mean,
+            std=self.std,
+            median=self.median,
+            min=float(min(self.returns)),
+            max=float(max(self.returns)),
+            capped=self.capped,
+        )
 
 
 def scoring_seed(run_seed: int, seed: int = 0) -> int:
@@ -105,20 +115,32 @@ def protocol_spec(spec: RunSpec, protocol: str = "deep-ga", max_episode_frames: 
     if not spec.is_atari:
         cap = max_episode_frames if max_episode_frames is not None else None
         return dataclasses.replace(spec, max_episode_frames=cap), "gymnasium"
-    cap = ALE_MAX_EPISODE_FRAMES if max_episode_frames is None else check_positive_int("max_episode_frames",
-                                                                                         max_episode_frames)
+    cap = ALE_MAX_EPISODE_FRAMES if max_episode_frames is None else check_positive_int("max_episode_frames", max_episode_frames)
     options = dict(spec.env_options, **PROTOCOLS[protocol])
     starts = options["noop_max"] + (1 if options["fire_reset"] else 0)
     if cap <= starts:
-        raise ValueError(f"max_episode_frames must exceed the {starts} frames an episode can spend starting "
-                         f"(no-ops and FIRE) under the {protocol} protocol, got {cap}")
+        raise ValueError(
+            f"max_episode_frames must exceed the {starts} frames an episode can spend starting "
+            f"(no-ops and FIRE) under the {protocol} protocol, got {cap}"
+        )
     return dataclasses.replace(spec, env_options=options, max_episode_frames=cap), protocol
 
 
-def score_genome(genome: Genome, spec: RunSpec, *, bases: Mapping[str, np.ndarray] | None = None, episodes: int = 30,
-                 protocol: str = "deep-ga", max_episode_frames: int | None = None, seed: int = 0, run_seed: int = 0,
-                 training_generations: int = 0, subpopulations: int = 2, slots: int = 16,
-                 progress: Callable[[int, int], None] | None = None) -> Score:
+def score_genome(
+    genome: Genome,
+    spec: RunSpec,
+    *,
+    bases: Mapping[str, np.ndarray] | None = None,
+    episodes: int = 30,
+    protocol: str = "deep-ga",
+    max_episode_frames: int | None = None,
+    seed: int = 0,
+    run_seed: int = 0,
+    training_generations: int = 0,
+    subpopulations: int = 2,
+    slots: int = 16,
+    progress: Callable[[int, int], None] | None = None,
+) -> Score:
     """Plays `genome` for `episodes` fresh test episodes on the in-graph evaluator and returns its Score.
 
     run_seed / training_generations: the run's seed and finished generations, so that the test seed is
@@ -139,8 +161,7 @@ def score_genome(genome: Genome, spec: RunSpec, *, bases: Mapping[str, np.ndarra
         for start in range(0, episodes, batch):
             count = min(batch, episodes - start)
             requests = [EvaluationRequest(genome, 1, "test", behaviour=behaviour is not None) for _ in range(count)]
-            results = evaluator.evaluate(requests, seed=evaluation_seed, bases=bases,
-                                         request_ids=range(start, start + count))
+            results = evaluator.evaluate(requests, seed=evaluation_seed, bases=bases, request_ids=range(start, start + count))
             for result in results:
                 returns.append(float(result.returns[0]))
                 steps.append(int(result.steps[0]))
@@ -149,13 +170,23 @@ def score_genome(genome: Genome, spec: RunSpec, *, bases: Mapping[str, np.ndarra
                     positions.append([float(v) for v in result.behaviours[0]])
             if progress is not None:
                 progress(len(returns), episodes)
-    return Score(tested.env, protocol_name, episodes, seed, tested.max_episode_frames, returns, steps, frames,
-                 final_positions=positions)
+    return Score(
+        tested.env, protocol_name, episodes, seed, tested.max_episode_frames, returns, steps, frames, final_positions=positions
+    )
 
 
-def evaluate_run(run_dir: str, generation: int | None = None, *, episodes: int = 30, protocol: str = "deep-ga",
-                 max_episode_frames: int | None = None, seed: int = 0, json_path: str | None = None,
-                 overwrite: bool = False, progress: Callable[[int, int], None] | None = None) -> Score:
+def evaluate_run(
+    run_dir: str,
+    generation: int | None = None,
+    *,
+    episodes: int = 30,
+    protocol: str = "deep-ga",
+    max_episode_frames: int | None = None,
+    seed: int = 0,
+    json_path: str | None = None,
+    overwrite: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Score:
     """Scores the elite of `generation` of a run directory (None: the newest) on fresh test episodes.
 
     json_path: also write the Score's JSON there (an existing file only with overwrite=True).
@@ -168,10 +199,20 @@ def evaluate_run(run_dir: str, generation: int | None = None, *, episodes: int =
     check_choice("protocol", protocol, PROTOCOLS)
     elite = load_elite(run_dir, generation)
     config = elite.config
-    score = score_genome(elite.genome, elite.spec, bases=elite.bases, episodes=episodes, protocol=protocol,
-                         max_episode_frames=max_episode_frames, seed=seed, run_seed=config.seed,
-                         training_generations=len(elite.history), subpopulations=config.subpopulations,
-                         slots=config.slots, progress=progress)
+    score = score_genome(
+        elite.genome,
+        elite.spec,
+        bases=elite.bases,
+        episodes=episodes,
+        protocol=protocol,
+        max_episode_frames=max_episode_frames,
+        seed=seed,
+        run_seed=config.seed,
+        training_generations=len(elite.history),
+        subpopulations=config.subpopulations,
+        slots=config.slots,
+        progress=progress,
+    )
     score = dataclasses.replace(score, run_dir=run_dir, generation=elite.generation, algorithm=config.algorithm)
     if json_path is not None:
         directory = os.path.dirname(os.path.abspath(json_path))

@@ -20,6 +20,7 @@ thread is recorded, published, and raised again by the next call (or by
 raise_if_failed()). pause() takes effect between evaluation rounds; stop()
 cancels the round in progress (its episodes are discarded).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -89,8 +90,17 @@ class Trainer:
 
     keep_checkpoints = 3  # the newest checkpoints kept in run_dir (set on an instance to keep another number)
 
-    def __init__(self, strategy: Strategy, evaluator: BaseEvaluator, *, run_dir: str | None = None, seed: int = 0,
-                 checkpoint_every: int = 1, config: RunConfig | None = None, _resuming: bool = False) -> None:
+    def __init__(
+        self,
+        strategy: Strategy,
+        evaluator: BaseEvaluator,
+        *,
+        run_dir: str | None = None,
+        seed: int = 0,
+        checkpoint_every: int = 1,
+        config: RunConfig | None = None,
+        _resuming: bool = False,
+    ) -> None:
         if not isinstance(strategy, Strategy):
             raise TypeError(f"strategy must be a workbench.evolution.Strategy, got {type(strategy).__name__}")
         if not isinstance(evaluator, BaseEvaluator):
@@ -115,8 +125,9 @@ class Trainer:
         self.logger = None
         if run_dir is not None:
             if not _resuming and list_checkpoints(run_dir):
-                raise ValueError(f"run_dir {run_dir!r} holds a run already: continue it with Trainer.resume_from, "
-                                 "or choose another directory")
+                raise ValueError(
+                    f"run_dir {run_dir!r} holds a run already: continue it with Trainer.resume_from, or choose another directory"
+                )
             os.makedirs(run_dir, exist_ok=True)
             if config is not None:
                 self._write_json("config.json", config.to_json())
@@ -129,8 +140,14 @@ class Trainer:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_config(cls, config: RunConfig, run_dir: str | None = None, checkpoint_every: int = 1,
-                    _resuming: bool = False, _reference_batch: Any = None) -> Trainer:
+    def from_config(
+        cls,
+        config: RunConfig,
+        run_dir: str | None = None,
+        checkpoint_every: int = 1,
+        _resuming: bool = False,
+        _reference_batch: Any = None,
+    ) -> Trainer:
         """A new run of `config` (run_dir: where its logs and checkpoints go; None = nowhere)."""
         if not isinstance(config, RunConfig):
             raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
@@ -141,8 +158,15 @@ class Trainer:
                 strategy.start_from(start.weights)
                 if start.statistics is not None:
                     evaluator.set_observation_statistics(start.statistics)
-            return cls(strategy, evaluator, run_dir=run_dir, seed=config.seed, checkpoint_every=checkpoint_every,
-                       config=config, _resuming=_resuming)
+            return cls(
+                strategy,
+                evaluator,
+                run_dir=run_dir,
+                seed=config.seed,
+                checkpoint_every=checkpoint_every,
+                config=config,
+                _resuming=_resuming,
+            )
         except BaseException:
             evaluator.close()
             raise
@@ -159,16 +183,23 @@ class Trainer:
             return trainer
         generation, state = load_checkpoint(run_dir)
         if config.virtual_batch_norm and state.get("reference_batch") is None:
-            raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} lacks the run's reference "
-                                  "batch (virtual_batch_norm)")
-        trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every, _resuming=True,
-                                  _reference_batch=state.get("reference_batch"))
+            raise CheckpointError(
+                f"the checkpoint of generation {generation} in {run_dir} lacks the run's reference batch (virtual_batch_norm)"
+            )
+        trainer = cls.from_config(
+            config,
+            run_dir=run_dir,
+            checkpoint_every=checkpoint_every,
+            _resuming=True,
+            _reference_batch=state.get("reference_batch"),
+        )
         try:
             trainer._load(state)
         except (KeyError, TypeError, ValueError) as error:
             trainer.close()
-            raise CheckpointError(f"the checkpoint of generation {generation} in {run_dir} does not fit its run: "
-                                  f"{error}") from error
+            raise CheckpointError(
+                f"the checkpoint of generation {generation} in {run_dir} does not fit its run: {error}"
+            ) from error
         return trainer
 
     # -- synchronous use ------------------------------------------------------------------
@@ -176,8 +207,9 @@ class Trainer:
         """Runs one generation in this thread; returns its record."""
         return self.run(generations=1)[-1]
 
-    def run(self, generations: int | None = None, frames: int | None = None,
-            seconds: float | None = None) -> list[GenerationRecord]:
+    def run(
+        self, generations: int | None = None, frames: int | None = None, seconds: float | None = None
+    ) -> list[GenerationRecord]:
         """Runs generations in this thread until a budget (counted from this call) is spent; returns their records."""
         self.raise_if_failed()
         if self.running:
@@ -286,15 +318,22 @@ class Trainer:
     def hyperparameters(self) -> dict:
         """The settings in force: the strategy's config and the evaluator's settings."""
         with self._lock:
-            return dict(dataclasses.asdict(self.strategy.config),
-                        max_episode_frames=self.evaluator.max_episode_frames)
+            return dict(dataclasses.asdict(self.strategy.config), max_episode_frames=self.evaluator.max_episode_frames)
 
     def snapshot(self) -> TrainerSnapshot:
         """Generation, phase, elite, bases and settings taken together under the trainer's lock."""
         with self._lock:
             strategy = self.strategy
-            return TrainerSnapshot(strategy.generation, strategy.phase, strategy.elite, dict(strategy.bases()),
-                                   self.hyperparameters(), self.pending(), self.running, self.paused)
+            return TrainerSnapshot(
+                strategy.generation,
+                strategy.phase,
+                strategy.elite,
+                dict(strategy.bases()),
+                self.hyperparameters(),
+                self.pending(),
+                self.running,
+                self.paused,
+            )
 
     @property
     def generation(self) -> int:
@@ -377,13 +416,17 @@ class Trainer:
         busy_seconds = sum(t.busy_seconds for t in parts)
         strategy_record = self.strategy.history[-1]
         return strategy_record.with_evaluation(
-            frames=frames, frames_total=self.frames, seconds=seconds,
+            frames=frames,
+            frames_total=self.frames,
+            seconds=seconds,
             bytes_shipped=sum(t.bytes_shipped for t in parts),
-            frames_per_second=frames / seconds if seconds > 0 else 0.0, time_split=time_split(parts),
+            frames_per_second=frames / seconds if seconds > 0 else 0.0,
+            time_split=time_split(parts),
             busy_frames_per_second=sum(t.busy_frames for t in parts) / busy_seconds if busy_seconds > 0 else 0.0,
             tail_seconds=sum(t.tail_seconds for t in parts),
             rounds=[telemetry.round_record(phase) for phase, telemetry in rounds],
-            hyperparameters=dict(strategy_record.hyperparameters, max_episode_frames=self.evaluator.max_episode_frames))
+            hyperparameters=dict(strategy_record.hyperparameters, max_episode_frames=self.evaluator.max_episode_frames),
+        )
 
     # -- observation statistics -----------------------------------------------------------
     @property
@@ -396,8 +439,12 @@ class Trainer:
 
     def _collect_observations(self, results):
         """Adds the round's episodes, in request order, to the generation's pending statistics."""
-        episodes = [(n, total, squares) for result in results if result.observation_sums is not None
-                    for n, total, squares in zip(*result.observation_sums)]
+        episodes = [
+            (n, total, squares)
+            for result in results
+            if result.observation_sums is not None
+            for n, total, squares in zip(*result.observation_sums)
+        ]
         if episodes:
             pending = self._pending_observations or ObservationStatistics.empty(len(episodes[0][1]))
             self._pending_observations = pending.merged(episodes)
@@ -408,8 +455,7 @@ class Trainer:
         if statistics is None or pending is None:
             return
         with self._lock:
-            self.evaluator.set_observation_statistics(
-                statistics.merged([(pending.count, pending.sum, pending.sum_squares)]))
+            self.evaluator.set_observation_statistics(statistics.merged([(pending.count, pending.sum, pending.sum_squares)]))
             self._pending_observations = None
 
     def _observation_state(self):
@@ -434,12 +480,17 @@ class Trainer:
     # -- checkpoints ----------------------------------------------------------------------
     def state_dict(self) -> dict:
         with self._lock:
-            return {"strategy": self.strategy.state_dict(), "history": [r.to_json() for r in self.history],
-                    "frames": self.frames, "round": self._round, "seed": self.seed,
-                    "settings": dict(self.settings.state(), max_episode_frames=self.evaluator.max_episode_frames),
-                    "algorithm": None if self.config is None else self.config.algorithm,
-                    "reference_batch": self.evaluator.spec.reference_batch,
-                    "observations": self._observation_state()}
+            return {
+                "strategy": self.strategy.state_dict(),
+                "history": [r.to_json() for r in self.history],
+                "frames": self.frames,
+                "round": self._round,
+                "seed": self.seed,
+                "settings": dict(self.settings.state(), max_episode_frames=self.evaluator.max_episode_frames),
+                "algorithm": None if self.config is None else self.config.algorithm,
+                "reference_batch": self.evaluator.spec.reference_batch,
+                "observations": self._observation_state(),
+            }
 
     def _load(self, state):
         strategy_class = type(self.strategy)
@@ -491,8 +542,14 @@ class Trainer:
             else:
                 self.evaluator.remove_frame_listener(self._on_frame)
 
-    def evaluate_elite(self, episodes: int = 30, protocol: str = "deep-ga", max_episode_frames: int | None = None,
-                       seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Score:
+    def evaluate_elite(
+        self,
+        episodes: int = 30,
+        protocol: str = "deep-ga",
+        max_episode_frames: int | None = None,
+        seed: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Score:
         """Scores the current elite on fresh test episodes (workbench.training.scoring; safe while training runs)."""
         from workbench.training.scoring import score_genome
 
@@ -500,13 +557,24 @@ class Trainer:
         if snapshot.elite is None:
             raise ValueError("there is no elite yet: wait for the first generation to finish")
         layout = (self.config.subpopulations, self.config.slots) if self.config is not None else (2, 16)
-        score = score_genome(snapshot.elite, self.evaluator.spec, bases=snapshot.bases, episodes=episodes,
-                             protocol=protocol, max_episode_frames=max_episode_frames, seed=seed, run_seed=self.seed,
-                             training_generations=snapshot.generation, subpopulations=layout[0], slots=layout[1],
-                             progress=progress)
+        score = score_genome(
+            snapshot.elite,
+            self.evaluator.spec,
+            bases=snapshot.bases,
+            episodes=episodes,
+            protocol=protocol,
+            max_episode_frames=max_episode_frames,
+            seed=seed,
+            run_seed=self.seed,
+            training_generations=snapshot.generation,
+            subpopulations=layout[0],
+            slots=layout[1],
+            progress=progress,
+        )
         last = self.history[-1].generation if self.history else None
-        return dataclasses.replace(score, run_dir=self.run_dir, generation=last,
-                                   algorithm=None if self.config is None else self.config.algorithm)
+        return dataclasses.replace(
+            score, run_dir=self.run_dir, generation=last, algorithm=None if self.config is None else self.config.algorithm
+        )
 
     def history_frame(self) -> pandas.DataFrame:
         """The history as a pandas DataFrame (one row per generation, the columns of history.jsonl)."""

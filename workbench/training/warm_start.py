@@ -14,6 +14,7 @@ count may differ. Only strategies with a center start from weights (es, ns-es, n
 population is seed chains from random initialisations. A resumed run continues from its own checkpoint and
 does not read the source again.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -61,16 +62,22 @@ def load_warm_start(run_dir: str, model: str, model_options: dict, spec: RunSpec
         raise ValueError(f"init_from {run_dir!r} is not a run directory with a checkpoint: {error}") from error
     source = elite.config
     if source.model != model or dict(source.model_options) != dict(model_options):
-        raise ValueError(f"init_from {run_dir!r} trained model {source.model!r} with options {source.model_options}; "
-                         f"this run has {model!r} with {model_options}: give it the source's model "
-                         "(workbench.training.warm_start.inherited_fields)")
+        raise ValueError(
+            f"init_from {run_dir!r} trained model {source.model!r} with options {source.model_options}; "
+            f"this run has {model!r} with {model_options}: give it the source's model "
+            "(workbench.training.warm_start.inherited_fields)"
+        )
     if elite.spec.observation_shape() != spec.observation_shape():
-        raise ValueError(f"init_from {run_dir!r} observes {elite.spec.observation_shape()} ({source.env}); "
-                         f"this run's task observes {spec.observation_shape()} ({spec.env})")
+        raise ValueError(
+            f"init_from {run_dir!r} observes {elite.spec.observation_shape()} ({source.env}); "
+            f"this run's task observes {spec.observation_shape()} ({spec.env})"
+        )
     size = spec.space().num_parameters
     if elite.space.num_parameters != size:
-        raise ValueError(f"init_from {run_dir!r} has {elite.space.num_parameters} parameters ({source.env}); "
-                         f"this run's policy has {size} ({spec.env}): the action sizes differ")
+        raise ValueError(
+            f"init_from {run_dir!r} has {elite.space.num_parameters} parameters ({source.env}); "
+            f"this run's policy has {size} ({spec.env}): the action sizes differ"
+        )
     _check_normalisation(run_dir, elite.spec.normalization, spec.normalization)
     weights = elite.decoder().decode(elite.genome)
     if not np.isfinite(weights).all():
@@ -78,14 +85,17 @@ def load_warm_start(run_dir: str, model: str, model_options: dict, spec: RunSpec
     return WarmStart(run_dir, weights, elite.spec.observation_statistics, elite.generation)
 
 
-def _check_normalisation(run_dir: str, source: ObservationNormalization | None,
-                         target: ObservationNormalization | None) -> None:
+def _check_normalisation(run_dir: str, source: ObservationNormalization | None, target: ObservationNormalization | None) -> None:
     if (source is None) != (target is None):
         has = "normalises" if source is not None else "does not normalise"
-        raise ValueError(f"init_from {run_dir!r} {has} observations and this run "
-                         f"{'does not' if target is None else 'does'}: the weights would see other inputs; "
-                         "give this run the source's observation_normalization")
+        raise ValueError(
+            f"init_from {run_dir!r} {has} observations and this run "
+            f"{'does not' if target is None else 'does'}: the weights would see other inputs; "
+            "give this run the source's observation_normalization"
+        )
     if source is not None and (source.clip, source.variance_floor) != (target.clip, target.variance_floor):
-        raise ValueError(f"init_from {run_dir!r} normalises observations with clip {source.clip} and variance floor "
-                         f"{source.variance_floor}, this run with {target.clip} and {target.variance_floor}: give "
-                         "this run the source's observation_normalization")
+        raise ValueError(
+            f"init_from {run_dir!r} normalises observations with clip {source.clip} and variance floor "
+            f"{source.variance_floor}, this run with {target.clip} and {target.variance_floor}: give "
+            "this run the source's observation_normalization"
+        )
