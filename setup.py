@@ -165,10 +165,12 @@ setup(
     extras_require={
         # playwright drives Debian's Chromium in the browser test (no browser download: executable_path).
         # ruff, mypy and clang-format (ops/'s C++, style in .clang-format): the lint that make test runs first.
-        # pytest-xdist: make test's two workers.
+        # pytest-xdist: make test's two workers. pytest below 9.2: pytest 9.2's structured node ids silently undo
+        # pytest-xdist 3.8's --dist loadgroup (every group's tests spread over the workers, so two Ray clusters
+        # ran at once); tests/conftest.py fails the run if the groups are lost again.
         "test": [
             "opencv-python-headless>=4.8",
-            "pytest>=8",
+            "pytest>=8,<9.2",
             "nbclient>=0.10",
             "nbformat>=5.10",
             "jupyter_client>=8",

@@ -24,6 +24,7 @@ import pytest  # noqa: E402
 SERIAL_GROUPS = ("ray", "browser")  # markers whose tests form one xdist group each
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     """Tests that must not overlap (one Ray cluster, one Chromium at a time) go to one xdist group each."""
     for item in items:
@@ -36,3 +37,19 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def pytest_configure(config):
+    """pytest 9.2's structured node ids silently undo pytest-xdist 3.8's --dist loadgroup (its groups' tests spread
+    over the workers: two Ray clusters at once). Stop with the reason instead (setup.py's test extra pins pytest)."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    if config.getoption("dist", "no") != "loadgroup" or hasattr(config, "workerinput"):
+        return
+    if Version(version("pytest")) >= Version("9.2") and Version(version("pytest-xdist")) <= Version("3.8.0"):
+        raise pytest.UsageError(
+            f"pytest {version('pytest')} and pytest-xdist {version('pytest-xdist')} do not keep --dist loadgroup's "
+            "groups together; install the test extra's versions (pip install -e '.[test]')"
+        )
