@@ -365,6 +365,7 @@ def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng)
     a plain loop on Gymnasium's own Hopper-v5, and do not depend on sub-populations or slots."""
     from workbench.envs.rng import episode_seed
     from workbench.evaluation import Evaluator
+    from workbench.evaluation.observation_source import InGraphObservations
     from workbench.evolution import GenomeDecoder, NoiseTable
     from workbench.models import MLPModel
 
@@ -373,7 +374,7 @@ def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng)
     outcomes = []
     for subpopulations, slots in ((1, 3), (2, 8)):
         with Evaluator("Hopper-v5", "mlp", subpopulations=subpopulations, slots=slots, **options) as evaluator:
-            assert evaluator.subpopulations[0]._handle is not None  # observations stay inside the graph
+            assert isinstance(evaluator.subpopulations[0].observations, InGraphObservations)  # they stay in the graph
             if not outcomes:
                 space = evaluator.space
                 requests = hopper_requests(space, rng)
