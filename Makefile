@@ -50,8 +50,8 @@ bench: install
 	$(PY) bench/atari_suite.py --quick
 
 # The type-checked packages (mypy, settings in pyproject.toml); the others join as their errors reach zero.
-TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models workbench/ops workbench/lab workbench/cli.py \
-	workbench/checks.py workbench/quiet.py workbench/__init__.py workbench/__main__.py
+TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models workbench/ops workbench/lab workbench/training \
+	workbench/cli.py workbench/checks.py workbench/quiet.py workbench/__init__.py workbench/__main__.py
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
 from workbench.models.observation_normalization import ObservationStatistics
 
 FrameListener = Callable[[dict], None]
+
+
+_Evaluator = TypeVar("_Evaluator", bound="BaseEvaluator")
 
 
 class EvaluationCancelled(Exception):
@@ -186,7 +190,7 @@ class BaseEvaluator(abc.ABC):
     def close(self) -> None:
         """Frees the evaluator's environments (and processes); safe to call twice."""
 
-    def __enter__(self) -> BaseEvaluator:
+    def __enter__(self: _Evaluator) -> _Evaluator:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -64,7 +64,7 @@ def save_checkpoint(run_dir: str, generation: int, state: dict, keep: int = 3) -
     os.makedirs(root, exist_ok=True)
     for stale in [n for n in os.listdir(root) if n.startswith(".writing-")]:  # left by a crash mid-write
         shutil.rmtree(os.path.join(root, stale), ignore_errors=True)
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     document = {"format": FORMAT, "version": VERSION, "generation": int(generation), "state": _split(state, arrays)}
     staging = tempfile.mkdtemp(prefix=".writing-", dir=root)
     try:
@@ -73,7 +73,7 @@ def save_checkpoint(run_dir: str, generation: int, state: dict, keep: int = 3) -
             f.flush()
             os.fsync(f.fileno())
         with open(os.path.join(staging, "arrays.npz"), "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub reads the names as its keywords
             f.flush()
             os.fsync(f.fileno())
         _fsync(staging)

@@ -79,7 +79,10 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
         if not matches:
             last = history[-1].generation if history else -1
             raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
-        genome, of_generation = Genome.from_json(matches[0].elite_genome), generation
+        elite_genome = matches[0].elite_genome
+        if elite_genome is None:
+            raise ValueError(f"generation {generation} of {run_dir} recorded no elite")
+        genome, of_generation = Genome.from_json(elite_genome), generation
         if genome.has_base and genome.init not in bases:
             raise ValueError(
                 f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "

@@ -98,7 +98,7 @@ class Subscription:
 
     def __init__(self, bus: EventBus, kinds: set[str] | None, maxsize: int) -> None:
         self._bus, self.kinds, self.maxsize = bus, kinds, maxsize
-        self._queue = collections.deque()
+        self._queue: collections.deque[Any] = collections.deque()
         self._ready = threading.Condition()
         self.dropped = 0
 
@@ -141,22 +141,22 @@ class Listener:
         self._bus._unsubscribe(self)
 
 
-def _checked_kinds(kinds):
+def _checked_kinds(kinds: Iterable[str] | None) -> set[str] | None:
     if kinds is None:
         return None
-    kinds = set(kinds)
-    unknown = kinds - set(KINDS)
+    checked = set(kinds)
+    unknown = checked - set(KINDS)
     if unknown:
         raise ValueError(f"unknown event kinds {sorted(unknown)}; known: {list(KINDS)}")
-    return kinds
+    return checked
 
 
 class EventBus:
     """Publish/subscribe of typed events; see the module docstring."""
 
     def __init__(self) -> None:
-        self._subscriptions = []
-        self._watchers = []
+        self._subscriptions: list[Subscription | Listener] = []
+        self._watchers: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
     def wants(self, kind: str) -> bool:

@@ -137,7 +137,7 @@ def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
             model="linear",
             hyperparameters=hyperparameters,
             observation_normalization=normalization,
-            slots=one_wave_slots(2 * hyperparameters["directions"] + 1),
+            slots=one_wave_slots(2 * int(hyperparameters["directions"]) + 1),
         )
     if family == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}), center_episodes=1)
@@ -146,7 +146,7 @@ def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
             model="linear",
             hyperparameters=hyperparameters,
             observation_normalization=dict(PGPE_NORMALIZATION),
-            slots=one_wave_slots(hyperparameters["population_size"] + 1),
+            slots=one_wave_slots(int(hyperparameters["population_size"]) + 1),
         )
     hidden = [256, 256] if task == "Humanoid-v5" else [64, 64]
     hyperparameters = _for_algorithm(dict(table, meta_population_size=3 if name != "paper" else 5), algorithm_spec(algorithm))
@@ -156,7 +156,7 @@ def continuous_presets(name: str, algorithm: str, task: str) -> dict[str, Any]:
         model_options=dict(hidden_sizes=hidden),
         hyperparameters=hyperparameters,
         observation_normalization=dict(ES_NORMALIZATION),
-        slots=one_wave_slots(hyperparameters["population_size"] + 1),
+        slots=one_wave_slots(int(hyperparameters["population_size"]) + 1),
     )
 
 

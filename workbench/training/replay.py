@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Any
 
 import numpy as np
 
@@ -28,12 +29,12 @@ class Episode:
     observations [T+1, ...] (what the network saw before normalisation), score = sum of rewards,
     info: {name: float64 [T]} of each step's info terms (MuJoCo: x_velocity, reward components; {} otherwise)."""
 
-    frames: np.ndarray
+    frames: np.ndarray | None  # None: the environment renders no screen
     actions: np.ndarray
     rewards: np.ndarray
     observations: np.ndarray
     score: float
-    action_meanings: list = None
+    action_meanings: list | None = None
     info: dict = dataclasses.field(default_factory=dict)
 
 
@@ -53,7 +54,7 @@ def replay(
     if not isinstance(spec, RunSpec):
         raise TypeError(f"spec must be a RunSpec (evaluator.spec, RunConfig.spec()), got {type(spec).__name__}")
     cap = spec.max_episode_frames if max_episode_frames is None else max_episode_frames
-    extra = {"render_mode": "rgb_array"} if spec.family == "gymnasium" else {}
+    extra: dict[str, Any] = {"render_mode": "rgb_array"} if spec.family == "gymnasium" else {}
     batch = spec.make_batch(1, max_episode_frames=cap, **extra)
     try:
         network = spec.build_model(batch, 1)
@@ -61,21 +62,24 @@ def replay(
         network.set_slot(0, weights)
         observation = batch.reset([0], [episode_seed(seed, 0, 0)])
         screen = _screen_reader(batch)
-        frames, observations, actions, rewards, info = [screen()], [observation[0]], [], [], []
+        frames, observations = [screen()], [observation[0]]
+        steps: list[np.ndarray] = []
+        rewards: list[float] = []
+        info: list[dict[str, np.ndarray]] = []
         done = bool(batch.done([0])[0])
-        while not done and len(actions) < max_steps:
+        while not done and len(steps) < max_steps:
             action = network.act(observation, np.zeros(1, np.int32)).numpy()[0]
             reward, (done,) = batch.step([0], action[None] if batch.continuous_actions else [int(action)])
             observation = batch.observation([0])
             frames.append(screen())
             observations.append(observation[0])
-            actions.append(action)
+            steps.append(action)
             rewards.append(float(reward[0]))
             info.append(batch.step_info([0]))
         meanings = batch.action_meanings
     finally:
         batch.close()
-    actions = np.array(actions, np.float32 if batch.continuous_actions else np.int32)
+    actions = np.array(steps, np.float32 if batch.continuous_actions else np.int32)
     names = info[0].keys() if info else ()
     return Episode(
         None if frames[0] is None else np.stack(frames),
@@ -131,7 +135,7 @@ def save_video(episode: Episode, path: str, fps: float = 15, scale: int | None =
         scale = 2 if episode.frames.shape[2] <= 200 else 1
     frames = []
     for frame, score in zip(episode.frames, scores):
-        image = Image.fromarray(frame).resize((frame.shape[1] * scale, frame.shape[0] * scale), Image.NEAREST)
+        image = Image.fromarray(frame).resize((frame.shape[1] * scale, frame.shape[0] * scale), Image.Resampling.NEAREST)
         draw = ImageDraw.Draw(image)
         text = f"score {score:g}"
         draw.rectangle([0, 0, 8 + 7 * len(text), 16], fill=(0, 0, 0))

@@ -43,19 +43,19 @@ class RunConfig:
     slots: int = EvaluatorLayout.slots
     max_episode_frames: int = 20_000
     perturbed_rank: int = EvaluatorLayout.perturbed_rank
-    behaviour: str = None
+    behaviour: str | None = None
     noise_size: int = 2**26
     noise_seed: int = 123
     seed: int = 0
     env_options: dict = dataclasses.field(default_factory=dict)
     model_options: dict = dataclasses.field(default_factory=dict)
     ray: bool = False  # evaluate on Ray actors (a local cluster unless ray_address is given)
-    ray_address: str = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
-    ray_actors: int = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
+    ray_address: str | None = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
+    ray_actors: int | None = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
     virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
     observation_normalization: Any = None  # normalise inputs by running statistics (continuous control)
     action_noise: float = EvaluatorLayout.action_noise  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
-    init_from: str = None  # a run directory whose elite the search starts from (warm start)
+    init_from: str | None = None  # a run directory whose elite the search starts from (warm start)
 
     def algorithm_config(self) -> Any:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -128,6 +128,7 @@ class RunConfig:
             behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
         check_bool("ray", self.ray)
         layout = self.layout(behaviour)
+        evaluator: BaseEvaluator
         if self.ray or self.ray_address is not None:
             from workbench.evaluation.ray_evaluator import RayEvaluator
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 
 if TYPE_CHECKING:
-    from workbench.training.events import EventBus
+    from workbench.training.events import EventBus, Listener
 
 SCALARS = (
     "max",
@@ -39,8 +39,8 @@ class RunLogger:
     def __init__(self, run_dir: str) -> None:
         self.run_dir = run_dir
         self.path = os.path.join(run_dir, "history.jsonl")
-        self._tensorboard = None
-        self._listener = None
+        self._tensorboard: Any = None  # a tf.summary writer, made on the first write (TensorFlow imported then)
+        self._listener: Listener | None = None
 
     def attach(self, bus: EventBus) -> None:
         """Listens to bus's "generation" events (synchronously: a failed write fails the generation)."""

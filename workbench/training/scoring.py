@@ -154,7 +154,7 @@ def score_genome(
     lanes = max(1, min(subpopulations, episodes))
     per_lane = max(1, min(slots, math.ceil(episodes / lanes)))
     returns, steps, frames = [], [], []
-    positions = [] if tested.family == "mujoco" else None  # where each test episode left the body
+    positions: list[list[float]] | None = [] if tested.family == "mujoco" else None  # where each test episode left the body
     behaviour = "final_position" if positions is not None else None
     batch = lanes * per_lane * 2  # episodes per evaluate() call: a progress step, slots kept full
     with Evaluator.from_spec(tested, subpopulations=lanes, slots=per_lane, behaviour=behaviour) as evaluator:
@@ -163,10 +163,12 @@ def score_genome(
             requests = [EvaluationRequest(genome, 1, "test", behaviour=behaviour is not None) for _ in range(count)]
             results = evaluator.evaluate(requests, seed=evaluation_seed, bases=bases, request_ids=range(start, start + count))
             for result in results:
+                assert result.steps is not None and result.frames is not None, "the local evaluator counts them"
                 returns.append(float(result.returns[0]))
                 steps.append(int(result.steps[0]))
                 frames.append(int(result.frames[0]))
                 if positions is not None:
+                    assert result.behaviours is not None, "the test requests asked for the final position"
                     positions.append([float(v) for v in result.behaviours[0]])
             if progress is not None:
                 progress(len(returns), episodes)

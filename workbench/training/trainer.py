@@ -35,8 +35,9 @@ import numpy as np
 
 from workbench.checks import check_int, check_real
 from workbench.envs.rng import episode_seed
-from workbench.evaluation import BaseEvaluator, EvaluationCancelled
+from workbench.evaluation import BaseEvaluator, EvaluationCancelled, EvaluatorLayout
 from workbench.evaluation.telemetry import time_split
+from workbench.evolution.genome import Genome
 from workbench.evolution.records import GenerationRecord
 from workbench.evolution.strategy import HyperparameterLog, Strategy
 from workbench.models.observation_normalization import ObservationStatistics
@@ -77,7 +78,7 @@ class TrainerSnapshot:
 
     generation: int
     phase: str
-    elite: object  # Genome or None
+    elite: Genome | None
     bases: dict
     hyperparameters: dict  # the strategy's config and the evaluator settings in force
     pending: dict  # accepted by set(), not applied yet
@@ -114,7 +115,7 @@ class Trainer:
         self.settings = HyperparameterLog()  # the evaluator's settings (the live episode cap), as the strategy's
         self._round = 0
         self._lock = threading.RLock()  # strategy access: the loop's ask/tell and set() from other threads
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self._stopping = threading.Event()
         self._unpaused = threading.Event()
@@ -122,7 +123,7 @@ class Trainer:
         self._error = None
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
         self._pending_observations = None  # ObservationStatistics of this generation's episodes so far
-        self.logger = None
+        self.logger: RunLogger | None = None
         if run_dir is not None:
             if not _resuming and list_checkpoints(run_dir):
                 raise ValueError(
@@ -179,6 +180,7 @@ class Trainer:
         config = RunConfig.from_run_dir(run_dir)
         if not list_checkpoints(run_dir):
             trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every)
+            assert trainer.logger is not None, "a trainer with a run directory logs"
             trainer.logger.restart([])
             return trainer
         generation, state = load_checkpoint(run_dir)
@@ -556,7 +558,11 @@ class Trainer:
         snapshot = self.snapshot()
         if snapshot.elite is None:
             raise ValueError("there is no elite yet: wait for the first generation to finish")
-        layout = (self.config.subpopulations, self.config.slots) if self.config is not None else (2, 16)
+        layout = (
+            (self.config.subpopulations, self.config.slots)
+            if self.config is not None
+            else (EvaluatorLayout.subpopulations, EvaluatorLayout.slots)
+        )
         score = score_genome(
             snapshot.elite,
             self.evaluator.spec,

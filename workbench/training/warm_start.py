@@ -93,7 +93,15 @@ def _check_normalisation(run_dir: str, source: ObservationNormalization | None, 
             f"{'does not' if target is None else 'does'}: the weights would see other inputs; "
             "give this run the source's observation_normalization"
         )
-    if source is not None and (source.clip, source.variance_floor) != (target.clip, target.variance_floor):
+    if (
+        source is not None
+        and target is not None
+        and (source.clip, source.variance_floor)
+        != (
+            target.clip,
+            target.variance_floor,
+        )
+    ):
         raise ValueError(
             f"init_from {run_dir!r} normalises observations with clip {source.clip} and variance floor "
             f"{source.variance_floor}, this run with {target.clip} and {target.variance_floor}: give "
