@@ -57,6 +57,3 @@ class EvaluatorLayout:
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(field.name for field in dataclasses.fields(cls))
-
-    def replace(self, **changes: Any) -> EvaluatorLayout:
-        return dataclasses.replace(self, **changes)
