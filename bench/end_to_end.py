@@ -37,7 +37,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from workbench.quiet import quiet_tensorflow  # noqa: E402
 
-quiet_tensorflow("--verbose" in sys.argv[1:])
+quiet_tensorflow("--verbose" in sys.argv[1:], keras=True)  # the naive loop is a Keras network per genome
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

@@ -64,19 +64,44 @@ def test_train_resume_replay(tmp_path):
 
 
 @pytest.mark.slow
-def test_errors_name_the_argument(tmp_path):
-    result = workbench("train", *TINY, "--sigma", "-1", "--generations", "1", "--out", str(tmp_path / "x"))
-    assert result.returncode == 2 and "sigma" in result.stderr
-    result = workbench(
-        "train", "--game", "pong", "--algo", "ga", "--learning-rate", "0.1", "--generations", "1", "--out", str(tmp_path / "y")
+def in_process(capsys, *args):
+    """(exit code, stdout, stderr) of main(args) in this process: the errors come before any work, and a
+    subprocess would spend its seconds importing TensorFlow first."""
+    from workbench.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as stop:  # argparse: --help, or an option it refuses
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_errors_name_the_argument(tmp_path, capsys):
+    code, _, err = in_process(capsys, "train", *TINY, "--sigma", "-1", "--generations", "1", "--out", str(tmp_path / "x"))
+    assert code == 2 and "sigma" in err
+    code, _, err = in_process(
+        capsys,
+        "train",
+        "--game",
+        "pong",
+        "--algo",
+        "ga",
+        "--learning-rate",
+        "0.1",
+        "--generations",
+        "1",
+        "--out",
+        str(tmp_path / "y"),
     )
-    assert result.returncode == 2 and "learning_rate" in result.stderr
-    result = workbench("train", "--game", "pongg", "--generations", "1", "--out", str(tmp_path / "z"))
-    assert result.returncode == 2 and "pong" in result.stderr
-    result = workbench("replay", str(tmp_path), "--out", str(tmp_path / "a.gif"))
-    assert result.returncode == 2 and "error" in result.stderr
-    result = workbench("train", "--help")
-    assert result.returncode == 0 and "--truncation" in result.stdout and "--minutes" in result.stdout
+    assert code == 2 and "learning_rate" in err
+    code, _, err = in_process(capsys, "train", "--game", "pongg", "--generations", "1", "--out", str(tmp_path / "z"))
+    assert code == 2 and "pong" in err
+    code, _, err = in_process(capsys, "replay", str(tmp_path), "--out", str(tmp_path / "a.gif"))
+    assert code == 2 and "error" in err
+    code, out, _ = in_process(capsys, "train", "--help")
+    assert code == 0 and "--truncation" in out and "--minutes" in out
+    assert not os.listdir(tmp_path)  # no run directory was started
 
 
 @pytest.mark.slow

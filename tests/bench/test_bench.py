@@ -19,7 +19,10 @@ def load_bench(name):
 
     spec = importlib.util.spec_from_file_location(f"{name}_bench", os.path.join(os.path.dirname(BENCH), f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
+    environment = dict(os.environ)
     spec.loader.exec_module(module)
+    os.environ.clear()  # a script's start-up may change it (end_to_end.py asks for Keras back)
+    os.environ.update(environment)
     return module
 
 

@@ -2,7 +2,8 @@
 Playwright. The quickstart: runs all cells, checks that the dashboard rendered, that its fitness plot and
 frame viewer changed while training ran, and that dragging a slider changed the trainer's hyperparameter.
 The continuous-control tutorial: the dashboard shows rendered MuJoCo frames of a running episode with the
-step's forward velocity. Screenshots go to runs/test-screenshots/ (or $WORKBENCH_SCREENSHOT_DIR).
+step's forward velocity. Both notebooks run top to bottom without an error output (test_notebooks leaves
+them to these tests). Screenshots go to runs/test-screenshots/ (or $WORKBENCH_SCREENSHOT_DIR).
 
 Chromium comes from Debian (`apt-get install chromium`; `make test` and .ci/run install it).
 """
@@ -21,9 +22,8 @@ import urllib.request
 
 import pytest
 
-from support import REPO, module_available, requires_component
+from support import BROWSER_NOTEBOOKS, CHROMIUM, REPO, module_available, requires_component
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.browser
 
 
@@ -47,7 +47,7 @@ def jupyterlab(tmp_path):
     """JupyterLab serving copies of the tutorials, bound to 127.0.0.1 with a token."""
     root = tmp_path / "notebooks"
     root.mkdir()
-    for name in ("00_quickstart.ipynb", "07_continuous_control.ipynb"):
+    for name in BROWSER_NOTEBOOKS:
         shutil.copy(os.path.join(REPO, "notebooks", name), root)
     port, token = free_port(), secrets.token_hex(16)
     settings = tmp_path / "lab-settings"
@@ -152,6 +152,33 @@ KERNEL_IDLE_JS = """() => { const w = window.jupyterapp && window.jupyterapp.she
            && w.sessionContext.session.kernel.status === 'idle'; }"""
 
 
+# The open notebook's code cells: error outputs, how many have not run yet, and whether the kernel is idle.
+CELLS_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cells = [];
+  for (let i = 0; i < panel.content.model.cells.length; i++) {
+    const cell = panel.content.model.cells.get(i);
+    if (cell.type === 'code') cells.push(cell);
+  }
+  const errors = cells.flatMap(c => c.outputs.toJSON().filter(o => o.output_type === 'error')
+                                                    .map(o => `${o.ename}: ${o.evalue}`));
+  return {errors, pending: cells.filter(c => c.executionCount === null).length,
+          idle: panel.sessionContext.session.kernel.status === 'idle'};
+}"""
+
+
+def assert_every_cell_ran(page, timeout):
+    """Waits for Run All to finish (the kernel idle with every code cell run, or an error) and checks that no
+    cell raised."""
+    cells = wait_until(
+        lambda: (state := page.evaluate(CELLS_JS))["idle"] and (state["errors"] or not state["pending"]) and state,
+        timeout,
+        "every cell to run",
+    )
+    assert not cells["errors"], cells["errors"]
+    assert cells["pending"] == 0
+
+
 @contextlib.contextmanager
 def notebook_page(jupyterlab, notebook, failure_screenshot):
     """A Chromium page with `notebook` open, its kernel idle and image changes recorded; a full-page screenshot
@@ -186,9 +213,7 @@ def test_quickstart_runs_in_chromium_with_a_live_dashboard(jupyterlab):
         changes = page.evaluate("window.__imageChanges")
         # Run All ends with the agent viewer of the newest elite.
         page.wait_for_selector(".wb-agent-viewer img.wb-agent-frame", timeout=300_000)
-        page.wait_for_function(
-            "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'", timeout=120_000
-        )
+        assert_every_cell_ran(page, 120)
 
         # Drag the mutation-power slider: the kernel calls trainer.set and confirms beside the slider.
         handle = page.locator(".wb-hp-sigma .noUi-handle").first
@@ -230,6 +255,7 @@ def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterla
         page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-dashboard.png"))
         page.wait_for_selector(".wb-status >> text=/^(finished|stopped)/", timeout=300_000)
         changes = page.evaluate("window.__imageChanges")
+        assert_every_cell_ran(page, 300)
     frames = {c["src"] for c in changes if c["kind"] == "wb-frame-viewer" and c["status"].startswith("running")}
     assert caption and width == 320, f"a MuJoCo render is 320 pixels wide, the frame viewer showed {width}"
     assert len(frames) >= 2, f"the frame viewer changed {len(frames)} times while ARS trained"

@@ -1,4 +1,6 @@
-"""Every tutorial notebook runs top to bottom with its small CI budget, and is committed without outputs."""
+"""Every tutorial notebook runs top to bottom with its small CI budget, and is committed without outputs. The
+ones the browser tests run top to bottom in JupyterLab (support.BROWSER_NOTEBOOKS) run here only when the
+browser tier cannot (no Chromium or Playwright, outside CI)."""
 
 import glob
 import os
@@ -7,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from support import REPO
+from support import BROWSER_NOTEBOOKS, REPO, browser_available, in_ci
 
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "notebooks", "*.ipynb")))
 
@@ -34,6 +36,8 @@ def uses_ray(path):
     "path", [pytest.param(path, marks=[pytest.mark.ray] if uses_ray(path) else []) for path in NOTEBOOKS], ids=os.path.basename
 )
 def test_notebook_runs(path, monkeypatch, tmp_path):
+    if os.path.basename(path) in BROWSER_NOTEBOOKS and (browser_available() or in_ci()):
+        pytest.skip("run top to bottom, without errors, by tests/notebooks/test_browser.py")
     monkeypatch.setenv("CI", "1")  # the notebooks' small-budget switch
     monkeypatch.setenv("MPLBACKEND", "Agg")
     notebook = nbformat.read(path, as_version=4)

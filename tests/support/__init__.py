@@ -4,6 +4,7 @@ tests/ on pytest's path), never from conftest.py or from one another."""
 
 import importlib.util
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -12,6 +13,17 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TESTS = os.path.join(REPO, "tests")
 DATA = os.path.join(TESTS, "data")  # the tests' fixtures (legacy run directories, tiny MuJoCo models)
 BENCH = os.path.join(REPO, "bench")
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# The tutorials the browser tests run top to bottom in JupyterLab (tests/notebooks/test_browser.py), so that
+# test_notebooks does not run them a second time when the browser tier can run.
+BROWSER_NOTEBOOKS = ("00_quickstart.ipynb", "07_continuous_control.ipynb")
+
+
+def browser_available():
+    """Whether the browser tier can run here: Debian's Chromium and Playwright."""
+    return os.path.exists(CHROMIUM) and module_available("playwright")
 
 
 def bench_script(name):
