@@ -95,3 +95,29 @@ def test_bad_arguments_of_the_check_itself():
         check_batch(batch, skip=("screne",))
     with pytest.raises(ValueError, match="steps"):
         check_batch(batch, steps=0)
+
+
+@pytest.mark.parametrize("family", ["atari", "mujoco"])
+def test_a_batch_freed_while_a_function_is_traced_is_freed_at_once(family):
+    """A garbage collection runs a dropped batch's finalizer wherever it happens, also while a tf.function is being
+    traced: the resource is destroyed eagerly there, not added to the function's graph (where it would never run and,
+    with the graph's lock held, hung the tests)."""
+    import tensorflow as tf
+
+    from workbench.ops import atari_env, mujoco_env
+
+    if family == "atari":
+        batch, ops = AtariBatch("pong", 2, backend="custom"), atari_env
+    else:
+        batch, ops = MujocoBatch("Hopper-v5", 2, backend="custom"), mujoco_env
+    handle = batch.ops_handle
+
+    @tf.function
+    def traced():
+        ops.destroy(handle)  # what the finalizer does when a collection runs during the trace
+        return tf.constant(0)
+
+    traced.get_concrete_function()
+    with pytest.raises(tf.errors.OpError):
+        ops.reset(handle, np.array([0], np.int32), np.array([1], np.int64))
+    batch.close()  # the finalizer's second destroy finds nothing and is quiet
