@@ -51,7 +51,7 @@ bench: install
 
 # The type-checked packages (mypy, settings in pyproject.toml); the others join as their errors reach zero.
 TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models workbench/ops workbench/lab workbench/training \
-	workbench/cli.py workbench/checks.py workbench/quiet.py workbench/__init__.py workbench/__main__.py
+	workbench/cli.py workbench/checks.py workbench/quiet.py workbench/lazy_exports.py workbench/__init__.py workbench/__main__.py
 
 lint: install
 	$(VENV)/bin/ruff check .

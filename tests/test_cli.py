@@ -191,8 +191,54 @@ def test_help_does_not_import_tensorflow():
     probe = (
         "import sys\nfrom workbench.cli import main\nfor argv in (['--help'], ['train', '--help'], "
         "['train', '--algo', 'gaa', '--out', 'x']):\n    try:\n        main(argv)\n    except SystemExit:\n"
-        "        pass\nassert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
+        "        pass\nfrom workbench.training import RunConfig\nfrom workbench.evaluation import EvaluatorLayout\n"
+        "RunConfig().layout()\nassert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=ENV)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "hyperparameters of ga, random (GAConfig)" in result.stdout and "invalid choice: 'gaa'" in result.stderr
+
+
+def test_every_run_setting_is_an_option_that_sets_its_field(tmp_path, capsys):
+    """train's run-setting options are RunConfig's fields that declare one: each appears in --help with its help,
+    and given on the command line it lands in the run's config (init_from is covered by the warm-start tests)."""
+    import dataclasses
+
+    from workbench.cli import build_parser, run_config_from, run_setting_options
+    from workbench.training import RunConfig
+
+    options = run_setting_options()
+    fields = {field.name for field in dataclasses.fields(RunConfig)}
+    assert set(options) == fields - {"hyperparameters", "env_options", "model_options"}
+    _, help_text, _ = in_process(capsys, "train", "--help")
+    for name, option in options.items():
+        assert (option.flags or ("--" + name.replace("_", "-"),))[0] in help_text, name
+    given = dict(
+        env=["--game", "pong"],
+        model=["--model", "large"],
+        algorithm=["--algo", "es"],
+        subpopulations=["--subpopulations", "3"],
+        slots=["--slots", "5"],
+        max_episode_frames=["--max-episode-frames", "1234"],
+        perturbed_rank=["--perturbed-rank", "2"],
+        behaviour=["--behaviour", "final_ram"],
+        noise_size=["--noise-size", str(2**20)],
+        noise_seed=["--noise-seed", "7"],
+        seed=["--seed", "11"],
+        ray=["--ray"],
+        ray_address=["--ray-address", "auto"],
+        ray_actors=["--ray-actors", "3"],
+        virtual_batch_norm=["--virtual-batch-norm"],
+        action_noise=["--action-noise", "0.25"],
+    )
+    assert set(given) == set(options) - {"observation_normalization", "init_from"}
+    argv = ["train", *[word for words in given.values() for word in words], "--out", str(tmp_path / "run")]
+    config = run_config_from(build_parser().parse_args(argv))
+    expected = dict(
+        env="pong", model="large", algorithm="es", subpopulations=3, slots=5, max_episode_frames=1234, perturbed_rank=2,
+        behaviour="final_ram", noise_size=2**20, noise_seed=7, seed=11, ray=True, ray_address="auto", ray_actors=3,
+        virtual_batch_norm=True, action_noise=0.25,
+    )  # fmt: skip
+    assert {name: getattr(config, name) for name in expected} == expected
+    config = run_config_from(build_parser().parse_args(["train", "--no-virtual-batch-norm", "--out", "x"]))
+    assert config.virtual_batch_norm is False

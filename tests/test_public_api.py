@@ -42,3 +42,23 @@ def test_public_functions_are_annotated(path):
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_every_module_has_a_docstring(path):
     assert ast.get_docstring(ast.parse(path.read_text())), f"{path.name} has no docstring saying what it is for"
+
+
+LAZY_PACKAGES = ("workbench.evaluation", "workbench.models", "workbench.training")
+
+
+@pytest.mark.parametrize("name", LAZY_PACKAGES)
+def test_a_lazy_package_exports_what_it_lists_and_nothing_else(name):
+    """Each name of a lazy package's __all__ is one of its TYPE_CHECKING imports and loads on first use (the same
+    object as the submodule's); an unknown name raises AttributeError as for any module."""
+    import importlib
+
+    from workbench.lazy_exports import _type_checking_imports
+
+    package = importlib.import_module(name)
+    exports = _type_checking_imports(package.__file__)
+    assert set(package.__all__) == set(exports)
+    for export, module in exports.items():
+        assert getattr(package, export) is getattr(importlib.import_module(module), export)
+    with pytest.raises(AttributeError, match="no attribute 'NotAName'"):
+        package.NotAName  # noqa: B018

@@ -34,6 +34,7 @@ from workbench.quiet import quiet_tensorflow
 if TYPE_CHECKING:
     from workbench.evolution import GenerationRecord
     from workbench.training import RunConfig, Trainer
+    from workbench.training.run_config import CommandLineOption
 
 
 def _option_type(annotation: object) -> type:
@@ -59,51 +60,39 @@ def hyperparameter_options() -> dict[str, type]:
     return {field.name: _option_type(field.type) for config in hyperparameter_groups() for field in dataclasses.fields(config)}
 
 
+def run_setting_options() -> dict[str, CommandLineOption]:
+    """{RunConfig field: its command-line option} for every field that has one (workbench/training/run_config.py)."""
+    from workbench.training.run_config import RunConfig
+
+    return {field.name: field.metadata["option"] for field in dataclasses.fields(RunConfig) if "option" in field.metadata}
+
+
+def _add_run_settings(parser):
+    """One option per RunConfig field that declares one: its flags, help and kind from the field."""
+    from workbench.training.run_config import RunConfig
+
+    group = parser.add_argument_group("run settings (RunConfig fields; --config and --preset give the rest)")
+    fields = {field.name: field for field in dataclasses.fields(RunConfig)}
+    for name, option in run_setting_options().items():
+        flags = option.flags or ("--" + name.replace("_", "-"),)
+        default = fields[name].default
+        shown = option.show_default and default is not None and default is not False
+        help = option.help + (f" (default {default!r})" if shown else "")
+        kind = option.kind or _option_type(fields[name].type)
+        if kind is bool or fields[name].type == "bool":
+            group.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction, default=None, help=help)
+        elif option.choices is not None:
+            group.add_argument(*flags, dest=name, choices=option.choices(), help=help)
+        else:
+            metavar = option.metavar or kind.__name__.upper()
+            group.add_argument(*flags, dest=name, type=kind, metavar=metavar, help=help.replace("%", "%%"))
+
+
 def _add_train_options(parser):
     parser.add_argument("--config", help="a RunConfig as JSON (options below override it)")
     parser.add_argument("--preset", help="start from a preset: paper, pc or tutorial (--config and options override it)")
-    parser.add_argument(
-        "--game", "--env", dest="env", help="Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id"
-    )
-    parser.add_argument("--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default ga)")
-    parser.add_argument("--model", help='network: "small", "large" (Atari), "mlp" or "linear"')
+    _add_run_settings(parser)
     _add_hyperparameter_options(parser)
-    for name in ("subpopulations", "slots", "max_episode_frames", "perturbed_rank", "seed", "noise_size", "noise_seed"):
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=int, help=f"run setting {name}")
-    parser.add_argument("--behaviour", help='behaviour characterisation for novelty search ("final_ram", "final_position", ...)')
-    parser.add_argument(
-        "--ray", action="store_true", default=None, help="evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard)"
-    )
-    parser.add_argument("--ray-address", dest="ray_address", help="join a running Ray cluster (e.g. head:6379, auto)")
-    parser.add_argument("--ray-actors", dest="ray_actors", type=int, help="Ray actors (default: one per CPU)")
-    parser.add_argument(
-        "--virtual-batch-norm",
-        dest="virtual_batch_norm",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="normalise hidden layers by a reference batch of random play (the paper's "
-        "ES on Atari; on for ES with the paper and pc presets)",
-    )
-    parser.add_argument(
-        "--observation-normalization",
-        dest="observation_normalization",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="normalise inputs by the running mean and std of the states seen (continuous control; the MuJoCo presets set it)",
-    )
-    parser.add_argument(
-        "--action-noise",
-        dest="action_noise",
-        type=float,
-        help="std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01; default 0)",
-    )
-    parser.add_argument(
-        "--init-from",
-        dest="init_from",
-        metavar="RUN_DIR",
-        help="start from that run's newest elite and observation statistics (es, ns-es, nsr-es, ars, "
-        "pgpe); its model and observation normalisation are taken over",
-    )
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
 
@@ -208,8 +197,8 @@ def _family_defaults(args: argparse.Namespace, data: dict) -> dict:
 
 
 def run_config_from(args: argparse.Namespace) -> RunConfig:
-    from workbench.training.run_config import RunConfig  # TensorFlow: imported when work starts, not for --help
-    from workbench.training.warm_start import inherited_fields
+    from workbench.training.run_config import RunConfig
+    from workbench.training.warm_start import inherited_fields  # TensorFlow: imported when work starts
 
     data = {}
     if args.config:
@@ -224,42 +213,24 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     else:
         data = dict(data, **_family_defaults(args, data))
     config = RunConfig.from_json(data)
-    if args.init_from is not None:  # the source's model and normalisation, so its weights compute the same policy
-        config.init_from = args.init_from
-        for name, value in inherited_fields(args.init_from).items():
-            setattr(config, name, value)
-    for name in (
-        "env",
-        "algorithm",
-        "model",
-        "subpopulations",
-        "slots",
-        "max_episode_frames",
-        "perturbed_rank",
-        "seed",
-        "noise_size",
-        "noise_seed",
-        "behaviour",
-        "ray",
-        "ray_address",
-        "ray_actors",
-        "virtual_batch_norm",
-        "action_noise",
-    ):
-        value = getattr(args, name)
-        if value is not None:
-            setattr(config, name, value)
+    # the source's model and normalisation first, so that its weights compute the same policy; then the options
+    changes = dict(inherited_fields(args.init_from)) if args.init_from is not None else {}
+    options = run_setting_options()
+    changes.update(
+        {name: getattr(args, name) for name in options if getattr(args, name) is not None and name != "observation_normalization"}
+    )
     if args.observation_normalization is not None:  # --no-observation-normalization turns a preset's off
-        keep = config.observation_normalization not in (None, False)
-        config.observation_normalization = (
-            (config.observation_normalization if keep else True) if args.observation_normalization else None
+        current = changes.get("observation_normalization", config.observation_normalization)
+        changes["observation_normalization"] = (
+            (current if current not in (None, False) else True) if args.observation_normalization else None
         )
+    config = dataclasses.replace(config, **changes)
     hyperparameters = dict(config.hyperparameters)
     for name in hyperparameter_options():
         value = getattr(args, name, None)
         if value is not None:
             hyperparameters[name] = value
-    config.hyperparameters = hyperparameters
+    config = dataclasses.replace(config, hyperparameters=hyperparameters)
     config.algorithm_config()  # a clear error now for an invalid value
     config.check()
     return config

@@ -18,14 +18,19 @@ tune_allocator      glibc keeps freed megabyte buffers for reuse instead of retu
 
 from __future__ import annotations
 
-from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
-from workbench.evaluation.behaviour import behaviour_function
-from workbench.evaluation.evaluator import Evaluator
-from workbench.evaluation.layout import EvaluatorLayout
-from workbench.evaluation.run_spec import MODELS, RunSpec, build_model
-from workbench.evaluation.subpopulation import SubPopulation
-from workbench.evaluation.telemetry import TIME_SPLIT, Telemetry
-from workbench.evaluation.weight_slots import WeightSlots
+from typing import TYPE_CHECKING
+
+from workbench.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # the public names; each loads with its submodule on first use (workbench/lazy_exports.py)
+    from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
+    from workbench.evaluation.behaviour import behaviour_function
+    from workbench.evaluation.evaluator import Evaluator
+    from workbench.evaluation.layout import EvaluatorLayout
+    from workbench.evaluation.run_spec import MODELS, RunSpec, build_model
+    from workbench.evaluation.subpopulation import SubPopulation
+    from workbench.evaluation.telemetry import TIME_SPLIT, Telemetry
+    from workbench.evaluation.weight_slots import WeightSlots
 
 __all__ = [
     "MODELS",
@@ -41,3 +46,5 @@ __all__ = [
     "behaviour_function",
     "build_model",
 ]
+
+__getattr__ = lazy_exports(__name__)

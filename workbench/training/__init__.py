@@ -9,11 +9,16 @@ save_checkpoint / load_checkpoint   JSON + npz, atomic, versioned
 
 from __future__ import annotations
 
-from workbench.evolution.registry import ALGORITHMS
-from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
-from workbench.training.events import Event, EventBus
-from workbench.training.run_config import RunConfig
-from workbench.training.trainer import Trainer, TrainerError
+from typing import TYPE_CHECKING
+
+from workbench.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # the public names; each loads with its submodule on first use (workbench/lazy_exports.py)
+    from workbench.evolution.registry import ALGORITHMS
+    from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
+    from workbench.training.events import Event, EventBus
+    from workbench.training.run_config import RunConfig
+    from workbench.training.trainer import Trainer, TrainerError
 
 __all__ = [
     "ALGORITHMS",
@@ -27,3 +32,5 @@ __all__ = [
     "load_checkpoint",
     "save_checkpoint",
 ]
+
+__getattr__ = lazy_exports(__name__)

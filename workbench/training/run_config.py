@@ -6,20 +6,47 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.checks import check_bool, check_type
-from workbench.evaluation import BaseEvaluator, Evaluator, EvaluatorLayout, RunSpec
-from workbench.evaluation.run_spec import ATARI_MODELS
+from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evolution import ALGORITHMS, Strategy, algorithm_names, algorithm_spec
-from workbench.models.atari import DEFAULT_FLATTEN
-from workbench.models.observation_normalization import ObservationNormalization
+from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
 from workbench.training.checkpoint import CheckpointError
 
+if TYPE_CHECKING:
+    from workbench.evaluation import BaseEvaluator, RunSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandLineOption:
+    """How a RunConfig field appears on the command line (workbench/cli.py builds the option from it): help,
+    flags (default --field-name), the value's kind (default: the field's type), choices (read when the parser is
+    built) and metavar."""
+
+    help: str
+    flags: tuple[str, ...] = ()
+    kind: type | None = None
+    choices: Callable[[], list[str]] | None = None
+    metavar: str | None = None
+    show_default: bool = True  # False where the environment family chooses the default (presets.family_defaults)
+
+
+def _setting(default: Any, help: str, *flags: str, **option: Any) -> Any:
+    """A RunConfig field with a default and its command-line option."""
+    return dataclasses.field(default=default, metadata={"option": CommandLineOption(help, flags, **option)})
+
+
 REFERENCE_BATCH_SIZE = 128  # observations of the virtual batch normalisation's reference batch (Salimans et al. 2017)
-__all__ = ["ALGORITHMS", "REFERENCE_BATCH_SIZE", "RunConfig"]  # ALGORITHMS: the registry (workbench.evolution)
+__all__ = [
+    "ALGORITHMS",
+    "REFERENCE_BATCH_SIZE",
+    "CommandLineOption",
+    "RunConfig",
+]  # ALGORITHMS: the registry (workbench.evolution)
 
 
 @dataclasses.dataclass
@@ -35,27 +62,50 @@ class RunConfig:
     with a center starts from (workbench.training.warm_start); a resumed run does not read it again.
     """
 
-    env: str = "frostbite"
-    model: str = "small"
-    algorithm: str = "ga"
-    hyperparameters: dict = dataclasses.field(default_factory=dict)
-    subpopulations: int = EvaluatorLayout.subpopulations
-    slots: int = EvaluatorLayout.slots
-    max_episode_frames: int = 20_000
-    perturbed_rank: int = EvaluatorLayout.perturbed_rank
-    behaviour: str | None = None
-    noise_size: int = 2**26
-    noise_seed: int = 123
-    seed: int = 0
-    env_options: dict = dataclasses.field(default_factory=dict)
-    model_options: dict = dataclasses.field(default_factory=dict)
-    ray: bool = False  # evaluate on Ray actors (a local cluster unless ray_address is given)
-    ray_address: str | None = None  # an existing Ray cluster to join ("auto", "host:6379"); implies ray
-    ray_actors: int | None = None  # Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)
-    virtual_batch_norm: bool = False  # normalise hidden layers by a reference batch of random play (ES on Atari)
-    observation_normalization: Any = None  # normalise inputs by running statistics (continuous control)
-    action_noise: float = EvaluatorLayout.action_noise  # training-only Gaussian noise on continuous actions (OpenAI-ES: 0.01)
-    init_from: str | None = None  # a run directory whose elite the search starts from (warm start)
+    env: str = _setting(
+        "frostbite", "Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id", "--game", "--env"
+    )
+    model: str = _setting(
+        "small", 'network: "small", "large" (Atari), "mlp" or "linear" (default: the environment family\'s)', show_default=False
+    )
+    algorithm: str = _setting("ga", "search algorithm", "--algo", choices=lambda: sorted(ALGORITHMS))
+    hyperparameters: dict = dataclasses.field(default_factory=dict)  # options of their own, from the registry
+    subpopulations: int = _setting(EvaluatorLayout.subpopulations, "sub-populations of the evaluator, run side by side")
+    slots: int = _setting(EvaluatorLayout.slots, "episode slots per sub-population")
+    max_episode_frames: int = _setting(
+        20_000, "frame cap of a training episode (default: the environment family's)", show_default=False
+    )
+    perturbed_rank: int = _setting(
+        EvaluatorLayout.perturbed_rank, "evaluate children as parent + low-rank perturbation up to this mutation rank"
+    )
+    behaviour: str | None = _setting(None, 'behaviour characterisation for novelty search ("final_ram", "final_position", ...)')
+    noise_size: int = _setting(DEFAULT_SIZE, "floats in the shared noise table")
+    noise_seed: int = _setting(DEFAULT_SEED, "seed of the shared noise table")
+    seed: int = _setting(0, "seed of the search")
+    env_options: dict = dataclasses.field(default_factory=dict)  # --config only
+    model_options: dict = dataclasses.field(default_factory=dict)  # --config only
+    ray: bool = _setting(False, "evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard) unless --ray-address")
+    ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. head:6379, auto)")
+    ray_actors: int | None = _setting(None, "Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)")
+    virtual_batch_norm: bool = _setting(
+        False,
+        "normalise hidden layers by a reference batch of random play (the paper's ES on Atari; on for ES with the "
+        "paper and pc presets)",
+    )
+    observation_normalization: Any = _setting(
+        None,
+        "normalise inputs by the running mean and std of the states seen (continuous control; on by default for MuJoCo)",
+        kind=bool,
+    )
+    action_noise: float = _setting(
+        EvaluatorLayout.action_noise, "std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01)"
+    )
+    init_from: str | None = _setting(
+        None,
+        "start from that run's newest elite and observation statistics (es, ns-es, nsr-es, ars, pgpe); its model and "
+        "observation normalisation are taken over",
+        metavar="RUN_DIR",
+    )
 
     def algorithm_config(self) -> Any:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -66,6 +116,9 @@ class RunConfig:
 
     def spec(self) -> RunSpec:
         """The RunSpec of this run: environment, model, episode cap, noise table, observation normalisation."""
+        from workbench.evaluation import RunSpec  # TensorFlow: this module stays light for the CLI's --help
+        from workbench.models.observation_normalization import ObservationNormalization
+
         normalization = ObservationNormalization.from_options(self.observation_normalization)
         return RunSpec(
             self.env,
@@ -117,6 +170,8 @@ class RunConfig:
 
     def build(self, reference_batch: np.ndarray | None = None) -> tuple[Strategy, BaseEvaluator]:
         """(strategy, evaluator) of this configuration; reference_batch: a checkpoint's, instead of collecting one."""
+        from workbench.evaluation import Evaluator
+
         config = self.algorithm_config()  # validate before building anything heavy
         self.check()
         spec = self.spec()
@@ -145,6 +200,9 @@ class RunConfig:
     def to_json(self) -> dict:
         """The config as JSON data; an Atari model's flatten order is written out (run directories written before
         it existed are read as "channels_last" by from_run_dir)."""
+        from workbench.evaluation.run_spec import ATARI_MODELS
+        from workbench.models.atari import DEFAULT_FLATTEN
+
         data = dataclasses.asdict(self)
         if self.model in ATARI_MODELS:
             data["model_options"].setdefault("flatten", DEFAULT_FLATTEN)
@@ -166,6 +224,8 @@ class RunConfig:
     @classmethod
     def from_run_dir(cls, run_dir: str) -> RunConfig:
         """The config.json of a run directory (CheckpointError when it is missing or corrupt)."""
+        from workbench.evaluation.run_spec import ATARI_MODELS
+
         try:
             with open(os.path.join(run_dir, "config.json")) as f:
                 data = json.load(f)
