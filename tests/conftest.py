@@ -9,9 +9,9 @@ the reason outside CI and fails under CI=true (support.requires_component).
 
 `make test` runs the suite in three pytest-xdist workers on 2 cores (`-n 3 --dist loadgroup`): most of a test's
 time is single-threaded Python (importing TensorFlow in a subprocess, tracing, a notebook kernel starting) or
-waiting for a Ray cluster or JupyterLab, which the other workers overlap. Tests that start a Ray cluster (the `ray` tier, which includes the tutorials that use
-Ray) share one xdist group, so they run one after another in one worker, as do the browser tests
-(SERIAL_GROUPS).
+waiting for a Ray cluster or JupyterLab, which the other workers overlap. Tests that start a Ray cluster (the
+`ray` tier, which includes the tutorials that use Ray) share one xdist group, so they run one after another in
+one worker, as do the browser tests (SERIAL_GROUPS).
 """
 
 import os
