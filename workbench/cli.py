@@ -318,28 +318,13 @@ def _report(bar, record):
 
 
 def plot_history(history: Sequence[GenerationRecord], path: str) -> str:
-    """fitness.png of a run: max, mean, median and elite per generation (GenerationRecords)."""
-    import matplotlib
+    """fitness.png of a run: the dashboard's fitness plot (max, mean, median and elite per generation)."""
+    from workbench.lab.plots import FitnessPlot
+    from workbench.lab.run_monitor import RunMonitor
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    generations = [r.generation for r in history]
-    figure, axis = plt.subplots(figsize=(7, 4))
-    for key, style in (("max", "-"), ("mean", "--"), ("median", ":"), ("elite", "-")):
-        values = [getattr(r, key) for r in history]
-        if any(v is not None for v in values):
-            axis.plot(generations, [float("nan") if v is None else v for v in values], style, label=key)
-    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axis.set_xlabel("generation")
-    axis.set_ylabel("episode return")
-    axis.legend()
-    axis.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    plot = FitnessPlot(7, 4)
+    plot.update(RunMonitor(history=history))
+    return plot.save(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,27 +5,13 @@ import math
 import numpy as np
 import pytest
 
-from workbench.evolution import GenerationRecord
+from support import generation_record
 from workbench.lab.run_monitor import RunMonitor
 from workbench.training.events import Event, FrameShown, HyperparametersChanged, StateChanged, TrainingFailed
 
 
 def generation_event(g, **values):
-    record = dict(
-        generation=g,
-        max=10.0 + g,
-        mean=5.0 + g,
-        median=4.0 + g,
-        elite=8.0 + g,
-        elite_genome=None,
-        evaluations=10,
-        frames_total=1000 * (g + 1),
-        frames_per_second=5000.0,
-        time_split=dict(emulation=0.5, inference=0.3, weight_loading=0.05, idle=0.15),
-        hyperparameters={"sigma": 0.01},
-    )
-    record.update(values)
-    return Event("generation", GenerationRecord(**record), 0.0)
+    return Event("generation", generation_record(g, **values), 0.0)
 
 
 def test_generations_fill_the_series_in_order():

@@ -93,3 +93,24 @@ def pong_config():
         noise_size=2**20,
         hyperparameters=dict(population_size=8, truncation=2, sigma=0.01, elite_candidates=1, elite_episodes=1),
     )
+
+
+def generation_record(g, **values):
+    """A GenerationRecord of generation g with made-up values rising with g (`values` override fields)."""
+    from workbench.evolution import GenerationRecord
+
+    record = dict(
+        generation=g,
+        max=10.0 + g,
+        mean=5.0 + g,
+        median=4.0 + g,
+        elite=8.0 + g,
+        elite_genome=None,
+        evaluations=10,
+        frames_total=1000 * (g + 1),
+        frames_per_second=5000.0,
+        time_split=dict(emulation=0.5, inference=0.3, weight_loading=0.05, idle=0.15),
+        hyperparameters={"sigma": 0.01},
+    )
+    record.update(values)
+    return GenerationRecord(**record)

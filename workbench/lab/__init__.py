@@ -5,13 +5,21 @@
   compare_generations two generations' elites side by side
   RunMonitor          the dashboard's data, fed by trainer events (no widgets; tested on its own)
 
-Needs ipywidgets (pip install -e ".[notebook]"); the rest of the workbench does not.
+The widgets need ipywidgets (pip install -e ".[notebook]"); the rest of the workbench does not, and neither do
+the plots (workbench.lab.plots: the command line's fitness.png is the dashboard's fitness plot).
 """
 
 from __future__ import annotations
 
-from workbench.lab.agent_viewer import AgentViewer, Comparison, compare_generations
-from workbench.lab.dashboard import TrainingDashboard
-from workbench.lab.run_monitor import RunMonitor
+from typing import TYPE_CHECKING
+
+from workbench.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # the public names; each loads with its submodule on first use (workbench/lazy_exports.py)
+    from workbench.lab.agent_viewer import AgentViewer, Comparison, compare_generations
+    from workbench.lab.dashboard import TrainingDashboard
+    from workbench.lab.run_monitor import RunMonitor
 
 __all__ = ["AgentViewer", "Comparison", "RunMonitor", "TrainingDashboard", "compare_generations"]
+
+__getattr__ = lazy_exports(__name__)

@@ -17,10 +17,10 @@ from matplotlib.ticker import AutoLocator, MaxNLocator
 from workbench.lab.pictures import figure_png, new_figure
 from workbench.lab.run_monitor import FITNESS_SERIES, TIME_SPLIT
 
-SERIES_STYLE = {
-    "max": dict(color="tab:green", lw=1.2),
-    "mean": dict(color="tab:blue", lw=1.6),
-    "median": dict(color="tab:cyan", lw=1.0, ls="--"),
+SERIES_STYLE = {  # every series has markers: a single generation is a point, not an invisible line
+    "max": dict(color="tab:green", lw=1.2, marker="^", ms=3),
+    "mean": dict(color="tab:blue", lw=1.6, marker="s", ms=3),
+    "median": dict(color="tab:cyan", lw=1.0, ls="--", marker=".", ms=4),
     "elite": dict(color="tab:red", lw=1.6, marker="o", ms=3),
 }
 SPLIT_COLOURS = {"emulation": "tab:orange", "inference": "tab:purple", "weight_loading": "tab:gray", "idle": "#dddddd"}
@@ -51,9 +51,11 @@ class FitnessPlot:
         for name, line in self.lines.items():
             line.set_data(x, monitor.fitness[name])
         self.axes.set_xlabel("generation" if axis == "generations" else "frames")
-        self.axes.xaxis.set_major_locator(MaxNLocator(integer=True) if axis == "generations" else AutoLocator())
+        self.axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1) if axis == "generations" else AutoLocator())
         self.axes.relim()
         self.axes.autoscale_view()
+        if x and axis == "generations":  # half a generation either side: one generation gets a unit-wide axis
+            self.axes.set_xlim(min(x) - 0.5, max(x) + 0.5)
 
     def data(self, name: str) -> tuple[list, list]:
         """The (x, y) a series shows now (for tests)."""
@@ -62,6 +64,12 @@ class FitnessPlot:
 
     def render(self) -> bytes:
         return figure_png(self.figure)
+
+    def save(self, path: str) -> str:
+        """Writes the figure as it is now to `path` (PNG); returns the path."""
+        with open(path, "wb") as f:
+            f.write(self.render())
+        return path
 
 
 class ThroughputPlot:
@@ -77,11 +85,11 @@ class ThroughputPlot:
         self.speed.set_ylabel("frames/s")
         self.speed.grid(alpha=0.3)
         self.speed.legend(loc="lower left", fontsize=7, ncol=2)
-        self.speed.xaxis.set_major_locator(MaxNLocator(integer=True))
+        self.speed.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         self.split.set_ylabel("time share")
         self.split.set_xlabel("generation")
         self.split.set_ylim(0, 1)
-        self.split.xaxis.set_major_locator(MaxNLocator(integer=True))
+        self.split.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         (self.slots_line,) = self.slots.plot([], [], color="tab:green", lw=1.2, drawstyle="steps-post")
         self.slots.set_ylabel("slots running")
         self.slots.set_xlabel("seconds into the newest generation")
