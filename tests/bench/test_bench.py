@@ -1,4 +1,8 @@
-"""The benchmarks run end to end (tiny sizes) and end with the documented JSON line."""
+"""The benchmarks run end to end (tiny sizes) and end with the documented JSON line.
+
+A benchmark runs in this process (load_bench, json_line_of: no TensorFlow start-up of its own) unless it sets
+TensorFlow's thread pools (population_inference, emulation, end_to_end, mujoco_steps), measures its own process
+(soak) or starts a Ray cluster (ray_scaling): those run in a subprocess."""
 
 import json
 import os
@@ -24,6 +28,13 @@ def load_bench(name):
     os.environ.clear()  # a script's start-up may change it (end_to_end.py asks for Keras back)
     os.environ.update(environment)
     return module
+
+
+def json_line_of(bench, arguments, capsys):
+    """Runs bench.main(arguments) in this process (no TensorFlow start-up of its own) and returns the JSON line it
+    ended with."""
+    bench.main(arguments)  # a failure raises (SystemExit with a message, or the error itself)
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
 
 def assert_refused(bench, arguments, message, capsys):
@@ -151,37 +162,22 @@ def test_ray_scaling_smoke_run_prints_ratios_as_json():
 
 
 @pytest.mark.slow
-def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_path):
-    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run(
-        [sys.executable, bench, "--smoke", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
+def test_learning_smoke_run_scores_the_elite_and_compares_with_the_paper(tmp_path, capsys):
+    bench = load_bench("learning")
+    summary = json_line_of(bench, ["--smoke", "--out", str(tmp_path)], capsys)
     assert summary["benchmark"] == "learning" and summary["mode"] == "smoke" and summary["game"] == "frostbite"
     assert summary["paper"]["GA 1B"] == 4536 and summary["paper"]["DQN"] == 797  # read from docs/protocol.md
     assert summary["test_ale_cap"]["episodes"] == 2 and set(summary["ratios"]) == set(summary["paper"])
     for name in ("curve.png", "curve.csv", "test_training_cap.json", "test_ale_cap.json"):
         assert (tmp_path / name).stat().st_size > 0, name
-    rescored = subprocess.run(
-        [sys.executable, bench, "--smoke", "--rescore", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600
-    )  # scores the same run, no training
-    assert rescored.returncode == 0, rescored.stderr[-3000:]
-    again = json.loads(rescored.stdout.strip().splitlines()[-1])
+    again = json_line_of(bench, ["--smoke", "--rescore", "--out", str(tmp_path)], capsys)  # the same run, no training
     assert again["frames"] == summary["frames"] and again["test_ale_cap"] == summary["test_ale_cap"]
 
 
 @pytest.mark.slow
-def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path):
-    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run(
-        [sys.executable, bench, "--smoke", "--game", "seaquest", "--compare", "es+vbn,random,ga+lowrank", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
+def test_learning_comparison_trains_every_arm_at_equal_budgets(tmp_path, capsys):
+    arguments = ["--smoke", "--game", "seaquest", "--compare", "es+vbn,random,ga+lowrank", "--out", str(tmp_path)]
+    summary = json_line_of(load_bench("learning"), arguments, capsys)
     assert summary["compare"] == ["es+vbn", "random", "ga+lowrank"] and summary["game"] == "seaquest"
     assert summary["paper"]["ES"] == 1390 and summary["paper"]["RS 1B"] == 503
     assert all(summary["results"][arm]["test"]["episodes"] == 2 for arm in summary["compare"])
@@ -211,55 +207,23 @@ def test_learning_bench_refuses_bad_arguments(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
-    bench = os.path.join(os.path.dirname(BENCH), "learning.py")
-    result = subprocess.run(
-        [sys.executable, bench, "--smoke", "--game", "Hopper-v5", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
+def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path, capsys):
+    bench = load_bench("learning")
+    summary = json_line_of(bench, ["--smoke", "--game", "Hopper-v5", "--out", str(tmp_path)], capsys)
     assert summary["game"] == "Hopper-v5" and summary["algorithm"] == "ars" and summary["model"] == "linear"
     assert summary["ars_threshold"] == 3120 and summary["target_minutes"] == 30  # read from docs/continuous_control.md
     assert summary["test"]["episodes"] == 2 and summary["steps_per_second"] > 0 and not summary["target_met"]
     config = json.load(open(tmp_path / "run" / "config.json"))
     assert config["hyperparameters"]["survival_bonus"] == 1.0 and config["observation_normalization"]["fraction"] == 1
-    result = subprocess.run(
-        [sys.executable, bench, "--smoke", "--game", "HumanoidTrap-v5", "--compare", "es,ns-es", "--out", str(tmp_path / "trap")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    arguments = ["--smoke", "--game", "HumanoidTrap-v5", "--compare", "es,ns-es", "--out", str(tmp_path / "trap")]
+    summary = json_line_of(bench, arguments, capsys)
     assert {arm["model"] for arm in summary["results"].values()} == {"mlp"} and summary["model"] == "mlp"
     assert all("final_x" in arm and "final_y" in arm for arm in summary["results"].values())
     assert all(sum(arm["regions"].values()) == pytest.approx(1) for arm in summary["results"].values())
     assert os.path.getsize(summary["positions"]) > 0  # the figure of where the episodes ended
-    result = subprocess.run(
-        [
-            sys.executable,
-            bench,
-            "--smoke",
-            "--game",
-            "Hopper-v5",
-            "--compare",
-            "es,ns-es",
-            "--init-from",
-            str(tmp_path / "run"),
-            "--set",
-            "sigma=0.0075,learning_rate=0.002",
-            "--out",
-            str(tmp_path / "warm"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    arguments = ["--smoke", "--game", "Hopper-v5", "--compare", "es,ns-es", "--init-from", str(tmp_path / "run")]
+    arguments += ["--set", "sigma=0.0075,learning_rate=0.002", "--out", str(tmp_path / "warm")]
+    summary = json_line_of(bench, arguments, capsys)
     assert summary["init_from"] == str(tmp_path / "run") and summary["model"] == "linear"  # the source's model
     start = summary["results"]["start"]  # the source policy scored on this task, before any arm trains
     assert start["frames"] == 0 and start["test"]["episodes"] == 2
@@ -269,7 +233,7 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path):
 
 
 @pytest.mark.slow
-def test_mujoco_smoke_run_measures_every_contender():
+def test_mujoco_smoke_run_measures_every_contender(capsys):
     bench = os.path.join(os.path.dirname(BENCH), "mujoco_steps.py")
     result = subprocess.run(
         [sys.executable, bench, "--smoke", "--task", "InvertedPendulum-v5", "--simulations", "4"],
@@ -292,23 +256,12 @@ def test_mujoco_smoke_run_measures_every_contender():
     ):
         assert entry[key] > 0, key
     assert entry["op_vs_raw"] > 0 and entry["op_vs_envpool"] > 0 and entry["op_vs_gymnasium_vector"] > 0
-    refused = subprocess.run(
-        [sys.executable, bench, "--smoke", "--task", "halfchetah"], capture_output=True, text=True, timeout=300
-    )
-    assert refused.returncode == 2 and "HalfCheetah-v5" in refused.stderr
-
-
-TRAINING_RUNS_BENCH = bench_script("training_runs.py")
+    assert_refused(load_bench("mujoco_steps"), ["--smoke", "--task", "halfchetah"], "HalfCheetah-v5", capsys)
 
 
 @pytest.mark.slow
-def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run(
-        [sys.executable, TRAINING_RUNS_BENCH, "--smoke", "--games", "pong"], capture_output=True, text=True, timeout=600, env=env
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
+def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop(capsys):
+    summary = json_line_of(load_bench("training_runs"), ["--smoke", "--games", "pong"], capsys)
     assert summary["benchmark"] == "training_runs" and summary["mode"] == "smoke"
     pong = summary["results"]["pong"]
     for key in ("training_fps", "training_record_fps", "evaluator_fps", "busy_fps", "training_vs_evaluator"):
