@@ -42,39 +42,41 @@ def workbench(*args, timeout=600):
     )
 
 
-@pytest.mark.slow
-def test_train_resume_replay(tmp_path):
-    run = str(tmp_path / "run")
-    result = workbench("train", *TINY, "--generations", "2", "--out", run)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "generation    1" in result.stdout
-    for name in ("config.json", "history.jsonl", "fitness.png", "elite.gif", "checkpoints", "tensorboard"):
-        assert os.path.exists(os.path.join(run, name)), name
-    result = workbench("resume", run, "--generations", "1", "--no-gif")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert [json.loads(line)["generation"] for line in open(os.path.join(run, "history.jsonl"))] == [0, 1, 2]
-    gif = str(tmp_path / "g0.gif")
-    result = workbench("replay", run, "--generation", "0", "--out", gif)
-    assert result.returncode == 0 and os.path.getsize(gif) > 1000, result.stderr[-3000:]
-    again = str(tmp_path / "g0b.gif")
-    workbench("replay", run, "--generation", "0", "--out", again)
-    assert open(gif, "rb").read() == open(again, "rb").read()  # deterministic
-    result = workbench("train", *TINY, "--generations", "1", "--out", run)
-    assert result.returncode != 0 and "already holds a run" in (result.stdout + result.stderr)
-
-
-@pytest.mark.slow
 def in_process(capsys, *args):
-    """(exit code, stdout, stderr) of main(args) in this process: the errors come before any work, and a
-    subprocess would spend its seconds importing TensorFlow first."""
+    """(exit code, stdout, stderr) of main(args) in this process: a subprocess would spend its seconds importing
+    TensorFlow first (the first command of test_train_resume_replay runs `python -m workbench` itself)."""
     from workbench.cli import main
 
     try:
         code = main(list(args))
-    except SystemExit as stop:  # argparse: --help, or an option it refuses
+    except SystemExit as stop:  # argparse (--help, an option it refuses) or a message (printed, exit code 1)
         code = stop.code
+        if isinstance(code, str):
+            print(code, file=sys.stderr)
+            code = 1
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@pytest.mark.slow
+def test_train_resume_replay(tmp_path, capsys):
+    run = str(tmp_path / "run")
+    result = workbench("train", *TINY, "--generations", "2", "--out", run)  # the real entry point, once
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "generation    1" in result.stdout
+    for name in ("config.json", "history.jsonl", "fitness.png", "elite.gif", "checkpoints", "tensorboard"):
+        assert os.path.exists(os.path.join(run, name)), name
+    code, _, err = in_process(capsys, "resume", run, "--generations", "1", "--no-gif")
+    assert code == 0, err[-3000:]
+    assert [json.loads(line)["generation"] for line in open(os.path.join(run, "history.jsonl"))] == [0, 1, 2]
+    gif = str(tmp_path / "g0.gif")
+    code, _, err = in_process(capsys, "replay", run, "--generation", "0", "--out", gif)
+    assert code == 0 and os.path.getsize(gif) > 1000, err[-3000:]
+    again = str(tmp_path / "g0b.gif")
+    in_process(capsys, "replay", run, "--generation", "0", "--out", again)
+    assert open(gif, "rb").read() == open(again, "rb").read()  # deterministic
+    code, out, err = in_process(capsys, "train", *TINY, "--generations", "1", "--out", run)
+    assert code != 0 and "already holds a run" in out + err
 
 
 def test_errors_name_the_argument(tmp_path, capsys):
@@ -105,9 +107,10 @@ def test_errors_name_the_argument(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_mujoco_run_trains_evaluates_and_replays(tmp_path):
+def test_a_mujoco_run_trains_evaluates_and_replays(tmp_path, capsys):
     run = str(tmp_path / "cheetah")
-    result = workbench(
+    code, _, err = in_process(
+        capsys,
         "train",
         "--env",
         "HalfCheetah-v5",
@@ -126,18 +129,18 @@ def test_a_mujoco_run_trains_evaluates_and_replays(tmp_path):
         "--out",
         run,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert code == 0, err[-3000:]
     config = json.load(open(os.path.join(run, "config.json")))
     assert config["model"] == "linear" and config["observation_normalization"]["fraction"] == 1.0
     assert os.path.getsize(os.path.join(run, "elite.gif")) > 1000  # rendered MuJoCo frames
     scores = str(tmp_path / "test.json")
-    result = workbench("evaluate", run, "--episodes", "3", "--max-episode-frames", "40", "--json", scores)
-    assert result.returncode == 0, result.stderr[-3000:]
+    code, _, err = in_process(capsys, "evaluate", run, "--episodes", "3", "--max-episode-frames", "40", "--json", scores)
+    assert code == 0, err[-3000:]
     score = json.load(open(scores))
     assert score["episodes"] == 3 and len(score["final_positions"]) == 3 and score["algorithm"] == "ars"
     video = str(tmp_path / "cheetah.mp4")
-    result = workbench("replay", run, "--out", video)
-    assert result.returncode == 0 and os.path.getsize(video) > 1000, result.stderr[-3000:]
+    code, _, err = in_process(capsys, "replay", run, "--out", video)
+    assert code == 0 and os.path.getsize(video) > 1000, err[-3000:]
 
 
 def test_without_a_preset_the_environment_family_chooses_the_model_and_says_so(tmp_path, capsys):
