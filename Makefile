@@ -33,12 +33,23 @@ $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py ops/build_mujoco.py
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray,bench]"
 	touch $@
 
-# The main job: a Deep GA learning Frostbite on the CPU for about 3 minutes with the personal-computer
-# preset (workbench/training/presets.py); writes runs/demo/ (fitness.png, elite.gif, history.jsonl,
-# checkpoints/, tensorboard/).
+# The main job: a Deep GA learns Asterix for 6 generations, about 4 minutes on 2 cores after the install; writes
+# runs/demo/ (fitness.png, elite.gif, history.jsonl, checkpoints/, tensorboard/). The pc preset at half its
+# population (100, 10 parents, 3 elite candidates x 3 episodes). Asterix because its early episodes are short
+# (a generation is about 0.45M frames, Frostbite's about 1.9M) and the GA improves on it at once: on seed 0 the
+# population mean goes 230 -> 532 in four generations and the elite 667 -> 1,200 (the run is deterministic).
+# Budgeted in generations, so every machine shows the same run. The second thing to try: Frostbite with the full
+# pc preset (README).
+DEMO_RUN := runs/demo
 demo: install
-	rm -rf runs/demo
-	$(PY) -m workbench train --preset pc --game frostbite --algo ga --model small --minutes 2.5 --out runs/demo
+	rm -rf $(DEMO_RUN)
+	$(PY) -m workbench train --preset pc --game asterix --algo ga --population-size 100 --truncation 10 \
+		--elite-candidates 3 --elite-episodes 3 --generations 6 --out $(DEMO_RUN)
+	@echo
+	@echo "Next: open $(DEMO_RUN)/fitness.png and $(DEMO_RUN)/elite.gif;"
+	@echo "  $(PY) -m workbench evaluate $(DEMO_RUN) --episodes 30   scores the elite on 30 fresh episodes"
+	@echo "  $(PY) -m workbench resume $(DEMO_RUN) --generations 5   trains on from the checkpoint"
+	@echo "  make lab   JupyterLab: the live dashboard (notebooks/00_quickstart.ipynb) and the tutorials"
 
 bench: install
 	$(PY) bench/population_inference.py
