@@ -38,12 +38,12 @@ if TYPE_CHECKING:
 
 
 def _option_type(annotation: object) -> type:
-    """The command-line type of a config field annotated `annotation` ("float | None" -> float)."""
+    """The command-line type of a config field annotated `annotation` ("float | None" -> float, "bool" -> bool)."""
     if isinstance(annotation, type):  # a module without `from __future__ import annotations`
         annotation = annotation.__name__
     kinds = [part.strip().removeprefix("<class '").removesuffix("'>") for part in str(annotation).split("|")]
     kinds = [kind for kind in kinds if kind not in ("None", "NoneType")]
-    return {"int": int, "float": float}.get(kinds[0], str) if kinds else str
+    return {"int": int, "float": float, "bool": bool}.get(kinds[0], str) if kinds else str
 
 
 def hyperparameter_groups() -> dict[type, list[str]]:
@@ -77,15 +77,15 @@ def _add_run_settings(parser):
         flags = option.flags or ("--" + name.replace("_", "-"),)
         default = fields[name].default
         shown = option.show_default and default is not None and default is not False
-        help = option.help + (f" (default {default!r})" if shown else "")
+        help = (option.help + (f" (default {default!r})" if shown else "")).replace("%", "%%")  # argparse formats help
         kind = option.kind or _option_type(fields[name].type)
-        if kind is bool or fields[name].type == "bool":
+        if kind is bool:
             group.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction, default=None, help=help)
         elif option.choices is not None:
             group.add_argument(*flags, dest=name, choices=option.choices(), help=help)
         else:
             metavar = option.metavar or kind.__name__.upper()
-            group.add_argument(*flags, dest=name, type=kind, metavar=metavar, help=help.replace("%", "%%"))
+            group.add_argument(*flags, dest=name, type=kind, metavar=metavar, help=help)
 
 
 def _add_train_options(parser):
