@@ -16,7 +16,7 @@ MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install system demo lint test test-fast test-parity test-sanitize sanitize-build bench lab clean
+.PHONY: install system demo docs docs-serve lint test test-fast test-parity test-sanitize sanitize-build bench lab clean
 
 install: $(INSTALLED)
 
@@ -30,7 +30,7 @@ $(PY):
 # isolation, so the build reuses them. Rebuilds only when the build inputs change.
 $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py ops/build_mujoco.py $(OPS_SOURCES)
 	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" "$(MUJOCO_REQUIREMENT)" scikit-build-core
-	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray,bench]"
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray,bench,docs]"
 	touch $@
 
 # The main job: a Deep GA learns Asterix for 6 generations, about 4 minutes on 2 cores after the install; writes
@@ -50,6 +50,7 @@ demo: install
 	@echo "  $(PY) -m workbench evaluate $(DEMO_RUN) --episodes 30   scores the elite on 30 fresh episodes"
 	@echo "  $(PY) -m workbench resume $(DEMO_RUN) --generations 5   trains on from the checkpoint"
 	@echo "  make lab   JupyterLab: the live dashboard (notebooks/00_quickstart.ipynb) and the tutorials"
+	@echo "  make docs-serve   the documentation site on http://127.0.0.1:8000"
 
 bench: install
 	$(PY) bench/population_inference.py
@@ -76,7 +77,7 @@ lint: install
 PYTEST_WORKERS ?= 3
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10
 
-test: lint system
+test: lint docs system
 	$(PYTEST) -m "not parity"
 
 test-fast: lint system
@@ -137,6 +138,15 @@ system:
 	fi
 
 # JupyterLab on the tutorials: bound to 127.0.0.1, token authentication on (the URL with the token is printed).
+# The documentation site (mkdocs.yml): docs/ with the tutorials (docs/tutorials links to notebooks/, rendered
+# without running them) and the API reference read from the docstrings (the sources are read, not imported).
+# --strict: a broken link or a page outside the navigation fails the build. About 15 s.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
 lab: install
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
 		$$([ "$$(id -u)" = 0 ] && echo --allow-root)

@@ -34,8 +34,9 @@ class PopulationModel(tf.Module):
       input_shape: shape of one observation, e.g. (84, 84, 4) or (4,).
       slots: how many members the model holds at once.
       weight_dtype: "float32" or "bfloat16" storage of the weights (sums stay float32).
-      output_init_std / hidden_init_std: initialisation scale (Such et al. 2017):
-        standard normal * std / sqrt(fan_in); biases start at 0.
+      output_init_std: initialisation scale of the output layer (Such et al. 2017): standard normal * std /
+        sqrt(fan_in); biases start at 0.
+      hidden_init_std: the same for the hidden layers.
       backend: "custom", "reference" or None (environment decides), for every op.
       reference_batch: observations [n] + input_shape for virtual batch normalisation of every hidden
         layer (virtual_batch_norm.py): folded into each member's weights when its slot is loaded; None = off.
