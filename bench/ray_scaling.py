@@ -285,7 +285,7 @@ def expected_scaling(table, ray_task_cpu, per_actor_fps, tail_seconds, frames_pe
     return rows
 
 
-def main(argv=None):
+def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
@@ -295,7 +295,7 @@ def main(argv=None):
     parser.add_argument("--model", default="small", choices=["small", "large"])
     parser.add_argument("--actors", type=int, default=2)
     parser.add_argument("--master-only", action="store_true", help="only the master's overhead (no simulators)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.actors < 1:
         parser.error("--actors must be at least 1")
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
