@@ -4,6 +4,7 @@
 # `make test-parity` runs the parity tier (the twins at full length, the op fuzzer's long form); CI runs it.
 # `make test-sanitize` runs the op fuzzer and the ops' equivalence tests on a build of the ops under
 # AddressSanitizer and UndefinedBehaviorSanitizer (docs/sanitizers.md); CI runs it after make test.
+# `make docs` builds the documentation site (make test runs it); `make docs-serve` serves it on 127.0.0.1.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -137,7 +138,6 @@ system:
 		echo "warning: missing system packages; the browser and rendering tests will fail: sudo apt-get install" $$missing; \
 	fi
 
-# JupyterLab on the tutorials: bound to 127.0.0.1, token authentication on (the URL with the token is printed).
 # The documentation site (mkdocs.yml): docs/ with the tutorials (docs/tutorials links to notebooks/, rendered
 # without running them) and the API reference read from the docstrings (the sources are read, not imported).
 # --strict: a broken link or a page outside the navigation fails the build. About 15 s.
@@ -147,6 +147,7 @@ docs: install
 docs-serve: docs
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
+# JupyterLab on the tutorials: bound to 127.0.0.1, token authentication on (the URL with the token is printed).
 lab: install
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
 		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
