@@ -41,7 +41,7 @@ quiet_tensorflow("--verbose" in sys.argv[1:])
 import numpy as np  # noqa: E402
 
 from workbench.evaluation import Evaluator, RunSpec  # noqa: E402
-from workbench.evaluation.ray_evaluator import RayEvaluator, _loopback_only  # noqa: E402
+from workbench.evaluation.ray_evaluator import RayEvaluator, _loopback_only, start_local_cluster  # noqa: E402
 from workbench.evaluation.telemetry import Telemetry  # noqa: E402
 from workbench.evolution import EvaluationRequest, GAConfig, GeneticAlgorithm, Genome, NoiseTable  # noqa: E402
 
@@ -193,7 +193,7 @@ class AnsweringRayEvaluator(RayEvaluator):
         import ray
 
         _loopback_only()
-        ray.init(
+        start_local_cluster(
             num_cpus=num_cpus,
             include_dashboard=False,
             _node_ip_address="127.0.0.1",

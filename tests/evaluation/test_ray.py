@@ -4,6 +4,8 @@ gameplay frames streamed from one actor while someone listens, a Trainer on Ray,
 no dashboard, temp dir), clean shutdown."""
 
 import pickle
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -304,3 +306,40 @@ def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
             statistics, maxima, elites = outcomes[label, algorithm]
             assert statistics == reference[0], (label, algorithm)
             assert maxima == reference[1] and elites == reference[2], (label, algorithm)
+
+
+def test_a_cluster_start_that_times_out_is_tried_again_and_its_processes_stopped(monkeypatch):
+    """Ray's start-up timeout (a raylet that stopped waiting for a slow dashboard agent) is tried again after the
+    attempt's processes are stopped; any other error is raised at once; the third timeout is raised."""
+    import ray
+
+    from workbench.evaluation.ray_evaluator import STARTUP_ATTEMPTS, start_local_cluster
+
+    attempts, leftovers = [], []
+
+    def init_timing_out(times, error="The current node timed out during startup."):
+        def init(**options):
+            attempts.append(options)
+            if len(attempts) <= times:
+                leftovers.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]))
+                raise Exception(error)
+
+        return init
+
+    monkeypatch.setattr(ray, "init", init_timing_out(1))
+    start_local_cluster(num_cpus=1)
+    assert len(attempts) == 2 and attempts[1] == {"num_cpus": 1}
+    assert leftovers[0].wait(timeout=10) is not None  # the failed attempt's process was stopped
+    attempts.clear()
+    monkeypatch.setattr(ray, "init", init_timing_out(STARTUP_ATTEMPTS))
+    with pytest.raises(Exception, match="timed out during startup"):
+        start_local_cluster(num_cpus=1)
+    assert len(attempts) == STARTUP_ATTEMPTS
+    attempts.clear()
+    monkeypatch.setattr(ray, "init", init_timing_out(1, error="Address already in use"))
+    with pytest.raises(Exception, match="already in use"):
+        start_local_cluster(num_cpus=1)
+    assert len(attempts) == 1
+    for process in leftovers:
+        process.kill()
+        process.wait()

@@ -78,6 +78,39 @@ def _loopback_only():
     ray_constants.ENABLE_RAY_CLUSTER = False
 
 
+STARTUP_ATTEMPTS = 3  # tries of a local cluster's start-up (start_local_cluster)
+
+
+def start_local_cluster(**init_options: Any) -> None:
+    """ray.init(**init_options) of a new local cluster, tried again when Ray's start-up times out.
+
+    A node's raylet stops if the node's dashboard agent (a Python process) has not written its port file within a
+    fixed 15 s, which happens on a loaded machine; ray.init then raises "The current node timed out during
+    startup". The processes that attempt started are stopped and the start is tried again, up to STARTUP_ATTEMPTS
+    times in all; any other error is raised at once.
+    """
+    import psutil
+    import ray  # first: it puts its bundled psutil on the path
+
+    me = psutil.Process()
+    for attempt in range(1, STARTUP_ATTEMPTS + 1):
+        before = {process.pid for process in me.children(recursive=True)}
+        try:
+            ray.init(**init_options)
+            return
+        except Exception as error:
+            if "timed out during startup" not in str(error) or attempt == STARTUP_ATTEMPTS:
+                raise
+        ray.shutdown()
+        leftovers = [process for process in me.children(recursive=True) if process.pid not in before]
+        for process in leftovers:
+            try:
+                process.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(leftovers, timeout=10)
+
+
 def default_temp_dir() -> str:
     return os.environ.get("WORKBENCH_RAY_TMPDIR") or os.path.join(tempfile.gettempdir(), f"ray-workbench-{os.getuid()}")
 
@@ -275,7 +308,7 @@ class RayEvaluator(BaseEvaluator):
                 _loopback_only()
                 # Ray lowers its workers' priority (nice 15) by default; the actors are the evaluators doing
                 # the run's work, so they keep the driver's (the local Evaluator's threads have it too).
-                ray.init(
+                start_local_cluster(
                     num_cpus=num_cpus,
                     include_dashboard=bool(dashboard),
                     _node_ip_address="127.0.0.1",
