@@ -89,8 +89,8 @@ def start_local_cluster(**init_options: Any) -> None:
     startup". The processes that attempt started are stopped and the start is tried again, up to STARTUP_ATTEMPTS
     times in all; any other error is raised at once.
     """
+    import ray  # noqa: I001 - before psutil: it puts its bundled psutil on the path
     import psutil
-    import ray  # first: it puts its bundled psutil on the path
 
     me = psutil.Process()
     for attempt in range(1, STARTUP_ATTEMPTS + 1):
