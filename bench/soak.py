@@ -1,7 +1,7 @@
 """Soak test: a long training run in one process with the dashboard attached, watched for leaks.
 
-Trains a small Atari GA (Pong, SmallModel, population 16, 2 elite candidates x 2 episodes, 400-frame episodes by
-default) for 200 generations in the background, with a run directory (a checkpoint and the logs every
+Trains a small Atari GA (Pong, SmallModel, population 16, 2 elite candidates x 2 episodes, 400-frame episodes; 100
+in the smoke run) for 200 generations in the background, with a run directory (a checkpoint and the logs every
 generation) and a TrainingDashboard attached (its update thread draws the plots and gameplay frames as in a
 notebook). After every generation it samples the process's resident memory, open file descriptors and
 threads. The figure of merit is the growth from generation `--settle` (10) to the end (target <= 5 %): for
@@ -41,9 +41,9 @@ from workbench.training import RunConfig, Trainer  # noqa: E402
 
 TARGET = 0.05  # growth after the settling generations
 MODES = {
-    "smoke": dict(generations=12, settle=4),
-    "quick": dict(generations=60, settle=10),
-    "full": dict(generations=200, settle=10),
+    "smoke": dict(generations=12, settle=4, max_episode_frames=100),
+    "quick": dict(generations=60, settle=10, max_episode_frames=400),
+    "full": dict(generations=200, settle=10, max_episode_frames=400),
 }
 
 
@@ -94,7 +94,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="60 generations")
-    mode.add_argument("--smoke", action="store_true", help="12 generations: checks the script runs")
+    mode.add_argument("--smoke", action="store_true", help="12 generations of 100-frame episodes: checks the script runs")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     parser.add_argument("--generations", type=int, default=None)
     parser.add_argument("--settle", type=int, default=None, help="generations before the baseline sample")
@@ -111,7 +111,7 @@ def main(argv=None):
         algorithm="ga",
         subpopulations=2,
         slots=8,
-        max_episode_frames=400,
+        max_episode_frames=MODES[name]["max_episode_frames"],
         noise_size=2**24,
         hyperparameters=dict(population_size=16, truncation=4, sigma=0.01, elite_candidates=2, elite_episodes=2),
     )

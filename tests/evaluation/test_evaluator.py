@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from workbench.envs import AtariBatch
 from workbench.envs.rng import episode_seed
@@ -68,9 +69,11 @@ def test_atari_results_equal_a_plain_loop_on_the_reference_backend(pong_requests
     requests, space = pong_requests
     with Evaluator("pong", "small", subpopulations=2, slots=3, noise=ATARI_TABLE, max_episode_frames=600) as evaluator:
         results = evaluator.evaluate(requests, seed=11)
-    # The plain loop: one genome and one episode at a time, ale-py reference backend, a one-member model.
+    # The plain loop: one genome and one episode at a time, ale-py reference backend, a one-member model (its act
+    # traced once: eager calls would double the test's time).
     env = AtariBatch("pong", 1, max_episode_frames=600, backend="reference")
     model = SmallModel(num_actions=env.num_actions, slots=1)
+    act = tf.function(model.act)
     decoder = GenomeDecoder(space)
     for r, (request, result) in enumerate(zip(requests, results)):
         model.set_slot(0, decoder.decode_full(request.genome))
@@ -78,7 +81,7 @@ def test_atari_results_equal_a_plain_loop_on_the_reference_backend(pong_requests
             observation = env.reset([0], [episode_seed(11, r, e)])
             total, steps, done = 0.0, 0, False
             while not done:
-                reward, (done,) = env.step([0], model.act(observation, np.zeros(1, np.int32)).numpy())
+                reward, (done,) = env.step([0], act(observation, np.zeros(1, np.int32)).numpy())
                 observation = env.observation([0])
                 total, steps = total + float(reward[0]), steps + 1
             assert (result.returns[e], result.steps[e], result.frames[e]) == (total, steps, env.episode_frames([0])[0])

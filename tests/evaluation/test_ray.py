@@ -270,7 +270,8 @@ def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
 def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
     """ARS V2 and PGPE on Hopper with every state normalised: the merged statistics (and so every return) are
     bit-identical whether one actor, two actors or the local evaluator ran the episodes; PGPE's scaled
-    bases travel to the actors as well."""
+    bases travel to the actors as well. Both Ray layouts share one local cluster of 3 CPUs: the 1-actor
+    evaluator starts it, the 2-actor one joins it."""
     import ray
 
     spec = RunSpec("Hopper-v5", "linear", max_episode_frames=60, observation_normalization=True, **NOISE)
@@ -279,14 +280,14 @@ def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
         "ars": lambda space: AugmentedRandomSearch(ARSConfig(directions=4, top_directions=2, center_episodes=1), space),
         "pgpe": lambda space: PGPE(PGPEConfig(population_size=6, center_episodes=1), space),
     }
-    outcomes = {}
-    for label, actors in (("local", None), ("1 actor", 1), ("2 actors", 2)):
-        evaluator = (
-            Evaluator.from_spec(spec, **layout)
-            if actors is None
-            else RayEvaluator.from_spec(spec, actors=actors, num_cpus=2, **layout)
-        )  # one cluster per layout
-        try:
+    evaluators = {}
+    try:
+        evaluators["local"] = Evaluator.from_spec(spec, **layout)
+        evaluators["1 actor"] = RayEvaluator.from_spec(spec, actors=1, num_cpus=3, **layout)
+        evaluators["2 actors"] = RayEvaluator.from_spec(spec, actors=2, **layout)
+        assert evaluators["1 actor"].owns_cluster and not evaluators["2 actors"].owns_cluster
+        outcomes = {}
+        for label, evaluator in evaluators.items():
             for algorithm, make in algorithms.items():
                 evaluator.set_observation_statistics(None)  # each run starts from the identity
                 trainer = Trainer(make(evaluator.space), evaluator)
@@ -296,9 +297,10 @@ def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
                     [r.max for r in trainer.history],
                     [r.elite for r in trainer.history],
                 )
-        finally:
+    finally:
+        for evaluator in reversed(evaluators.values()):  # the cluster's owner last
             evaluator.close()
-        assert not ray.is_initialized()
+    assert not ray.is_initialized()
     for algorithm in algorithms:
         reference = outcomes["local", algorithm]
         assert reference[0].count > 0
