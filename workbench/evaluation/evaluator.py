@@ -11,7 +11,7 @@ jobs from one shared queue as its slots free up. With two or more, each runs in
 its own thread: TensorFlow ops release the GIL, so one sub-population's
 network inference runs while another's emulators step (the seed's pipelined
 CPU+GPU; on a GPU machine TensorFlow would place the pure-TF model there, see
-the README). Episode e of request r starts from seed episode_seed(seed, r, e)
+docs/verification.md). Episode e of request r starts from seed episode_seed(seed, r, e)
 and the inference kernels are batch invariant, so the results do not depend
 on the number of sub-populations, the slot count or the timing.
 

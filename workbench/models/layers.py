@@ -62,7 +62,7 @@ class Conv2D:
 # reshape of NHWC (h, w, c). Both are the same family of networks (a permutation of the kernel's rows); they
 # differ in speed: the dense kernel skips the weight rows whose input is zero, and a ReLU'd feature map is zero
 # in runs along a channel (uniform backgrounds), so channel-first makes the skipped rows contiguous and the
-# memory system fetches fewer of them (README, "Benchmark: population inference").
+# memory system fetches fewer of them (docs/benchmarks.md, population inference).
 FLATTEN_ORDERS = ("channels_first", "channels_last")
 
 

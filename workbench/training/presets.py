@@ -10,7 +10,7 @@
             episodes, 20,000-frame training cap. Measured once on Frostbite (SmallModel, 2 cores): a
             re-evaluated elite of about 1,500 after 4M frames and about 2,900 after 5M frames, in about
             half an hour. A sigma study (bench/learning.py --study, 8 minutes each, 30 test episodes):
-            0.002 scored 1,270, 0.005 1,970, 0.01 826 (README, learning results); a population study
+            0.002 scored 1,270, 0.005 1,970, 0.01 826 (docs/learning.md); a population study
             (7 minutes each): 100 scored 511, 200 1,970, 400 236 (two generations only); truncation
             (6.3M frames each) 10 1,722, 20 1,970, 40 1,224; elite episodes 1 1,364, 5 and 10 1,970.
             The full 2-hour benchmark: 3,182 +- 304 after 90.8M frames. ES and novelty search: population 200 (100
@@ -30,7 +30,7 @@ measured results in docs/continuous_control.md):
             the GA: population 1,000 of the same MLP.
   pc        the same methods sized for a 2-core computer (ES family population 200, GA 200). Measured once on
             HalfCheetah-v5 (10 minutes, 2 cores, 100 test episodes): ES 4,121 (ARS's threshold 3,430 first
-            reached after 6 minutes), PGPE 1,703 (README, learning results).
+            reached after 6 minutes), PGPE 1,703 (docs/learning.md).
   tutorial  small settings for the notebooks.
 """
 
