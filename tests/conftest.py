@@ -2,10 +2,11 @@
 Shared helpers are in tests/support (imported as `support`), not here.
 
 Tiers (pytest markers, declared in pyproject.toml): `slow` (tens of seconds each), `notebook` (runs the
-tutorials), `browser` (Chromium: JupyterLab, the documentation site), `ray` (a local Ray cluster), `parity` (the twins compared at full length,
-the op fuzzer's long form). `make test` runs all but `parity`; `make test-parity` runs `parity` (CI runs both);
-`make test-fast` leaves all five out. A browser or Ray test whose component is missing is skipped with
-the reason outside CI and fails under CI=true (support.requires_component).
+tutorials), `browser` (Chromium: JupyterLab, the documentation site), `ray` (a local Ray cluster), `parity`
+(the twins compared at full length, the op fuzzer's long form). `make test` runs all but `parity`; `make
+test-parity` runs `parity` (CI runs both); `make test-fast` leaves all five out. A browser or Ray test whose
+component is missing is skipped with the reason outside CI and fails under CI=true
+(support.requires_component).
 
 `make test` runs the suite in three pytest-xdist workers on 2 cores (`-n 3 --dist loadgroup`): most of a test's
 time is single-threaded Python (importing TensorFlow in a subprocess, tracing, a notebook kernel starting) or
