@@ -136,7 +136,10 @@ setup(
     description="Evolve deep networks that play Atari with GA and ES on one computer, from JupyterLab.",
     license="Apache-2.0",
     python_requires=">=3.10",
-    packages=find_packages(include=["workbench", "workbench.*"]),
+    # bench/ installs as workbench.bench: the tutorials and `python -m workbench bench` run the benchmarks from any
+    # install, not only from a source checkout
+    packages=find_packages(include=["workbench", "workbench.*"]) + ["workbench.bench"],
+    package_dir={"workbench.bench": "bench"},
     ext_modules=[
         Extension(name, sources=files, include_dirs=[os.path.join(HERE, "ops", "cc")], language="c++")
         for name, files in (

@@ -34,7 +34,9 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
+if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
+    sys.path.insert(0, CHECKOUT)
 from workbench.quiet import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow("--verbose" in sys.argv[1:], keras=True)  # the naive loop is a Keras network per genome

@@ -31,7 +31,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+if os.path.isdir(os.path.join(os.path.dirname(HERE), "workbench")):  # run from a source checkout: its package
+    sys.path.insert(0, os.path.dirname(HERE))
 from workbench.quiet import quiet_tensorflow  # noqa: E402
 
 quiet_tensorflow("--verbose" in sys.argv[1:])

@@ -103,7 +103,19 @@ def test_errors_name_the_argument(tmp_path, capsys):
     assert code == 2 and "error" in err
     code, out, _ = in_process(capsys, "train", "--help")
     assert code == 0 and "--truncation" in out and "--minutes" in out
+    for name in ("emulatoin", "../bench/emulation", "__init__"):  # checked before any benchmark runs
+        code, _, err = in_process(capsys, "bench", "emulation", name)
+        assert code == 1 and f"unknown benchmark {name!r}" in err
     assert not os.listdir(tmp_path)  # no run directory was started
+
+
+def test_the_benchmarks_run_as_modules_of_the_installed_package(tmp_path):
+    """`python -m workbench.bench.NAME` (what `python -m workbench bench` and the tutorials run) from outside the
+    checkout: the benchmarks install with the package (setup.py maps bench/ to workbench.bench)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench.bench.emulation", "--game", "pongg"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "pong" in result.stderr, result.stderr[-2000:]
 
 
 @pytest.mark.slow

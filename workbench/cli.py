@@ -329,14 +329,15 @@ def plot_history(history: Sequence[GenerationRecord], path: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "bench":
-        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+    if args.command == "bench":  # the benchmarks install with the package as workbench.bench (setup.py)
+        import importlib.util
+
         names = args.names or ["population_inference", "emulation", "end_to_end", "ray_scaling"]
         for name in names:
-            script = os.path.join(here, f"{name}.py")
-            if not os.path.exists(script):
+            if not name.isidentifier() or name.startswith("_") or importlib.util.find_spec(f"workbench.bench.{name}") is None:
                 raise SystemExit(f"unknown benchmark {name!r}")
-            code = subprocess.call([sys.executable, script] + (["--quick"] if args.quick else []))
+        for name in names:
+            code = subprocess.call([sys.executable, "-m", f"workbench.bench.{name}"] + (["--quick"] if args.quick else []))
             if code:
                 return code
         return 0

@@ -27,20 +27,22 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
     from workbench.evaluation.behaviour import behaviour_function
     from workbench.evaluation.evaluator import Evaluator
     from workbench.evaluation.layout import EvaluatorLayout
+    from workbench.evaluation.ray_evaluator import RayEvaluator
     from workbench.evaluation.run_spec import MODELS, RunSpec, build_model
     from workbench.evaluation.subpopulation import SubPopulation
     from workbench.evaluation.telemetry import TIME_SPLIT, Telemetry
     from workbench.evaluation.weight_slots import WeightSlots
 
 __all__ = [
-    "MODELS",
-    "TIME_SPLIT",
     "BaseEvaluator",
     "EvaluationCancelled",
     "Evaluator",
     "EvaluatorLayout",
+    "MODELS",
+    "RayEvaluator",
     "RunSpec",
     "SubPopulation",
+    "TIME_SPLIT",
     "Telemetry",
     "WeightSlots",
     "behaviour_function",

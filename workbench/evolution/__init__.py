@@ -28,15 +28,13 @@ from workbench.evolution.pgpe import PGPE, PGPEConfig
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 from workbench.evolution.registry import ALGORITHMS, AlgorithmSpec, algorithm_names, algorithm_spec, register
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy
+from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy, centered_ranks
 
 __all__ = [
     "ALGORITHMS",
     "ARSConfig",
     "AlgorithmSpec",
     "AugmentedRandomSearch",
-    "PGPE",
-    "PGPEConfig",
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
     "ESConfig",
@@ -51,11 +49,14 @@ __all__ = [
     "NoiseTable",
     "NoveltyConfig",
     "NoveltySearchES",
+    "PGPE",
+    "PGPEConfig",
     "ParameterSpace",
     "Strategy",
     "TIME_SPLIT",
     "algorithm_names",
     "algorithm_spec",
     "base_key",
+    "centered_ranks",
     "register",
 ]

@@ -10,8 +10,19 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
     from workbench.models.atari import ATARI_INPUT_SHAPE, LargeModel, SmallModel
     from workbench.models.layers import Conv2D, Dense
     from workbench.models.mlp import MLPModel
+    from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
     from workbench.models.population_model import PopulationModel
 
-__all__ = ["ATARI_INPUT_SHAPE", "Conv2D", "Dense", "LargeModel", "MLPModel", "PopulationModel", "SmallModel"]
+__all__ = [
+    "ATARI_INPUT_SHAPE",
+    "Conv2D",
+    "Dense",
+    "LargeModel",
+    "MLPModel",
+    "ObservationNormalization",
+    "ObservationStatistics",
+    "PopulationModel",
+    "SmallModel",
+]
 
 __getattr__ = lazy_exports(__name__)

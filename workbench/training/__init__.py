@@ -17,7 +17,9 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
     from workbench.evolution.registry import ALGORITHMS
     from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
     from workbench.training.events import Event, EventBus
+    from workbench.training.replay import replay_run
     from workbench.training.run_config import RunConfig
+    from workbench.training.scoring import evaluate_run
     from workbench.training.trainer import Trainer, TrainerError
 
 __all__ = [
@@ -28,8 +30,10 @@ __all__ = [
     "RunConfig",
     "Trainer",
     "TrainerError",
+    "evaluate_run",
     "list_checkpoints",
     "load_checkpoint",
+    "replay_run",
     "save_checkpoint",
 ]
 
