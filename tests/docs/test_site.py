@@ -12,10 +12,9 @@ import threading
 
 import pytest
 
-from support import CHROMIUM, REPO, module_available, requires_component
+from support import REPO, SCREENSHOTS, launch_chromium, module_available, requires_browser, requires_component
 
 pytestmark = pytest.mark.browser
-SCREENSHOTS = os.environ.get("WORKBENCH_SCREENSHOT_DIR", os.path.join(REPO, "runs", "test-screenshots"))
 GUIDE_PAGES = ("The API, layer by layer", "Atari", "MuJoCo", "Scaling out on Ray", "Learning results")
 
 
@@ -53,13 +52,11 @@ def navigation_titles(page):
 
 
 def test_the_site_renders_its_home_page_and_a_tutorial_in_chromium(site):
-    requires_component(os.path.exists(CHROMIUM), f"Chromium ({CHROMIUM}; apt-get install chromium, which make test does as root)")
-    requires_component(module_available("playwright"), "playwright (pip install -e '.[test]')")
+    requires_browser()
     from playwright.sync_api import sync_playwright
 
-    os.makedirs(SCREENSHOTS, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{site}/", wait_until="load")

@@ -22,18 +22,14 @@ import urllib.request
 
 import pytest
 
-from support import BROWSER_NOTEBOOKS, CHROMIUM, REPO, module_available, requires_component
+from support import BROWSER_NOTEBOOKS, REPO, SCREENSHOTS, launch_chromium, requires_browser
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module", autouse=True)
 def browser_installed():
-    requires_component(os.path.exists(CHROMIUM), f"Chromium ({CHROMIUM}; apt-get install chromium, which make test does as root)")
-    requires_component(module_available("playwright"), "playwright (pip install -e '.[test]')")
-
-
-SCREENSHOTS = os.environ.get("WORKBENCH_SCREENSHOT_DIR", os.path.join(REPO, "runs", "test-screenshots"))
+    requires_browser()
 
 
 def free_port():
@@ -186,9 +182,8 @@ def notebook_page(jupyterlab, notebook, failure_screenshot):
     from playwright.sync_api import sync_playwright
 
     url, token = jupyterlab
-    os.makedirs(SCREENSHOTS, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         try:
             page.goto(f"{url}/lab/tree/{notebook}?token={token}")

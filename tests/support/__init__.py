@@ -21,9 +21,24 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BROWSER_NOTEBOOKS = ("00_quickstart.ipynb", "07_continuous_control.ipynb")
 
 
+SCREENSHOTS = os.environ.get("WORKBENCH_SCREENSHOT_DIR", os.path.join(REPO, "runs", "test-screenshots"))
+
+
 def browser_available():
     """Whether the browser tier can run here: Debian's Chromium and Playwright."""
     return os.path.exists(CHROMIUM) and module_available("playwright")
+
+
+def requires_browser():
+    """The browser tier's components (skipped without them outside CI, failed under CI: requires_component)."""
+    requires_component(os.path.exists(CHROMIUM), f"Chromium ({CHROMIUM}; apt-get install chromium, which make test does as root)")
+    requires_component(module_available("playwright"), "playwright (pip install -e '.[test]')")
+
+
+def launch_chromium(playwright):
+    """Debian's Chromium through Playwright (no browser download), headless; creates the screenshot folder."""
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
 
 
 def bench_script(name):
