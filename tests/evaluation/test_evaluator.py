@@ -290,7 +290,9 @@ def test_a_round_splits_into_its_busy_phase_and_its_tail():
     # fewer episodes than slots: no busy phase, and at most that share of the slots ever runs
     evaluator.evaluate(requests[:3], seed=0)
     t = evaluator.telemetry
-    assert t.busy_seconds < 0.05 * t.wall_seconds  # the threads' start-up, before the first take
+    # the busy phase is only the threads' start-up before the first take (a few ms; 5 % of the wall time
+    # was once exceeded on a loaded CI machine), and no step falls in it
+    assert t.busy_seconds < 0.25 * t.wall_seconds
     assert t.tail_steps == t.steps and t.busy_frames_per_second == 0
     assert max(t.occupancy) <= 3 / 8 + 1e-6
     as_dict = t.as_dict()
