@@ -189,21 +189,22 @@ class _AnsweringActor:
 
 
 class AnsweringRayEvaluator(RayEvaluator):
-    """RayEvaluator on real Ray actors that answer at once."""
+    """RayEvaluator on real Ray actors that answer at once, on the cluster this process has (or a new one)."""
 
     def _start_actors(self, actors, address, num_cpus, dashboard, temp_dir, ready_timeout):
         import ray
 
-        _loopback_only()
-        start_local_cluster(
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            _temp_dir=temp_dir,
-            log_to_driver=False,
-            configure_logging=False,
-        )
-        self.owns_cluster = True
+        if not ray.is_initialized():
+            _loopback_only()
+            start_local_cluster(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                _temp_dir=temp_dir,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        self.owns_cluster = True  # shut down by close(), whoever started it
         remote = ray.remote(num_cpus=1)(_AnsweringActor)
         self.actors = [remote.remote() for _ in range(actors)]
         ray.get([actor.ready.remote() for actor in self.actors], timeout=ready_timeout)
@@ -223,7 +224,9 @@ def lineage(space, population, chain, rng):
 
 
 def master_overhead(spec, settings, temp_dir):
-    """The master's seconds, genomes/s and bytes per generation with stand-in actors; Ray's CPU time per task."""
+    """The master's seconds, genomes/s and bytes per generation with stand-in actors; Ray's CPU time per task.
+
+    The answering actors run on the Ray cluster this process already has (its actors gone), or on a new one."""
     rng = np.random.default_rng(0)
     table = []
     for population in settings["populations"]:
@@ -315,11 +318,11 @@ def main():
     if not args.master_only:
         noise = NoiseTable.shared(noise_size, 123)
         local = Evaluator(args.game, args.model, subpopulations=2, slots=SLOTS, noise=noise, max_episode_frames=20000)
-        remote = RayEvaluator(
+        remote = RayEvaluator(  # its cluster has room for the answering actors, which run on it next
             args.game,
             args.model,
             actors=args.actors,
-            num_cpus=os.cpu_count(),
+            num_cpus=max(os.cpu_count(), MASTER[name]["answering"][0]),
             slots=max(1, SLOTS // args.actors),
             subpopulations=2,
             max_episode_frames=20000,
@@ -348,6 +351,7 @@ def main():
             report["ray_vs_local"] = report["throughput"]["ray_vs_local"]
             report["bytes_ratio"] = report["throughput"]["bytes_ratio"]
             report["actor_restarts"] = remote.restarts
+            remote.owns_cluster = False  # its actors go; the cluster stays for the answering actors
         finally:
             remote.close()
             local.close()
