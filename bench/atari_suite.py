@@ -30,21 +30,17 @@ whose lines were made with another suite version, algorithm, preset, budget, see
 """
 
 import argparse
-import datetime
 import difflib
 import json
 import os
-import platform
-import subprocess
 import sys
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its siblings (learning.py), also when imported
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.atari_suite
+except ImportError:  # python bench/atari_suite.py
+    import common  # noqa: I001
+common.quiet_start()
+sys.path.insert(0, common.HERE)  # its siblings (learning.py), also when imported
 
 from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
 from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
@@ -67,18 +63,6 @@ MODES = {
 }
 RUNS = os.path.join(HERE, "results", "atari_runs")  # the full mode's runs (committed; see the module docstring)
 CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
-
-
-def commit():
-    try:
-        return (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
-            ).stdout.strip()
-            or None
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def read_results(path):
@@ -188,7 +172,7 @@ def curve_points(history):
 
 def run_suite(args, mode, games):
     settings = MODES[mode]
-    revision = commit()  # the code this process runs (HEAD may move while a suite trains)
+    revision = common.commit()  # the code this process runs (HEAD may move while a suite trains)
     overrides = settings["overrides"]
     budget = args.frames if args.frames is not None else settings["frames"]
     episodes = args.test_episodes or settings["test_episodes"]
@@ -259,9 +243,9 @@ def run_suite(args, mode, games):
             benchmark="atari_suite",
             **signature,
             game=game,
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            recorded=common.utc_now(),
             commit=revision,
-            machine=dict(cores=os.cpu_count(), cpu=platform.processor() or platform.machine()),
+            machine=common.machine(),
             generations=len(history),
             frames=frames,
             seconds=round(seconds, 1),
@@ -275,9 +259,7 @@ def run_suite(args, mode, games):
             },
             curve=curve_points(history),
         )
-        os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
-        with open(args.results, "a") as f:
-            f.write(json.dumps(entry) + "\n")
+        common.append_line(args.results, entry)
         print(
             f"  {frames:,} frames in {seconds / 60:.1f} min; test at the training cap {at_training_cap.summary()}"
             + (f"; at ALE's cap {at_ale_cap.summary()}" if at_ale_cap is not None else ""),

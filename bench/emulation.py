@@ -19,18 +19,11 @@ on shared machines are noise. Prints a table, then one JSON line.
   python bench/emulation.py [--quick | --smoke] [--game pong] [--batch 32] [--threads 2]
 """
 
-import argparse
-import json
-import os
-import sys
-import time
-
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.emulation
+except ImportError:  # python bench/emulation.py
+    import common
+common.quiet_start()
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -191,35 +184,11 @@ class GymnasiumLoop:
         self.env.close()
 
 
-def interleaved_best_fps(candidates, steps, rounds):
-    """Best frames/s of each candidate over `rounds` rounds (one run of each per round, after a warm-up)."""
-    for name, runner in candidates.items():
-        runner.run(max(1, steps[name] // 10))
-    best = dict.fromkeys(candidates, 0.0)
-    for _ in range(rounds):
-        for name, runner in candidates.items():
-            start = time.perf_counter()
-            frames = runner.run(steps[name])
-            best[name] = max(best[name], frames / (time.perf_counter() - start))
-    return best
-
-
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-    mode.add_argument("--quick", action="store_true", help="fewer rounds (about a minute)")
-    mode.add_argument("--smoke", action="store_true", help="tiny runs: checks the script runs")
+    parser = common.parser(__doc__, quick="fewer rounds (about a minute)", smoke="tiny runs: checks the script runs")
     parser.add_argument("--game", default="pong", help="Atari game (default pong)")
-    parser.add_argument("--batch", type=positive_int, default=32, help="emulators per batch (default 32)")
-    parser.add_argument("--threads", type=positive_int, default=2, help="threads (default 2)")
+    parser.add_argument("--batch", type=common.positive_int, default=32, help="emulators per batch (default 32)")
+    parser.add_argument("--threads", type=common.positive_int, default=2, help="threads (default 2)")
     args = parser.parse_args(argv)
     try:
         game = resolve_atari_game(args.game)
@@ -227,7 +196,7 @@ def main(argv=None):
         parser.error(f"--game: {error}")
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    mode = common.mode_of(args)
     rounds = {"smoke": 1, "quick": 3, "full": 7}[mode]
     batched_steps = {"smoke": 2, "quick": 60, "full": 120}[mode]  # steps of the whole batch per round
     frames_per_round = batched_steps * args.batch * FRAMESKIP
@@ -242,7 +211,7 @@ def main(argv=None):
     }
     steps = {name: batched_steps for name in candidates}
     steps["raw_ale"] = steps["gymnasium"] = single_steps
-    best = interleaved_best_fps(candidates, steps, rounds)
+    best = common.best_rate({name: runner.run for name, runner in candidates.items()}, steps, rounds)
     for runner in candidates.values():
         if hasattr(runner, "close"):
             runner.close()
@@ -271,7 +240,7 @@ def main(argv=None):
     summary.update({k: round(v, 1) for k, v in fps.items()})
     summary.update({k: round(v, 3) for k, v in ratios.items()})
     summary["targets"] = TARGETS
-    print(json.dumps(summary))
+    common.record(summary, args)
 
 
 if __name__ == "__main__":

@@ -28,18 +28,15 @@ noise).
   python bench/end_to_end.py [--quick | --smoke] [--game pong] [--slots 16]
 """
 
-import argparse
-import json
 import os
 import sys
 import time
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:], keras=True)  # the naive loop is a Keras network per genome
+try:
+    from . import common  # python -m workbench.bench.end_to_end
+except ImportError:  # python bench/end_to_end.py
+    import common  # noqa: I001
+common.quiet_start(keras=True)  # the naive loop is a Keras network per genome
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -326,18 +323,16 @@ def bench_model(name, game, settings, slots, threads, smoke):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-    mode.add_argument("--quick", action="store_true", help="small population and frame budget (under 5 minutes)")
-    mode.add_argument("--smoke", action="store_true", help="tiny budget: checks the script runs")
+    parser = common.parser(
+        __doc__, quick="small population and frame budget (under 5 minutes)", smoke="tiny budget: checks the script runs"
+    )
     parser.add_argument("--game", default="pong", help="Atari game (default pong)")
     parser.add_argument("--slots", type=int, default=16, help="episode slots per sub-population (default 16)")
     parser.add_argument("--models", nargs="+", default=["small", "large"], choices=["small", "large"])
     args = parser.parse_args(argv)
     if args.slots < 1:
         parser.error("--slots must be >= 1")
-    mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    mode_name = common.mode_of(args)
     settings = SETTINGS[mode_name]
     try:
         game = resolve_atari_game(args.game)
@@ -382,7 +377,7 @@ def main(argv=None):
         "targets": TARGETS,
         "results": results,
     }
-    print(json.dumps(summary, separators=(",", ":")))
+    common.record(summary, args)
     return summary
 
 

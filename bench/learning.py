@@ -27,7 +27,6 @@ virtual batch normalisation; "+lowrank": the GA with rank-1 mutations in the op'
 same frames. Both score each final elite at the training cap.
 """
 
-import argparse
 import csv
 import json
 import os
@@ -38,12 +37,11 @@ import time
 
 import numpy as np
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.learning
+except ImportError:  # python bench/learning.py
+    import common  # noqa: I001
+common.quiet_start()
 
 from workbench.envs import find_mujoco_task, resolve_atari_game  # noqa: E402
 from workbench.envs.humanoid_trap import REGIONS, trap_region  # noqa: E402
@@ -283,11 +281,9 @@ def test_summary(score):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-    mode.add_argument("--quick", action="store_true", help="a few minutes of training (make bench)")
-    mode.add_argument("--smoke", action="store_true", help="one tiny generation: checks the script runs")
+    parser = common.parser(
+        __doc__, quick="a few minutes of training (make bench)", smoke="one tiny generation: checks the script runs"
+    )
     parser.add_argument("--game", "--env", dest="game", default="frostbite", help="an Atari game or a MuJoCo task")
     parser.add_argument(
         "--algo", dest="algorithm", choices=sorted(ALGORITHMS), help="search algorithm (default: ga on Atari, ars on MuJoCo)"
@@ -319,7 +315,7 @@ def main(argv=None):
     )
     parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
     args = parser.parse_args(argv)
-    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    name = common.mode_of(args)
     settings = MODES[name]
     try:
         task = find_mujoco_task(args.game)
@@ -393,7 +389,7 @@ def main(argv=None):
             for value in values
         }
         describe = dict(study=field, algorithm=base.algorithm, preset=args.preset)
-        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
+        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper, args)
         return
     if compare:
         arms = {}
@@ -405,7 +401,7 @@ def main(argv=None):
                 )
             arms[algorithm + (f"+{option}" if option else "")] = config
         describe = dict(compare=list(arms), preset=args.preset, **({"init_from": args.init_from} if args.init_from else {}))
-        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper)
+        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper, args)
         return
     run_dir = os.path.join(out, "run")
     if args.rescore:  # the run is there: score it again (a scoring step that failed, other test episodes)
@@ -458,7 +454,7 @@ def main(argv=None):
         "ratios": {column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value},
         "curve": curve,
     }
-    print(json.dumps(report))
+    common.record(report, args)
 
 
 def first_reaching(history, threshold):
@@ -492,33 +488,32 @@ def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, m
             file=sys.stderr,
         )
     positions = np.asarray(score.final_positions)
-    print(
-        json.dumps(
-            {
-                "benchmark": "learning",
-                "mode": name,
-                "game": game,
-                "algorithm": args.algorithm,
-                "preset": args.preset,
-                "model": base.model,
-                "generations": len(history),
-                "frames": steps,
-                "seconds": round(seconds, 1),
-                "cores": os.cpu_count(),
-                "steps_per_second": round(steps / seconds, 1),
-                "budget_minutes": minutes,
-                "final_policy_training": history[-1].elite,
-                "test": test_summary(score),
-                "test_final_x": round(float(positions[:, 0].mean()), 2),
-                "ars_threshold": threshold,
-                "ratio_to_threshold": round(score.mean / threshold, 3) if threshold else None,
-                "threshold_reached_in_training_minutes": reached_minutes,
-                "threshold_reached_in_training_steps": reached_steps,
-                "target_minutes": target,
-                "target_met": bool(threshold and target and score.mean >= threshold and seconds <= target * 60 * 1.02),
-                "curve": curve,
-            }
-        )
+    common.record(
+        {
+            "benchmark": "learning",
+            "mode": name,
+            "game": game,
+            "algorithm": args.algorithm,
+            "preset": args.preset,
+            "model": base.model,
+            "generations": len(history),
+            "frames": steps,
+            "seconds": round(seconds, 1),
+            "cores": os.cpu_count(),
+            "steps_per_second": round(steps / seconds, 1),
+            "budget_minutes": minutes,
+            "final_policy_training": history[-1].elite,
+            "test": test_summary(score),
+            "test_final_x": round(float(positions[:, 0].mean()), 2),
+            "ars_threshold": threshold,
+            "ratio_to_threshold": round(score.mean / threshold, 3) if threshold else None,
+            "threshold_reached_in_training_minutes": reached_minutes,
+            "threshold_reached_in_training_steps": reached_steps,
+            "target_minutes": target,
+            "target_met": bool(threshold and target and score.mean >= threshold and seconds <= target * 60 * 1.02),
+            "curve": curve,
+        },
+        args,
     )
 
 
@@ -557,7 +552,7 @@ def add_positions(result, positions, label, score, env):
         )
 
 
-def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
+def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper, args):
     """One run per arm ({label: RunConfig}) with equal budgets; curves side by side; each final elite tested at the
     training cap; ends with one JSON line (`describe` says what the arms vary)."""
     for config in arms.values():
@@ -596,21 +591,20 @@ def run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper):
         describe = dict(describe, positions=os.path.join(out, "positions.png"))
         trap_positions_figure(positions).savefig(describe["positions"], dpi=120)
     models = sorted({config.model for config in arms.values()})  # the arms' own (base is the default algorithm's)
-    print(
-        json.dumps(
-            {
-                "benchmark": "learning",
-                "mode": name,
-                **describe,
-                "game": base.env,
-                "model": models[0] if len(models) == 1 else models,
-                "budget": dict(minutes=minutes, frames=frames),
-                "cores": os.cpu_count(),
-                "results": results,
-                "paper": paper,
-                "curve": curve,
-            }
-        )
+    common.record(
+        {
+            "benchmark": "learning",
+            "mode": name,
+            **describe,
+            "game": base.env,
+            "model": models[0] if len(models) == 1 else models,
+            "budget": dict(minutes=minutes, frames=frames),
+            "cores": os.cpu_count(),
+            "results": results,
+            "paper": paper,
+            "curve": curve,
+        },
+        args,
     )
 
 

@@ -22,20 +22,18 @@ to read; absolute numbers on shared machines are noise. Prints a table, then one
   python bench/mujoco_steps.py [--quick | --smoke] [--task HalfCheetah-v5] [--simulations 64] [--threads 2]
 """
 
-import argparse
 import hashlib
-import json
 import os
 import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if os.path.isdir(os.path.join(os.path.dirname(HERE), "workbench")):  # run from a source checkout: its package
-    sys.path.insert(0, os.path.dirname(HERE))
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.mujoco_steps
+except ImportError:  # python bench/mujoco_steps.py
+    import common  # noqa: I001
+common.quiet_start()
+HERE = common.HERE
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -237,22 +235,11 @@ def interleaved_best(candidates, steps, rounds):
     return best
 
 
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-    mode.add_argument("--quick", action="store_true", help="fewer rounds (about a minute per task)")
-    mode.add_argument("--smoke", action="store_true", help="tiny runs: checks the script runs")
+    parser = common.parser(__doc__, quick="fewer rounds (about a minute per task)", smoke="tiny runs: checks the script runs")
     parser.add_argument("--task", action="append", help="MuJoCo task (repeatable; default HalfCheetah-v5 and Humanoid-v5)")
-    parser.add_argument("--simulations", type=positive_int, default=64, help="simulations per batch (default 64)")
-    parser.add_argument("--threads", type=positive_int, default=2, help="threads (default 2)")
+    parser.add_argument("--simulations", type=common.positive_int, default=64, help="simulations per batch (default 64)")
+    parser.add_argument("--threads", type=common.positive_int, default=2, help="threads (default 2)")
     args = parser.parse_args(argv)
     try:
         tasks = [resolve_mujoco_task(name) for name in (args.task or ["HalfCheetah-v5", "Humanoid-v5"])]
@@ -262,24 +249,21 @@ def main(argv=None):
         parser.error("--simulations must be at least 2 (EnvPool's asynchronous mode takes half of them)")
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    mode = common.mode_of(args)
     rounds = {"smoke": 1, "quick": 3, "full": 5}[mode]
     batched_steps = {"smoke": 3, "quick": 100, "full": 200}[mode]
     results = [measure(task, args.simulations, args.threads, rounds, batched_steps, mode) for task in tasks]
-    print(
-        json.dumps(
-            {
-                "benchmark": "mujoco",
-                "mode": mode,
-                "simulations": args.simulations,
-                "threads": args.threads,
-                "mujoco": mujoco_env.installed_mujoco_version(),
-                "envpool": envpool_version(),
-                "targets": TARGETS,
-                "tasks": {summary.pop("task"): summary for summary in results},
-            }
-        )
-    )
+    report = {
+        "benchmark": "mujoco",
+        "mode": mode,
+        "simulations": args.simulations,
+        "threads": args.threads,
+        "mujoco": mujoco_env.installed_mujoco_version(),
+        "envpool": envpool_version(),
+        "targets": TARGETS,
+        "tasks": {summary.pop("task"): summary for summary in results},
+    }
+    common.record(report, args)
 
 
 def envpool_version():

@@ -32,19 +32,15 @@ medians. Ratios are what to read (absolute times on shared machines are noise). 
   python bench/population_inference.py [--quick | --smoke] [--rank R] [--members 32 128] [--observations frames]
 """
 
-import argparse
 import functools
-import json
 import os
-import sys
 import time
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.population_inference
+except ImportError:  # python bench/population_inference.py
+    import common  # noqa: I001
+common.quiet_start()
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -307,11 +303,9 @@ def median_of_runs(runs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-    mode.add_argument("--quick", action="store_true", help="fewer repetitions (under 3 minutes)")
-    mode.add_argument("--smoke", action="store_true", help="tiny populations, one repetition: checks the script runs")
+    parser = common.parser(
+        __doc__, quick="fewer repetitions (under 3 minutes)", smoke="tiny populations, one repetition: checks the script runs"
+    )
     parser.add_argument("--rank", type=int, default=1, help="rank of the low-rank perturbations (default 1)")
     parser.add_argument("--members", type=int, nargs="+", default=None, help="population sizes (default 32 128)")
     parser.add_argument(
@@ -370,7 +364,7 @@ def main(argv=None):
             )
     summary = {
         "benchmark": "population_inference",
-        "mode": "smoke" if args.smoke else "quick" if args.quick else "full",
+        "mode": common.mode_of(args),
         "unit": "observations/s",
         "observations": args.observations,
         "read_gbps": round(read_gbps, 2),
@@ -382,7 +376,7 @@ def main(argv=None):
         "targets_large_p128": TARGETS,
         "results": results,
     }
-    print(json.dumps(summary, separators=(",", ":")))
+    common.record(summary, args)
     return summary
 
 

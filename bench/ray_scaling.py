@@ -24,21 +24,18 @@ The results of the two evaluators must be identical (checked). Ends with one JSO
   python bench/ray_scaling.py [--quick | --smoke] [--game pong] [--model small] [--actors 2] [--master-only]
 """
 
-import argparse
 import dataclasses
-import json
 import os
 import pickle
 import sys
 import tempfile
 import time
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.ray_scaling
+except ImportError:  # python bench/ray_scaling.py
+    import common  # noqa: I001
+common.quiet_start()
 
 import numpy as np  # noqa: E402
 
@@ -291,11 +288,9 @@ def expected_scaling(table, ray_task_cpu, per_actor_fps, tail_seconds, frames_pe
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
-    mode.add_argument("--quick", action="store_true", help="one generation at throughput (a few minutes)")
-    mode.add_argument("--smoke", action="store_true", help="tiny budget: checks the script runs")
+    parser = common.parser(
+        __doc__, quick="one generation at throughput (a few minutes)", smoke="tiny budget: checks the script runs"
+    )
     parser.add_argument("--game", default="pong")
     parser.add_argument("--model", default="small", choices=["small", "large"])
     parser.add_argument("--actors", type=int, default=2)
@@ -303,7 +298,7 @@ def main():
     args = parser.parse_args()
     if args.actors < 1:
         parser.error("--actors must be at least 1")
-    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    name = common.mode_of(args)
     noise_size = 2**22 if args.smoke else 2**26
     temp_dir = tempfile.mkdtemp(prefix="rwb-", dir="/tmp")  # Ray's socket paths must stay short
     report = {
@@ -386,7 +381,7 @@ def main():
                 f"{row['frames_per_second']:>10,} frames/s, efficiency {row['efficiency']:.0%}",
                 file=sys.stderr,
             )
-    print(json.dumps(report, separators=(",", ":")))
+    common.record(report, args)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,11 @@ import json
 import os
 import sys
 
+try:
+    from . import common  # python -m workbench.bench.render_atari_suite
+except ImportError:  # python bench/render_atari_suite.py
+    import common  # noqa: I001
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.join(os.path.dirname(HERE), "docs")
 PAGE = os.path.join(DOCS, "atari_suite.md")
@@ -110,7 +115,7 @@ def render(results_path, page=PAGE):
                 f"{entry['frames'] / 1e6:.1f}M | {entry['seconds'] / 3600:.2f} | {number(entry['frames_per_second'])} | "
                 f"{number(entry['final_elite_training'])} | "
                 + " | ".join("" if r is None else f"{r:.2f}" for r in ratios)
-                + f" | {entry['date'][:10]}, {entry['commit']} |"
+                + f" | {common.recorded(entry)[:10]}, {entry['commit']} |"
             )
         lines.append("")
         for game, entry in sorted(games.items()):

@@ -16,25 +16,21 @@ blocks the allocator keeps. Ends with one JSON line.
   python bench/soak.py [--quick | --smoke] [--generations 200] [--game pong]
 """
 
-import argparse
 import ctypes
 import ctypes.util
 import functools
-import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.soak
+except ImportError:  # python bench/soak.py
+    import common  # noqa: I001
+common.quiet_start()
 
 import psutil  # noqa: E402
 
@@ -93,16 +89,12 @@ def mib_every(samples, key, step=10):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="60 generations")
-    mode.add_argument("--smoke", action="store_true", help="12 generations of 100-frame episodes: checks the script runs")
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    parser = common.parser(__doc__, quick="60 generations", smoke="12 generations of 100-frame episodes: checks the script runs")
     parser.add_argument("--generations", type=int, default=None)
     parser.add_argument("--settle", type=int, default=None, help="generations before the baseline sample")
     parser.add_argument("--game", default="pong")
     args = parser.parse_args(argv)
-    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    name = common.mode_of(args)
     generations = args.generations or MODES[name]["generations"]
     settle = MODES[name]["settle"] if args.settle is None else args.settle
     if not 0 <= settle < generations - 1:
@@ -199,7 +191,7 @@ def main(argv=None):
         f"threads {growth['threads']:.1%} (target <= {TARGET:.0%}); memory in the second half "
         f"{summary['second_half_growth']['rss']:+.1%}"
     )
-    print(json.dumps(summary, separators=(",", ":")))
+    common.record(summary, args)
     return summary
 
 

@@ -25,20 +25,16 @@ bench/learning.py); --warmup N trains N generations first, unmeasured.
 Ends with one JSON line.
 """
 
-import argparse
-import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # run from a source checkout: its package
-if os.path.isdir(os.path.join(CHECKOUT, "workbench")):  # (installed, this is workbench/bench: nothing to add)
-    sys.path.insert(0, CHECKOUT)
-from workbench.quiet import quiet_tensorflow  # noqa: E402
-
-quiet_tensorflow("--verbose" in sys.argv[1:])
+try:
+    from . import common  # python -m workbench.bench.training_runs
+except ImportError:  # python bench/training_runs.py
+    import common  # noqa: I001
+common.quiet_start()
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.envs.rng import episode_seed  # noqa: E402
@@ -233,11 +229,9 @@ def bench_game(game, settings, generations, from_run, warmup, seed, work_dir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="population 64, 4,000-frame cap, 2 generations")
-    mode.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs")
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    parser = common.parser(
+        __doc__, quick="population 64, 4,000-frame cap, 2 generations", smoke="tiny sizes: checks the script runs"
+    )
     parser.add_argument("--games", nargs="+", default=["frostbite", "pong"], help="Atari games (default frostbite pong)")
     parser.add_argument("--generations", type=int, default=None, help="measured generations (default: the mode's)")
     parser.add_argument(
@@ -246,7 +240,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=0, help="generations trained first, unmeasured")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    mode_name = common.mode_of(args)
     settings = SETTINGS[mode_name]
     generations = settings["generations"] if args.generations is None else args.generations
     if generations < 1:
@@ -295,7 +289,7 @@ def main(argv=None):
         "targets": {"training_vs_evaluator": TARGET},
         "results": results,
     }
-    print(json.dumps(summary, separators=(",", ":")))
+    common.record(summary, args)
     return summary
 
 

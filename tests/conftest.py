@@ -16,8 +16,11 @@ one worker, as do the browser tests (SERIAL_GROUPS).
 """
 
 import os
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# the benchmarks the tests run (and the tutorials run) record their JSON lines here, not in bench/results
+os.environ["WORKBENCH_BENCH_RESULTS"] = tempfile.mkdtemp(prefix="workbench-bench-results-")
 from workbench.quiet import skip_keras  # noqa: E402
 
 skip_keras()  # every process the tests start imports TensorFlow ~2 s sooner (the workbench does not use Keras)

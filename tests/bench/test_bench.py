@@ -22,6 +22,8 @@ def load_bench(name):
     checks run before any work; a subprocess would spend its seconds importing TensorFlow first)."""
     import importlib.util
 
+    if os.path.dirname(BENCH) not in sys.path:  # as `python bench/NAME.py` has it: its siblings import as modules
+        sys.path.insert(0, os.path.dirname(BENCH))
     spec = importlib.util.spec_from_file_location(f"{name}_bench", os.path.join(os.path.dirname(BENCH), f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     environment = dict(os.environ)

@@ -1,0 +1,224 @@
+"""What every benchmark script shares: the quiet start-up, the argument parser's common options, the timers, and
+the recording of the one JSON line each run ends with.
+
+A script starts with
+
+    try:
+        from . import common  # python -m workbench.bench.NAME (the package installs bench/ as workbench.bench)
+    except ImportError:  # python bench/NAME.py: this folder is on sys.path
+        import common
+    common.quiet_start()  # before anything imports TensorFlow
+
+Loaded as `common` from a source checkout's bench/ folder, this module puts that checkout first on sys.path, so the
+script measures the checkout's package (a worktree's, say), not whichever one is installed.
+
+record() dates the JSON line (UTC), adds the commit and the machine, prints it and appends it to the benchmark's
+results file: bench/results/<benchmark>.jsonl in a source checkout (committed: each run adds a line, so the history
+stays; bench/render_results.py makes the results pages from these files), bench/results/smoke/<benchmark>.jsonl for
+smoke runs (ignored by git). $WORKBENCH_BENCH_RESULTS (the tests set it) or --results moves them; outside a
+checkout the default folder is ./bench-results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(HERE)
+IN_CHECKOUT = os.path.isdir(os.path.join(CHECKOUT, "workbench")) and os.path.isdir(os.path.join(CHECKOUT, ".git"))
+if __name__ == "common" and os.path.isdir(os.path.join(CHECKOUT, "workbench")):
+    sys.path.insert(0, CHECKOUT)  # run from a source checkout: its package (installed, this is workbench.bench)
+
+RESULTS_VARIABLE = "WORKBENCH_BENCH_RESULTS"
+RESULTS_DIR = os.path.join(CHECKOUT, "bench", "results") if IN_CHECKOUT else os.path.join(os.getcwd(), "bench-results")
+MODES = ("smoke", "quick", "full")
+
+
+def quiet_start(keras: bool = False) -> None:
+    """Imports TensorFlow without its start-up log lines (unless --verbose is among the arguments) and without
+    Keras unless `keras` (workbench.quiet.quiet_tensorflow)."""
+    from workbench.quiet import quiet_tensorflow
+
+    quiet_tensorflow("--verbose" in sys.argv[1:], keras=keras)
+
+
+# -- the command line -------------------------------------------------------------------------------------
+def parser(doc: str | None, quick: str, smoke: str, modes: bool = True) -> argparse.ArgumentParser:
+    """An argument parser with the options every benchmark has: --quick and --smoke (one at most; neither is the
+    full run; modes=False leaves them out), --verbose, --results FILE and --no-record."""
+    result = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if modes:
+        group = result.add_mutually_exclusive_group()
+        group.add_argument("--quick", action="store_true", help=quick)
+        group.add_argument("--smoke", action="store_true", help=smoke)
+    result.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    result.add_argument(
+        "--results",
+        metavar="FILE",
+        help="append the JSON line to FILE (default: bench/results/BENCHMARK.jsonl in a source checkout, "
+        "bench/results/smoke/ for smoke runs; ./bench-results/ elsewhere)",
+    )
+    result.add_argument("--no-record", action="store_true", help="print the JSON line only; append it nowhere")
+    return result
+
+
+def mode_of(args: argparse.Namespace) -> str:
+    """ "smoke", "quick" or "full" from the parsed --smoke / --quick."""
+    return "smoke" if getattr(args, "smoke", False) else "quick" if getattr(args, "quick", False) else "full"
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+# -- timers -----------------------------------------------------------------------------------------------
+def timed(function, *args, **kwargs):
+    """(function(*args, **kwargs), its wall seconds)."""
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def best_rate(candidates, work, rounds: int, warmup=None) -> dict:
+    """The best rate of each candidate over `rounds` interleaved rounds: one run of each per round, in turn, so
+    that a drift of the machine's speed reaches every candidate alike. candidates: {name: run}, where run(work) does
+    the work and returns how much it did (frames, steps, observations); work: {name: amount} or one amount for all.
+    warmup: {name: amount} run once before timing (default a tenth of the work)."""
+    work = work if isinstance(work, dict) else dict.fromkeys(candidates, work)
+    for name, run in candidates.items():
+        run(warmup[name] if warmup else max(1, work[name] // 10))
+    best = dict.fromkeys(candidates, 0.0)
+    for _ in range(rounds):
+        for name, run in candidates.items():
+            done, seconds = timed(run, work[name])
+            best[name] = max(best[name], done / seconds)
+    return best
+
+
+# -- recording --------------------------------------------------------------------------------------------
+def machine() -> dict:
+    """The machine a line was measured on: CPU model, logical cores, memory, operating system, Python."""
+    model, memory_gib = platform.processor() or platform.machine(), None
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+        with open("/proc/meminfo") as f:
+            kib = next((int(line.split()[1]) for line in f if line.startswith("MemTotal")), None)
+            memory_gib = None if kib is None else round(kib / 2**20, 1)
+    except OSError:
+        pass
+    return dict(
+        cpu=model,
+        cores=os.cpu_count(),
+        memory_gib=memory_gib,
+        system=f"{platform.system()} {platform.release()}",
+        python=platform.python_version(),
+    )
+
+
+def commit() -> str | None:
+    """The source checkout's commit (12 hex digits), with "+changes" when its code differs from that commit (the
+    results folder aside); None outside a checkout."""
+    if not IN_CHECKOUT:
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", CHECKOUT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "-C", CHECKOUT, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results", ":!docs"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+changes" if changed else "")
+
+
+def utc_now() -> str:
+    """Now in UTC, to the second, as ISO 8601 ("2026-12-04T15:32:05Z"): the `recorded` field of a line."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def recorded(entry: dict) -> str:
+    """When a line was recorded (lines the Atari suite wrote before this module existed call it `date`)."""
+    return entry.get("recorded") or entry.get("date") or ""
+
+
+def stamp(report: dict) -> dict:
+    """The report with when (UTC, to the second), the commit, the workbench's version and the machine added."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        workbench_version = version("deep-neuroevolution-workbench")
+    except PackageNotFoundError:
+        workbench_version = None
+    return dict(
+        report,
+        recorded=utc_now(),
+        commit=commit(),
+        version=workbench_version,
+        machine=machine(),
+    )
+
+
+def results_file(benchmark: str, mode: str, args: argparse.Namespace | None = None) -> str | None:
+    """Where a run's line goes: --results, else $WORKBENCH_BENCH_RESULTS or the default folder, with smoke runs in
+    its smoke/ subfolder; None with --no-record."""
+    if args is not None and getattr(args, "no_record", False):
+        return None
+    if args is not None and getattr(args, "results", None):
+        return args.results
+    folder = os.environ.get(RESULTS_VARIABLE) or RESULTS_DIR
+    return os.path.join(folder, "smoke", f"{benchmark}.jsonl") if mode == "smoke" else os.path.join(folder, f"{benchmark}.jsonl")
+
+
+def append_line(path: str, entry: dict) -> None:
+    """Appends `entry` as one JSON line to `path` (folders made as needed)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(entry, separators=(",", ":")) + "\n")
+
+
+def record(report: dict, args: argparse.Namespace | None = None, unprinted: tuple = ()) -> dict:
+    """Stamps the report (stamp), appends it to its results file (results_file) and prints it as the run's last
+    line, without the keys in `unprinted` (a curve, say: the file keeps them). Returns the stamped report."""
+    stamped = stamp(report)
+    path = results_file(report["benchmark"], report.get("mode", "full"), args)
+    if path is not None:
+        append_line(path, stamped)
+        shown = os.path.relpath(path)
+        print(f"recorded in {path if shown.startswith('..') else shown}", file=sys.stderr)
+    sys.stdout.flush()
+    print(json.dumps({k: v for k, v in stamped.items() if k not in unprinted}, separators=(",", ":")))
+    return stamped
+
+
+def read_lines(path: str) -> list[dict]:
+    """The JSON lines of a results file, oldest first (blank lines skipped; a line that is not a JSON object raises
+    ValueError naming the file and line)."""
+    entries = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
+            if not isinstance(entry, dict):
+                raise ValueError(f"{path}, line {number}: not a JSON object")
+            entries.append(entry)
+    return entries
