@@ -61,6 +61,7 @@ bench: install
 	$(PY) bench/mujoco_steps.py --quick
 	$(PY) bench/learning.py --quick
 	$(PY) bench/atari_suite.py --quick
+	$(PY) bench/render_results.py
 
 # The type-checked packages (mypy, settings in pyproject.toml); the others join as their errors reach zero.
 TYPED_PACKAGES := workbench/evolution workbench/evaluation workbench/models workbench/ops workbench/lab workbench/training \

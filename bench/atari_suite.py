@@ -44,7 +44,7 @@ sys.path.insert(0, common.HERE)  # its siblings (learning.py), also when importe
 
 from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
 from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
-from render_atari_suite import PAGE, RESULTS, SIGNATURE, render  # noqa: E402
+from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, SIGNATURE, render  # noqa: E402
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
@@ -55,7 +55,6 @@ from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # n
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUITE_VERSION = 2  # 2: --set changes in the signature; runs named by seed and changes, not budget
-PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
 MODES = {
     "smoke": dict(games=("pong",), frames=1, test_episodes=2, overrides=LEARNING_MODES["smoke"]["overrides"]),
     "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=5, overrides={}),

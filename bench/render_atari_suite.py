@@ -32,6 +32,7 @@ COLUMNS = ("DQN", "ES", "A3C", "RS 1B", "GA 1B", "GA 6B")
 RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")  # the suite's committed results file
 STUDIES = os.path.join(HERE, "results", "atari_studies.jsonl")  # the studies' lines (suite lines with --set)
 STUDIES_PAGE = os.path.join(DOCS, "atari_studies.md")
+PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
 SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode", "changes")  # what makes lines comparable
 
 

@@ -391,3 +391,43 @@ def test_the_committed_atari_pages_are_generated_from_the_committed_results(tmp_
             f"{os.path.relpath(page, root)} is stale: run python bench/render_atari_suite.py"
             + (" --studies" if write is render.render_studies else "")
         )
+
+
+def test_the_results_pages_and_the_readme_summary_are_generated_from_the_committed_results():
+    """docs/results.md, the README's "results at a glance" and the JSON lines quoted in the docs are what
+    bench/render_results.py makes of the committed results files: a new line without the pages rendered again, or
+    a number typed into a generated region, fails here."""
+    render = load_bench("render_results")
+    for page, text in render.rendered(REPO).items():
+        with open(os.path.join(REPO, page)) as f:
+            assert f.read() == text, f"{page} is stale: run python bench/render_results.py"
+
+
+def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
+    render = load_bench("render_results")
+    entries = [
+        {"benchmark": "b", "mode": "full", "game": "pong", "recorded": "2026-01-01T00:00:00Z", "x": 1.0},
+        {"benchmark": "b", "mode": "full", "game": "pong", "recorded": "2026-01-02T00:00:00Z", "x": 2.0},
+        {"benchmark": "b", "mode": "quick", "game": "pong", "recorded": "2026-01-03T00:00:00Z", "x": 3.0},
+        {"benchmark": "b", "mode": "full", "compare": ["ga", "ga+lowrank"], "recorded": "2026-01-04T00:00:00Z"},
+    ]
+    assert [e["x"] for e in render.newest_per_setting(entries[:3])] == [2.0, 3.0]  # the newest of each setting
+    assert render.matches(entries[3], {"compare": "ga,ga+lowrank"}) and not render.matches(entries[0], {"compare": "x"})
+    assert render.matches(entries[0], {"compare": "", "mode": "quick|full"})  # absent; one of two values
+    block = render.json_lines({"b": entries}, "b?mode=full&game=pong&lines=all")
+    assert block.count('{"benchmark"') == 2 and '"x":3.0' not in block
+    assert "no line" in render.json_lines({"b": entries}, "b?game=frostbite")
+    with_targets = {"targets": {"r": 1.0, "idle_fraction": 0.05}, "results": {"a": {"r": 1.2, "idle_fraction": 0.07}}}
+    figures = render.targeted_figures(with_targets)
+    assert figures == [("a r", 1.2, 1.0), ("a idle_fraction", 0.07, 0.05)]
+    assert [render.met(*figure) for figure in figures] == [True, False]  # idle_fraction is an upper bound
+    page = "text\n<!-- results:json:b?mode=quick -->\nold\n<!-- /results -->\nmore\n"
+    filled = render.fill_regions(page, "docs/x.md", {"b": entries}, [])
+    assert filled.startswith("text\n<!-- results:json:b?mode=quick -->\n```\n{") and filled.endswith("<!-- /results -->\nmore\n")
+    with pytest.raises(ValueError, match="unknown results region 'nonsense'"):
+        render.fill_regions("<!-- results:nonsense -->\n<!-- /results -->\n", "docs/x.md", {}, [])
+    corrupt = tmp_path / "results"
+    corrupt.mkdir()
+    (corrupt / "b.jsonl").write_text('{"benchmark": "b"}\n[1, 2]\n')
+    with pytest.raises(ValueError, match="b.jsonl, line 2: not a JSON object"):
+        render.load_results(str(corrupt))
