@@ -65,23 +65,14 @@ CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for 
 
 
 def read_results(path):
-    """The JSON lines of the results file ([] when it does not exist); SystemExit naming the file and line when one
+    """The suite's lines in the results file ([] when it does not exist); SystemExit naming the file and line when one
     is not a suite result."""
     if not os.path.exists(path):
         return []
-    lines = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise SystemExit(f"--results {path} line {number} is not JSON: {error}") from None
-            if not isinstance(entry, dict) or entry.get("benchmark") != "atari_suite":
-                raise SystemExit(f"--results {path} line {number} is not an atari_suite result")
-            lines.append(entry)
-    return lines
+    try:
+        return common.read_lines(path, benchmark="atari_suite")
+    except ValueError as error:
+        raise SystemExit(f"--results {error}") from None
 
 
 EVALUATOR_FIELDS = ("perturbed_rank", "subpopulations", "slots", "max_episode_frames")

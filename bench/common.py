@@ -206,9 +206,9 @@ def record(report: dict, args: argparse.Namespace | None = None, unprinted: tupl
     return stamped
 
 
-def read_lines(path: str) -> list[dict]:
-    """The JSON lines of a results file, oldest first (blank lines skipped; a line that is not a JSON object raises
-    ValueError naming the file and line)."""
+def read_lines(path: str, benchmark: str | None = None) -> list[dict]:
+    """The JSON lines of a results file, in file order (blank lines skipped). ValueError naming the file and line
+    when a line is not a JSON object, or not a line of `benchmark` when one is given."""
     entries = []
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -217,8 +217,10 @@ def read_lines(path: str) -> list[dict]:
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
+                raise ValueError(f"{path} line {number} is not JSON: {error}") from None
             if not isinstance(entry, dict):
-                raise ValueError(f"{path}, line {number}: not a JSON object")
+                raise ValueError(f"{path} line {number} is not a JSON object")
+            if benchmark is not None and entry.get("benchmark") != benchmark:
+                raise ValueError(f"{path} line {number} is not a {benchmark} result")
             entries.append(entry)
     return entries

@@ -36,11 +36,6 @@ PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbi
 SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode", "changes")  # what makes lines comparable
 
 
-def read(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def groups(entries):
     """{signature (JSON text of its values): {game: newest entry}} in the order the signatures first appear."""
     grouped = {}
@@ -78,7 +73,7 @@ def number(value):
 
 def render(results_path, page=PAGE):
     """Writes the page and its figures (in a folder beside it named after it); returns the page's path."""
-    entries = read(results_path)
+    entries = common.read_lines(results_path)
     figures = os.path.splitext(page)[0]
     os.makedirs(figures, exist_ok=True)
     lines = [
@@ -231,7 +226,7 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
     """Writes the studies page and its figures (in a folder beside it named after it); returns the page's path."""
     import statistics
 
-    entries = read(results_path)
+    entries = common.read_lines(results_path)
     figures = os.path.splitext(page)[0]
     os.makedirs(figures, exist_ok=True)
     lines = [

@@ -429,5 +429,5 @@ def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
     corrupt = tmp_path / "results"
     corrupt.mkdir()
     (corrupt / "b.jsonl").write_text('{"benchmark": "b"}\n[1, 2]\n')
-    with pytest.raises(ValueError, match="b.jsonl, line 2: not a JSON object"):
+    with pytest.raises(ValueError, match="b.jsonl line 2 is not a JSON object"):
         render.load_results(str(corrupt))
