@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -90,20 +91,35 @@ def timed(function, *args, **kwargs):
     return result, time.perf_counter() - start
 
 
-def best_rate(candidates, work, rounds: int, warmup=None) -> dict:
-    """The best rate of each candidate over `rounds` interleaved rounds: one run of each per round, in turn, so
-    that a drift of the machine's speed reaches every candidate alike. candidates: {name: run}, where run(work) does
-    the work and returns how much it did (frames, steps, observations); work: {name: amount} or one amount for all.
-    warmup: {name: amount} run once before timing (default a tenth of the work)."""
-    work = work if isinstance(work, dict) else dict.fromkeys(candidates, work)
-    for name, run in candidates.items():
-        run(warmup[name] if warmup else max(1, work[name] // 10))
-    best = dict.fromkeys(candidates, 0.0)
+def interleaved(candidates: dict, rounds: int, warmups: dict | None = None) -> dict[str, list]:
+    """Each candidate's measurement in each of `rounds` interleaved rounds (one call of each per round, in turn, so
+    that a drift of the machine's speed reaches every candidate alike), after one call of each warm-up (default: of
+    each candidate). candidates and warmups: {name: a function of no arguments}; returns {name: [values]}."""
+    for warmup in (warmups or candidates).values():
+        warmup()
+    values: dict[str, list] = {name: [] for name in candidates}
     for _ in range(rounds):
-        for name, run in candidates.items():
-            done, seconds = timed(run, work[name])
-            best[name] = max(best[name], done / seconds)
-    return best
+        for name, measure in candidates.items():
+            values[name].append(measure())
+    return values
+
+
+def best_rate(candidates: dict, work, rounds: int) -> dict[str, float]:
+    """The best rate of each candidate over `rounds` interleaved rounds: candidates {name: run}, where run(amount)
+    does the work and returns how much it did (frames, steps); work: {name: amount} or one amount for all. Each
+    warms up on a tenth of its work."""
+    work = work if isinstance(work, dict) else dict.fromkeys(candidates, work)
+
+    def rate(run, amount):
+        done, seconds = timed(run, amount)
+        return done / seconds
+
+    values = interleaved(
+        {name: functools.partial(rate, run, work[name]) for name, run in candidates.items()},
+        rounds,
+        warmups={name: functools.partial(run, max(1, work[name] // 10)) for name, run in candidates.items()},
+    )
+    return {name: max(rates) for name, rates in values.items()}
 
 
 # -- recording --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ to read; absolute numbers on shared machines are noise. Prints a table, then one
   python bench/mujoco_steps.py [--quick | --smoke] [--task HalfCheetah-v5] [--simulations 64] [--threads 2]
 """
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -224,17 +225,6 @@ class GymnasiumVector:
         self.env.close()
 
 
-def interleaved_best(candidates, steps, rounds):
-    """Best steps/s of each candidate over `rounds` rounds (one run of each per round, after a warm-up)."""
-    for name, runner in candidates.items():
-        runner.run(max(1, steps[name] // 10))
-    best = dict.fromkeys(candidates, 0.0)
-    for _ in range(rounds):
-        for name, runner in candidates.items():
-            best[name] = max(best[name], runner.run(steps[name]))
-    return best
-
-
 def main(argv=None):
     parser = common.parser(__doc__, quick="fewer rounds (about a minute per task)", smoke="tiny runs: checks the script runs")
     parser.add_argument("--task", action="append", help="MuJoCo task (repeatable; default HalfCheetah-v5 and Humanoid-v5)")
@@ -297,7 +287,9 @@ def measure(task, simulations, threads, rounds, batched_steps, mode):
     steps = {name: batched_steps for name in candidates}
     steps["gymnasium_sync"] = steps["gymnasium_async"] = max(2, batched_steps // 4)
     steps["raw"] = max(2, batched_steps // threads)
-    best = interleaved_best(candidates, steps, rounds)
+    runs = {name: functools.partial(runner.run, steps[name]) for name, runner in candidates.items()}  # each gives its rate
+    warmups = {name: functools.partial(runner.run, max(1, steps[name] // 10)) for name, runner in candidates.items()}
+    best = {name: max(rates) for name, rates in common.interleaved(runs, rounds, warmups).items()}
     for runner in candidates.values():
         if hasattr(runner, "close"):
             runner.close()

@@ -34,7 +34,6 @@ medians. Ratios are what to read (absolute times on shared machines are noise). 
 
 import functools
 import os
-import time
 
 try:
     from . import common  # python -m workbench.bench.population_inference
@@ -67,20 +66,14 @@ def best_seconds(fn, repeats):
 
 
 def interleaved_best_seconds(functions, repeats):
-    """Best wall time of each function, timed in rounds (one run of each per round).
+    """Best wall time of each function (its result fetched), timed in interleaved rounds after a warm-up
+    (common.interleaved: a drift of the machine's speed reaches every candidate alike)."""
+    timings = {name: functools.partial(_seconds, fn) for name, fn in functions.items()}
+    return {name: min(seconds) for name, seconds in common.interleaved(timings, repeats).items()}
 
-    Interleaving spreads the load of other tenants of a shared machine over every
-    candidate alike, so the ratios between them hold even when absolute times drift.
-    """
-    for fn in functions.values():
-        _fetch(fn())
-    best = dict.fromkeys(functions, float("inf"))
-    for _ in range(repeats):
-        for name, fn in functions.items():
-            start = time.perf_counter()
-            _fetch(fn())
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+
+def _seconds(fn):
+    return common.timed(lambda: _fetch(fn()))[1]
 
 
 def _fetch(result):
