@@ -15,16 +15,17 @@ paper's table (docs/protocol.md: DQN, ES, A3C, RS 1B, GA 1B, GA 6B).
 
 --set NAME=VALUE changes one hyperparameter of the algorithm or one evaluator field (perturbed_rank,
 subpopulations, slots, max_episode_frames) from the preset's; the changes are part of each line's signature.
-Runs go to <runs>/<algo>-<preset>[-<changes>]-seed<seed>/<game>, where <runs> is bench/results/atari_runs
-(committed: each run keeps its config, its history with every generation's elite genome, its test scores and
-its newest checkpoint, so the table's agents can be replayed and their runs continued from a fresh clone) or
-runs/atari_suite in the quick and smoke modes (--runs chooses another). The budget is where a run stops, not
-part of its name: a run trained to 10M frames continues to 50M when asked for 50M (the same generations an
-uninterrupted run would make). A stopped suite resumes: a game in progress continues from its newest
+Runs go to <runs>/<algo>-<preset>[-<changes>]-seed<seed>/<game>, where <runs> is the folder atari_runs beside the
+results file, bench/results/atari_runs by default (committed: each run keeps its config, its history with every
+generation's elite genome, its test scores and its newest checkpoint, so the table's agents can be replayed and
+their runs continued from a fresh clone; atari_runs-quick in the quick mode; --runs chooses another). The budget
+is where a run stops, not part of its name: a run trained to 10M frames continues to 50M when asked for 50M (the
+same generations an uninterrupted run would make). A stopped suite resumes: a game in progress continues from its newest
 checkpoint, and a game with a line in the results file is not run again unless --rerun names it.
 
-The results file (default bench/results/atari_suite.jsonl, committed; the quick and smoke modes write
-atari_suite-quick.jsonl and atari_suite-smoke.jsonl, not committed) gets one line per finished game; a file
+The results file (default bench/results/atari_suite.jsonl, committed; the quick mode writes atari_suite-quick.jsonl
+beside it, the smoke mode bench/results/smoke/atari_suite.jsonl; the folder is bench/common.py's, so outside a
+source checkout it is ./bench-results) gets one line per finished game; a file
 whose lines were made with another suite version, algorithm, preset, budget, seed or changes is refused unless
 --append is given (then the new lines sit beside the old ones, each saying how it was made).
 """
@@ -52,15 +53,13 @@ from workbench.training import RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 SUITE_VERSION = 2  # 2: --set changes in the signature; runs named by seed and changes, not budget
 MODES = {
     "smoke": dict(games=("pong",), frames=1, test_episodes=2, overrides=LEARNING_MODES["smoke"]["overrides"]),
     "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=5, overrides={}),
     "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=30, overrides={}),
 }
-RUNS = os.path.join(HERE, "results", "atari_runs")  # the full mode's runs (committed; see the module docstring)
+RUNS_FOLDER = {"full": "atari_runs", "quick": "atari_runs-quick", "smoke": "atari_runs"}  # beside the results file
 CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
 
 
@@ -199,7 +198,7 @@ def run_suite(args, mode, games):
             "add lines beside them, or another --results"
         )
     finished = {entry["game"] for entry in existing if {k: entry.get(k) for k in SIGNATURE} == signature}
-    root = args.runs or (RUNS if mode == "full" else os.path.join(ROOT, "runs", "atari_suite"))
+    root = args.runs
     runs = os.path.join(root, run_name(args.algorithm, args.preset, args.seed, args.changes))
     for game in games:
         if game in finished and game not in args.rerun:
@@ -278,12 +277,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--results",
-        help="the JSON-lines results file (default bench/results/atari_suite.jsonl; "
-        "--quick and --smoke: atari_suite-quick.jsonl, atari_suite-smoke.jsonl)",
+        help="the JSON-lines results file (default bench/results/atari_suite.jsonl; --quick: atari_suite-quick.jsonl "
+        "beside it; --smoke: bench/results/smoke/atari_suite.jsonl)",
     )
-    parser.add_argument(
-        "--runs", help="the folder of the suite's runs (default bench/results/atari_runs; --quick and --smoke: runs/atari_suite)"
-    )
+    parser.add_argument("--runs", help="the folder of the suite's runs (default: atari_runs beside the results file)")
     parser.add_argument("--rerun", default="", help="comma-separated games to run again though they have a result")
     parser.add_argument("--append", action="store_true", help="add to a results file made with other settings")
     parser.add_argument(
@@ -300,7 +297,11 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
-    args.results = args.results or (RESULTS if name == "full" else RESULTS.replace(".jsonl", f"-{name}.jsonl"))
+    if args.render:
+        args.results = args.results or RESULTS
+    else:  # the results folder of every benchmark (bench/common.py); the runs beside the results file
+        args.results = args.results or common.results_file("atari_suite-quick" if name == "quick" else "atari_suite", name)
+        args.runs = args.runs or os.path.join(os.path.dirname(os.path.abspath(args.results)), RUNS_FOLDER[name])
     if args.render:
         if not os.path.exists(args.results):
             parser.error(f"--results {args.results} does not exist")

@@ -35,7 +35,7 @@ ROOT = common.CHECKOUT
 RESULTS = os.path.join(common.HERE, "results")
 RESULTS_PAGE = os.path.join(ROOT, "docs", "results.md")
 REGION_PAGES = ("README.md", "docs/benchmarks.md", "docs/ray.md", "docs/learning.md", "docs/continuous_control.md")
-OWN_RENDERER = ("atari_suite", "atari_studies")  # results files with a page of their own (render_atari_suite.py)
+OWN_RENDERER = ("atari_suite", "atari_studies")  # results files (and their -quick forms) with pages of their own
 TITLES = {  # benchmark -> (title, the page that explains it)
     "population_inference": ("Population inference", "benchmarks.md#benchmark-population-inference"),
     "emulation": ("Atari emulation", "benchmarks.md#benchmark-emulation"),
@@ -57,7 +57,7 @@ def load_results(folder: str = RESULTS) -> dict[str, list[dict]]:
     results = {}
     for name in sorted(os.listdir(folder)):
         stem = name[: -len(".jsonl")]
-        if name.endswith(".jsonl") and stem not in OWN_RENDERER:
+        if name.endswith(".jsonl") and not stem.startswith(OWN_RENDERER):
             results[stem] = sorted(common.read_lines(os.path.join(folder, name)), key=common.recorded)
     return results
 
