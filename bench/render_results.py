@@ -7,8 +7,9 @@ From bench/results/<benchmark>.jsonl (the lines bench/common.py records, oldest 
 - docs/results.md: per benchmark, the newest line of each setting (mode, game or task) with every figure that has a
   target, and then the whole history, one row per line;
 - the regions between `<!-- results:NAME -->` and `<!-- /results -->` in README.md and the docs pages: NAME
-  `glance` is the README's "results at a glance" table; NAME `json:BENCHMARK` is that benchmark's newest lines as
-  printed (one per setting);
+  `glance` is the README's "results at a glance" table; NAME `json:BENCHMARK[?FIELD=VALUE&...]` is that benchmark's newest
+  lines as printed (one per setting; json_lines says how to choose them); NAME `table:BENCHMARK` is its table from
+  its newest full runs (TABLES);
 - the Atari suite's and the studies' pages (bench/render_atari_suite.py).
 Lines carried over from the docs, typed there before the results files existed, say so in their `imported` field;
 they have no commit.
@@ -364,6 +365,108 @@ def json_lines(results: dict[str, list[dict]], spec: str) -> str:
     return f"```\n{body}\n```\n"
 
 
+def population_table(entry: dict) -> list[list[str]]:
+    rows = []
+    for model, sizes in entry["results"].items():
+        for members, r in sizes.items():
+            o = r["obs_per_s"]
+            rows.append(
+                [f"{model.replace('Model', '')}, {members}"]
+                + [number(o[k]) for k in ("homogeneous", "puretf", "op_fp32", "op_bf16", "op_lowrank", "roofline")]
+                + [f"{number(o['dense_layer_fp32'])} / {number(o['dense_layer_bf16'])}"]
+            )
+    return rows
+
+
+def emulation_table(entries: list[dict]) -> list[list[str]]:
+    return [
+        [e["game"]]
+        + [
+            number(e[k])
+            for k in (
+                "raw_ale_fps",
+                "op_fps",
+                "op_python_fps",
+                "vector_env_fps",
+                "gymnasium_fps",
+                "op_vs_raw_limit",
+                "op_vs_vector_env",
+            )
+        ]
+        for e in entries
+    ]
+
+
+def mujoco_table(entry: dict) -> list[list[str]]:
+    return [
+        [
+            task,
+            number(t["raw_fps"]),
+            number(t["op_fps"]),
+            number(t["op_python_fps"]),
+            f"{number(t['envpool_sync_fps'])} / {number(t['envpool_async_fps'])}",
+            f"{number(t['gymnasium_sync_fps'])} / {number(t['gymnasium_async_fps'])}",
+            number(t["op_vs_raw"]),
+            number(t["op_vs_envpool"]),
+        ]
+        for task, t in entry["tasks"].items()
+    ]
+
+
+TABLES = {  # a region table:NAME: (benchmark, its header, rows from the newest full lines (one per setting))
+    "population_inference": (
+        [
+            "model, P",
+            "shared weights",
+            "best pure TF",
+            "custom op fp32",
+            "bf16 weights",
+            "low-rank children",
+            "roofline",
+            "dense layer fp32 / bf16",
+        ],
+        lambda entries: population_table(entries[-1]),
+    ),
+    "emulation": (
+        [
+            "game",
+            "ALE's own loop x 2 threads (limit)",
+            "our ops, in-graph loop",
+            "our ops from Python (`AtariBatch`)",
+            "ale-py `AtariVectorEnv`",
+            "Gymnasium `ALE/...-v5` loop",
+            "ops / limit",
+            "ops / vector env",
+        ],
+        emulation_table,
+    ),
+    "mujoco": (
+        [
+            "task",
+            "limit (C++ loop x 2)",
+            "our ops, in-graph loop",
+            "our ops from Python (`MujocoBatch`)",
+            "EnvPool sync / async",
+            "Gymnasium sync / async vector env",
+            "ops / limit",
+            "ops / EnvPool",
+        ],
+        lambda entries: mujoco_table(entries[-1]),
+    ),
+}
+
+
+def results_table(results: dict[str, list[dict]], benchmark: str) -> str:
+    """The benchmark's table from its newest full run(s) (one per setting), with when and which commit."""
+    header, rows_of = TABLES[benchmark]
+    entries = newest_per_setting([e for e in results.get(benchmark, []) if e.get("mode") == "full"])
+    if not entries:
+        return f"(no full run in `bench/results/{benchmark}.jsonl` yet)\n"
+    lines = table(header, rows_of(entries))
+    runs = list(dict.fromkeys(provenance(e) for e in entries))  # the runs the rows come from, each said once
+    return "\n".join(lines) + "\n\n" + "; ".join(runs) + ".\n"
+
+
 def fill_regions(text: str, page: str, results: dict, suite: list[dict]) -> str:
     """The page's text with every results region rendered again."""
     in_docs = page.startswith("docs/")
@@ -377,6 +480,8 @@ def fill_regions(text: str, page: str, results: dict, suite: list[dict]) -> str:
             body = glance(results, suite, link)
         elif name.startswith("json:"):
             body = json_lines(results, name.split(":", 1)[1])
+        elif name.startswith("table:") and name.split(":", 1)[1] in TABLES:
+            body = results_table(results, name.split(":", 1)[1])
         else:
             raise ValueError(f"{page}: unknown results region {name!r}")
         return match.group(1) + body + match.group(4)
