@@ -424,6 +424,26 @@ def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
     page = "text\n<!-- results:json:b?mode=quick -->\nold\n<!-- /results -->\nmore\n"
     filled = render.fill_regions(page, "docs/x.md", {"b": entries}, [])
     assert filled.startswith("text\n<!-- results:json:b?mode=quick -->\n```\n{") and filled.endswith("<!-- /results -->\nmore\n")
+    emulation = dict(
+        entries[0],
+        benchmark="emulation",
+        game="pong",
+        raw_ale_fps=40000.0,
+        op_fps=32000.0,
+        op_python_fps=28000.0,
+        vector_env_fps=25000.0,
+        gymnasium_fps=9000.0,
+        op_vs_raw_limit=0.8,
+        op_vs_vector_env=1.28,
+        commit="abc",
+    )
+    table = render.fill_regions(
+        "<!-- results:table:emulation -->\n<!-- /results -->\n", "docs/x.md", {"emulation": [emulation]}, []
+    )
+    assert "| pong | 40,000 | 32,000 | 28,000 | 25,000 | 9,000 | 0.8 | 1.28 |" in table and "commit `abc`" in table
+    assert "no full run" in render.fill_regions("<!-- results:table:emulation -->\n<!-- /results -->\n", "x", {}, [])
+    with pytest.raises(ValueError, match="unknown results region 'table:nonsense'"):
+        render.fill_regions("<!-- results:table:nonsense -->\n<!-- /results -->\n", "docs/x.md", {}, [])
     with pytest.raises(ValueError, match="unknown results region 'nonsense'"):
         render.fill_regions("<!-- results:nonsense -->\n<!-- /results -->\n", "docs/x.md", {}, [])
     corrupt = tmp_path / "results"
