@@ -9,7 +9,7 @@ From bench/results/<benchmark>.jsonl (the lines bench/common.py records, oldest 
 - the regions between `<!-- results:NAME -->` and `<!-- /results -->` in README.md and the docs pages: NAME
   `glance` is the README's "results at a glance" table; NAME `json:BENCHMARK[?FIELD=VALUE&...]` is that benchmark's newest
   lines as printed (one per setting; json_lines says how to choose them); NAME `table:BENCHMARK` is its table from
-  its newest full runs (TABLES);
+  the runs TABLES chooses;
 - the Atari suite's and the studies' pages (bench/render_atari_suite.py).
 Lines carried over from the docs, typed there before the results files existed, say so in their `imported` field;
 they have no commit.
@@ -413,7 +413,31 @@ def mujoco_table(entry: dict) -> list[list[str]]:
     ]
 
 
-TABLES = {  # a region table:NAME: (benchmark, its header, rows from the newest full lines (one per setting))
+def end_to_end_table(entries: list[dict]) -> list[list[str]]:
+    rows = []
+    for model in ("small", "large"):
+        for k, entry in enumerate(entries):
+            r = entry["results"].get(model)
+            if r is None:
+                continue
+            run = f"{common.recorded(entry)[:10]} ({'AB'[k] if len(entries) == 2 else k + 1})"
+            rows.append(
+                [f"{model.title()}Model ({r['parameters'] / 1e6:.1f}M parameters), {run}"]
+                + [number(r[key]) for key in ("naive_fps", "unpipelined_fps", "pipelined_fps", "roofline_fps")]
+                + [number(r["vs_naive"]), number(r["vs_roofline"]), f"{r['idle_fraction']:.1%}"]
+            )
+    return rows
+
+
+def newest_full(entries: list[dict]) -> list[dict]:
+    return newest_per_setting([e for e in entries if e.get("mode") == "full"])
+
+
+def two_newest_quick(entries: list[dict]) -> list[dict]:
+    return [e for e in entries if e.get("mode") == "quick"][-2:]
+
+
+TABLES = {  # a region table:NAME: (its header, rows from the lines chosen, how the lines are chosen)
     "population_inference": (
         [
             "model, P",
@@ -426,6 +450,7 @@ TABLES = {  # a region table:NAME: (benchmark, its header, rows from the newest 
             "dense layer fp32 / bf16",
         ],
         lambda entries: population_table(entries[-1]),
+        newest_full,
     ),
     "emulation": (
         [
@@ -439,6 +464,7 @@ TABLES = {  # a region table:NAME: (benchmark, its header, rows from the newest 
             "ops / vector env",
         ],
         emulation_table,
+        newest_full,
     ),
     "mujoco": (
         [
@@ -452,16 +478,31 @@ TABLES = {  # a region table:NAME: (benchmark, its header, rows from the newest 
             "ops / EnvPool",
         ],
         lambda entries: mujoco_table(entries[-1]),
+        newest_full,
+    ),
+    "end_to_end": (
+        [
+            "model, run",
+            "naive: Gymnasium + one Keras model per member",
+            "ours, 1 sub-population x 32 slots",
+            "ours, default: 2 x 16, pipelined",
+            "roofline",
+            "vs naive",
+            "vs roofline",
+            "idle",
+        ],
+        end_to_end_table,
+        two_newest_quick,
     ),
 }
 
 
 def results_table(results: dict[str, list[dict]], benchmark: str) -> str:
-    """The benchmark's table from its newest full run(s) (one per setting), with when and which commit."""
-    header, rows_of = TABLES[benchmark]
-    entries = newest_per_setting([e for e in results.get(benchmark, []) if e.get("mode") == "full"])
+    """The benchmark's table from the runs its entry in TABLES chooses, with when and which commit."""
+    header, rows_of, choose = TABLES[benchmark]
+    entries = choose(results.get(benchmark, []))
     if not entries:
-        return f"(no full run in `bench/results/{benchmark}.jsonl` yet)\n"
+        return f"(no run of the kind this table shows in `bench/results/{benchmark}.jsonl` yet)\n"
     lines = table(header, rows_of(entries))
     runs = list(dict.fromkeys(provenance(e) for e in entries))  # the runs the rows come from, each said once
     return "\n".join(lines) + "\n\n" + "; ".join(runs) + ".\n"

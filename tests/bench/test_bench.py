@@ -441,7 +441,7 @@ def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
         "<!-- results:table:emulation -->\n<!-- /results -->\n", "docs/x.md", {"emulation": [emulation]}, []
     )
     assert "| pong | 40,000 | 32,000 | 28,000 | 25,000 | 9,000 | 0.8 | 1.28 |" in table and "commit `abc`" in table
-    assert "no full run" in render.fill_regions("<!-- results:table:emulation -->\n<!-- /results -->\n", "x", {}, [])
+    assert "no run of the kind" in render.fill_regions("<!-- results:table:emulation -->\n<!-- /results -->\n", "x", {}, [])
     with pytest.raises(ValueError, match="unknown results region 'table:nonsense'"):
         render.fill_regions("<!-- results:table:nonsense -->\n<!-- /results -->\n", "docs/x.md", {}, [])
     with pytest.raises(ValueError, match="unknown results region 'nonsense'"):
