@@ -71,6 +71,24 @@ def number(value):
     return "" if value is None else f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
 
 
+GOALS = {"RS 1B": 7, "GA 1B": 3}  # the suite's goal: above the paper's column on this many of its nine games
+
+
+def goals_line(games):
+    """How many games so far score above the paper's random search and GA at 1B frames (ours at ALE's cap),
+    against the goal's counts."""
+    scored = {game: entry["ratios"] for game, entry in games.items() if entry.get("ratios")}
+    parts = []
+    for column, needed in GOALS.items():
+        above = sorted(game for game, ratios in scored.items() if (ratios.get(column) or 0) > 1)
+        parts.append(
+            f"above {column} on {len(above)} of the {len(scored)} games scored"
+            + (f" ({', '.join(above)})" if above else "")
+            + f"; the goal is {needed} of the paper's {len(PAPER_GAMES)}"
+        )
+    return "Against the paper at 1B frames: " + "; ".join(parts) + "."
+
+
 def render(results_path, page=PAGE):
     """Writes the page and its figures (in a folder beside it named after it); returns the page's path."""
     entries = common.read_lines(results_path)
@@ -113,7 +131,7 @@ def render(results_path, page=PAGE):
                 + " | ".join("" if r is None else f"{r:.2f}" for r in ratios)
                 + f" | {common.recorded(entry)[:10]}, {entry['commit']} |"
             )
-        lines.append("")
+        lines += ["", goals_line(games), ""]
         for game, entry in sorted(games.items()):
             name = (
                 "-".join(
