@@ -429,6 +429,34 @@ def end_to_end_table(entries: list[dict]) -> list[list[str]]:
     return rows
 
 
+def soak_table(entries: list[dict]) -> list[list[str]]:
+    e = entries[-1]
+    rows = [
+        ["resident memory (MiB)"]
+        + [
+            number(v)
+            for v in (
+                e["rss_mib"]["first"],
+                e["rss_mib"]["settled"],
+                e["rss_mib_every_10"][10],
+                e["rss_mib"]["last"],
+                e["rss_mib"]["max"],
+            )
+        ]
+    ]
+    for label, key in (
+        ("C heap in use (MiB)", "heap_in_use_mib_every_10"),
+        ("freed blocks glibc keeps (MiB)", "heap_free_mib_every_10"),
+    ):
+        samples = e[key]
+        rows.append([label] + [number(v) for v in (samples[0], samples[1], samples[10], samples[-1], max(samples[1:]))])
+    for label, key in (("open files", "files"), ("threads", "threads")):
+        rows.append([label, "", number(e[key]["settled"]), "", number(e[key]["last"]), number(e[key]["max"])])
+    growth = ", ".join(f"{name} {value:.1%}" for name, value in e["growth"].items())
+    rows.append([f"growth after generation {e['settle']} (target {e['target']:.0%})", growth, "", "", "", ""])
+    return rows
+
+
 def newest_full(entries: list[dict]) -> list[dict]:
     return newest_per_setting([e for e in entries if e.get("mode") == "full"])
 
@@ -479,6 +507,11 @@ TABLES = {  # a region table:NAME: (its header, rows from the lines chosen, how 
         ],
         lambda entries: mujoco_table(entries[-1]),
         newest_full,
+    ),
+    "soak": (
+        ["", "first generation", "generation 10", "100", "last", "max after 10"],
+        soak_table,
+        lambda entries: [e for e in entries if e.get("mode") == "full"][-1:],
     ),
     "end_to_end": (
         [
