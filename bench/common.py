@@ -33,13 +33,14 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(HERE)
-IN_CHECKOUT = os.path.isdir(os.path.join(CHECKOUT, "workbench")) and os.path.isdir(os.path.join(CHECKOUT, ".git"))
+IN_CHECKOUT = os.path.isdir(os.path.join(CHECKOUT, "workbench")) and os.path.exists(
+    os.path.join(CHECKOUT, ".git")
+)  # a worktree's .git is a file
 if __name__ == "common" and os.path.isdir(os.path.join(CHECKOUT, "workbench")):
     sys.path.insert(0, CHECKOUT)  # run from a source checkout: its package (installed, this is workbench.bench)
 
 RESULTS_VARIABLE = "WORKBENCH_BENCH_RESULTS"
 RESULTS_DIR = os.path.join(CHECKOUT, "bench", "results") if IN_CHECKOUT else os.path.join(os.getcwd(), "bench-results")
-MODES = ("smoke", "quick", "full")
 
 
 def quiet_start(keras: bool = False) -> None:
@@ -51,14 +52,13 @@ def quiet_start(keras: bool = False) -> None:
 
 
 # -- the command line -------------------------------------------------------------------------------------
-def parser(doc: str | None, quick: str, smoke: str, modes: bool = True) -> argparse.ArgumentParser:
+def parser(doc: str | None, quick: str, smoke: str) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark has: --quick and --smoke (one at most; neither is the
-    full run; modes=False leaves them out), --verbose, --results FILE and --no-record."""
+    full run; `quick` and `smoke` are their help), --verbose, --results FILE and --no-record."""
     result = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    if modes:
-        group = result.add_mutually_exclusive_group()
-        group.add_argument("--quick", action="store_true", help=quick)
-        group.add_argument("--smoke", action="store_true", help=smoke)
+    group = result.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help=quick)
+    group.add_argument("--smoke", action="store_true", help=smoke)
     result.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     result.add_argument(
         "--results",
@@ -71,8 +71,8 @@ def parser(doc: str | None, quick: str, smoke: str, modes: bool = True) -> argpa
 
 
 def mode_of(args: argparse.Namespace) -> str:
-    """ "smoke", "quick" or "full" from the parsed --smoke / --quick."""
-    return "smoke" if getattr(args, "smoke", False) else "quick" if getattr(args, "quick", False) else "full"
+    """The run's mode from the parsed --smoke / --quick: "smoke", "quick" or "full"."""
+    return "smoke" if args.smoke else "quick" if args.quick else "full"
 
 
 def positive_int(text: str) -> int:
@@ -190,6 +190,12 @@ def stamp(report: dict) -> dict:
     )
 
 
+def results_folder() -> str:
+    """Where results files (and the runs of the learning benchmarks) go: $WORKBENCH_BENCH_RESULTS, else the
+    checkout's bench/results, else ./bench-results."""
+    return os.environ.get(RESULTS_VARIABLE) or RESULTS_DIR
+
+
 def results_file(benchmark: str, mode: str, args: argparse.Namespace | None = None) -> str | None:
     """Where a run's line goes: --results, else $WORKBENCH_BENCH_RESULTS or the default folder, with smoke runs in
     its smoke/ subfolder; None with --no-record."""
@@ -197,7 +203,7 @@ def results_file(benchmark: str, mode: str, args: argparse.Namespace | None = No
         return None
     if args is not None and getattr(args, "results", None):
         return args.results
-    folder = os.environ.get(RESULTS_VARIABLE) or RESULTS_DIR
+    folder = results_folder()
     return os.path.join(folder, "smoke", f"{benchmark}.jsonl") if mode == "smoke" else os.path.join(folder, f"{benchmark}.jsonl")
 
 

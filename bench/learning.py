@@ -313,7 +313,9 @@ def main(argv=None):
         action="store_true",
         help="do not train: score the run already in --out again (and write the curve and JSON line)",
     )
-    parser.add_argument("--out", help="results directory (default bench/results/learning-GAME-ALGO[-study])")
+    parser.add_argument(
+        "--out", help="the run's folder (default bench/results/learning-GAME-ALGO[-study]; ./bench-results/ outside a checkout)"
+    )
     args = parser.parse_args(argv)
     name = common.mode_of(args)
     settings = MODES[name]
@@ -357,7 +359,7 @@ def main(argv=None):
     frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
     episodes = args.test_episodes or (MUJOCO_TEST_EPISODES[name] if task is not None else settings["test_episodes"])
     label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")
-    out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"learning-{game}-{label}")
+    out = args.out or os.path.join(common.results_folder(), f"learning-{game}-{label}")  # beside the results files
     os.makedirs(out, exist_ok=True)
 
     def preset_config(algorithm, **fields):

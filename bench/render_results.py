@@ -34,7 +34,6 @@ except ImportError:  # python bench/render_results.py
 
 ROOT = common.CHECKOUT
 RESULTS = os.path.join(common.HERE, "results")
-RESULTS_PAGE = os.path.join(ROOT, "docs", "results.md")
 REGION_PAGES = ("README.md", "docs/benchmarks.md", "docs/ray.md", "docs/learning.md", "docs/continuous_control.md")
 OWN_RENDERER = ("atari_suite", "atari_studies")  # results files (and their -quick forms) with pages of their own
 TITLES = {  # benchmark -> (title, the page that explains it)
@@ -116,7 +115,10 @@ def provenance(entry: dict) -> str:
     """When, which mode, which commit, which machine."""
     machine = entry.get("machine") or {}
     where = ", ".join(str(part) for part in (machine.get("cpu"), f"{machine.get('cores')} cores") if part)
-    code = f"commit `{entry['commit']}`" if entry.get("commit") else "no commit (typed into the docs before results files)"
+    if entry.get("commit"):
+        code = f"commit `{entry['commit']}`"
+    else:
+        code = "carried over from the docs (no commit)" if entry.get("imported") else "no commit recorded"
     return f"{common.recorded(entry)[:10]}, {entry.get('mode', 'full')} run, {code}, {where}"
 
 
@@ -306,15 +308,15 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
             [frostbite],
             "learning.md",
         )
-    games = {}
-    for entry in suite:
-        if entry.get("mode") == "full" and not entry.get("changes"):
-            games[entry["game"]] = entry
-    if games:
+    full = [e for e in suite if e.get("mode") == "full" and not e.get("changes")]
+    if full:  # the games of the newest full suite's settings
+        kind = ("algorithm", "preset", "budget_frames", "seed")
+        games = {e["game"]: e for e in full if all(e.get(k) == full[-1].get(k) for k in kind)}
         done = ", ".join(f"{game} {e['test_ale_cap']['mean']:,.0f}" for game, e in games.items() if e.get("test_ale_cap"))
         left = len(render_atari_suite.PAPER_GAMES) - len(games)
         row(
-            "Atari suite, GA `pc`, 50M frames per game",
+            f"Atari suite, {full[-1]['algorithm'].upper()} `{full[-1]['preset']}`, "
+            f"{full[-1]['budget_frames'] / 1e6:g}M frames per game",
             done + (f" ({left} of the paper's games to go)" if left > 0 else ""),
             list(games.values()),
             "atari_suite.md",
