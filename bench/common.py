@@ -214,9 +214,9 @@ def append_line(path: str, entry: dict) -> None:
         f.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
 
-def record(report: dict, args: argparse.Namespace | None = None, unprinted: tuple = ()) -> dict:
+def record(report: dict, args: argparse.Namespace | None = None) -> dict:
     """Stamps the report (stamp), appends it to its results file (results_file) and prints it as the run's last
-    line, without the keys in `unprinted` (a curve, say: the file keeps them). Returns the stamped report."""
+    line. Returns the stamped report."""
     stamped = stamp(report)
     path = results_file(report["benchmark"], report.get("mode", "full"), args)
     if path is not None:
@@ -224,7 +224,7 @@ def record(report: dict, args: argparse.Namespace | None = None, unprinted: tupl
         shown = os.path.relpath(path)
         print(f"recorded in {path if shown.startswith('..') else shown}", file=sys.stderr)
     sys.stdout.flush()
-    print(json.dumps({k: v for k, v in stamped.items() if k not in unprinted}, separators=(",", ":")))
+    print(json.dumps(stamped, separators=(",", ":")))
     return stamped
 
 
