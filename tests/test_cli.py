@@ -103,7 +103,7 @@ def test_errors_name_the_argument(tmp_path, capsys):
     assert code == 2 and "error" in err
     code, out, _ = in_process(capsys, "train", "--help")
     assert code == 0 and "--truncation" in out and "--minutes" in out
-    for name in ("emulatoin", "../bench/emulation", "__init__"):  # checked before any benchmark runs
+    for name in ("emulatoin", "../bench/emulation", "__init__", "common"):  # checked before any benchmark runs
         code, _, err = in_process(capsys, "bench", "emulation", name)
         assert code == 1 and f"unknown benchmark {name!r}" in err
     assert not os.listdir(tmp_path)  # no run directory was started

@@ -333,8 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import importlib.util
 
         names = args.names or ["population_inference", "emulation", "end_to_end", "ray_scaling"]
-        for name in names:
-            if not name.isidentifier() or name.startswith("_") or importlib.util.find_spec(f"workbench.bench.{name}") is None:
+        for name in names:  # a benchmark is a module of workbench.bench with a main() (not its shared helpers)
+            spec = importlib.util.find_spec(f"workbench.bench.{name}") if name.isidentifier() and name[0] != "_" else None
+            if spec is None or spec.origin is None or "\ndef main(" not in open(spec.origin).read():
                 raise SystemExit(f"unknown benchmark {name!r}")
         for name in names:
             code = subprocess.call([sys.executable, "-m", f"workbench.bench.{name}"] + (["--quick"] if args.quick else []))
