@@ -215,16 +215,18 @@ def append_line(path: str, entry: dict) -> None:
 
 
 def record(report: dict, args: argparse.Namespace | None = None) -> dict:
-    """Stamps the report (stamp), appends it to its results file (results_file) and prints it as the run's last
-    line. Returns the stamped report."""
+    """Stamps the report (stamp), prints it as the run's last line on stdout and appends it to its results file
+    (results_file); SystemExit naming the file when it cannot be written. Returns the stamped report."""
     stamped = stamp(report)
+    print(json.dumps(stamped, separators=(",", ":")), flush=True)  # printed first: a failed write loses nothing
     path = results_file(report["benchmark"], report.get("mode", "full"), args)
     if path is not None:
-        append_line(path, stamped)
+        try:
+            append_line(path, stamped)
+        except OSError as error:
+            raise SystemExit(f"--results: cannot append to {path}: {error} (the line is printed above)") from None
         shown = os.path.relpath(path)
         print(f"recorded in {path if shown.startswith('..') else shown}", file=sys.stderr)
-    sys.stdout.flush()
-    print(json.dumps(stamped, separators=(",", ":")))
     return stamped
 
 

@@ -584,7 +584,11 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale file")
     args = parser.parse_args(argv)
     stale = []
-    for page, text in rendered().items():
+    try:
+        files = rendered()
+    except (OSError, ValueError) as error:  # a corrupt results file, an unknown region: named, no traceback
+        sys.exit(f"render_results: {error}")
+    for page, text in files.items():
         path = os.path.join(ROOT, page)
         current = open(path).read() if os.path.exists(path) else None
         if current == text:

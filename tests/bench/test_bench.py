@@ -451,3 +451,26 @@ def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
     (corrupt / "b.jsonl").write_text('{"benchmark": "b"}\n[1, 2]\n')
     with pytest.raises(ValueError, match="b.jsonl line 2 is not a JSON object"):
         render.load_results(str(corrupt))
+
+
+def test_a_benchmark_line_is_printed_even_when_its_results_file_cannot_be_written(tmp_path, capsys):
+    common = load_bench("common")
+    args = common.parser(None, quick="q", smoke="s").parse_args(["--results", str(tmp_path)])  # a folder
+    with pytest.raises(SystemExit, match=f"--results: cannot append to {tmp_path}"):
+        common.record({"benchmark": "b", "mode": "full", "x": 1}, args)
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert printed["x"] == 1 and printed["recorded"] and "machine" in printed
+    written = tmp_path / "b.jsonl"
+    args = common.parser(None, quick="q", smoke="s").parse_args(["--results", str(written)])
+    common.record({"benchmark": "b", "mode": "full", "x": 2}, args)
+    assert [line["x"] for line in common.read_lines(str(written))] == [2]
+    assert common.results_file("b", "full", common.parser(None, quick="q", smoke="s").parse_args(["--no-record"])) is None
+    assert common.results_file("b", "smoke").endswith(os.path.join("smoke", "b.jsonl"))
+
+
+def test_the_results_renderer_names_a_corrupt_results_file(tmp_path, monkeypatch):
+    render = load_bench("render_results")
+    monkeypatch.setattr(render, "rendered", lambda: render.load_results(str(tmp_path)))
+    (tmp_path / "b.jsonl").write_text("not json\n")
+    with pytest.raises(SystemExit, match="b.jsonl line 1 is not JSON"):
+        render.main(["--check"])
