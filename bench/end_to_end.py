@@ -41,7 +41,7 @@ common.quiet_start(keras=True)  # the naive loop is a Keras network per genome
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, common.HERE)  # its siblings (emulation.py, population_inference.py)
 from emulation import RawAle  # noqa: E402
 from population_inference import flops_per_observation, measure_peak_gflops, measure_read_gbps  # noqa: E402
 

@@ -331,11 +331,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "bench":  # the benchmarks install with the package as workbench.bench (setup.py)
         import importlib.util
+        import pathlib
 
         names = args.names or ["population_inference", "emulation", "end_to_end", "ray_scaling"]
         for name in names:  # a benchmark is a module of workbench.bench with a main() (not its shared helpers)
             spec = importlib.util.find_spec(f"workbench.bench.{name}") if name.isidentifier() and name[0] != "_" else None
-            if spec is None or spec.origin is None or "\ndef main(" not in open(spec.origin).read():
+            if spec is None or spec.origin is None or "\ndef main(" not in pathlib.Path(spec.origin).read_text():
                 raise SystemExit(f"unknown benchmark {name!r}")
         for name in names:
             code = subprocess.call([sys.executable, "-m", f"workbench.bench.{name}"] + (["--quick"] if args.quick else []))
