@@ -10,16 +10,24 @@
 #
 # Study 1, rank-1 mutations: the GA's children as rank-1 perturbations per layer (mutation_rank=1, run through
 # the inference op's perturbed mode, perturbed_rank=1) against the paper's full-rank mutations.
+# Study 2, half the population: population 100 with the 10 best as parents (the preset's 10 % truncation) against
+# 200 and 20: twice the generations in the same frames.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 STUDY=(--frames 10000000 --no-ale-cap --results bench/results/atari_studies.jsonl --append)
 RANK1=(--set mutation_rank=1 --set perturbed_rank=1)
+HALF=(--set population_size=100 --set truncation=10)
 
 for seed in 0 1; do
   for game in frostbite seaquest asteroids; do
     "$PYTHON" bench/atari_suite.py --games "$game" --seed "$seed" "${STUDY[@]}"
     "$PYTHON" bench/atari_suite.py --games "$game" --seed "$seed" "${STUDY[@]}" "${RANK1[@]}"
+  done
+done
+for seed in 0 1; do
+  for game in frostbite seaquest asteroids; do
+    "$PYTHON" bench/atari_suite.py --games "$game" --seed "$seed" "${STUDY[@]}" "${HALF[@]}"
   done
 done
 "$PYTHON" bench/render_atari_suite.py --studies
