@@ -102,7 +102,11 @@ def render(results_path, page=PAGE):
         "edit neither by hand. Scores are test means over fresh episodes (deep-ga protocol: up to 30 no-ops, "
         "the final elite, 30 episodes in a full run) at the training cap and at ALE's 108,000-frame cap; the "
         "paper's columns and our ratio to each (ours at ALE's cap / theirs) come from "
-        "[protocol.md](protocol.md). RS and GA were trained for 1B (or 6B) frames there.",
+        "[protocol](protocol.md). RS and GA were trained for 1B (or 6B) frames there. Hours are the time the "
+        "generations took (the sum over the run's history: a stopped and resumed run counts only the time it "
+        "ran, not the tests) and frames/s is frames over that time; the suite shared the 2 cores with other work "
+        "(tests, benchmarks, studies) for much of it, so these are wall times, not the machine's speed, which is "
+        "on the [benchmarks](benchmarks.md) page.",
         "",
     ]
     for key, games in groups(entries).items():
@@ -129,7 +133,7 @@ def render(results_path, page=PAGE):
                 f"{entry['frames'] / 1e6:.1f}M | {entry['seconds'] / 3600:.2f} | {number(entry['frames_per_second'])} | "
                 f"{number(entry['final_elite_training'])} | "
                 + " | ".join("" if r is None else f"{r:.2f}" for r in ratios)
-                + f" | {common.recorded(entry)[:10]}, {entry['commit']} |"
+                + f" | {common.recorded(entry)[:10]}, {entry['commit'] or 'not recorded'} |"
             )
         lines += ["", goals_line(games), ""]
         for game, entry in sorted(games.items()):
