@@ -14,6 +14,8 @@ check_batch  checks a batch (any EnvBatch, yours too) against the contract they 
 
 from __future__ import annotations
 
+from typing import Any
+
 from workbench.envs.atari import AtariBatch
 from workbench.envs.atari_config import AtariConfig
 from workbench.envs.batch import (
@@ -35,7 +37,7 @@ from workbench.envs.mujoco_tasks import find_mujoco_task, resolve_mujoco_task
 from workbench.envs.simulator_batch import SimulatorBatch
 
 
-def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: object) -> EnvBatch:
+def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: Any) -> EnvBatch:
     """An AtariBatch when `name` is an Atari game, a MujocoBatch when it is one of the MuJoCo tasks of the ops
     (Gymnasium id or short name), else a GymBatch of the Gymnasium id `name`.
 

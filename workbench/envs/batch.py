@@ -76,7 +76,7 @@ class EnvBatch:
     action_size: int | None = None  # length of an action vector (continuous actions)
     action_low: np.ndarray | None = None  # float32 [action_size], the nominal range of continuous actions
     action_high: np.ndarray | None = None
-    observation_shape: tuple = None
+    observation_shape: tuple[int, ...]  # declared by each subclass (the contract checks it)
     observation_dtype: Any = None
 
     @property
@@ -181,21 +181,21 @@ class EnvBatch:
 
     def start(self, indices: Indices = None, seeds: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """reset() without reading the observations; returns the validated indices."""
-        indices = self.check_indices(indices)
+        checked = self.check_indices(indices)
         if seeds is None:
-            seeds = np.array([episode_seed(self.seed, i, self._episodes[i]) for i in indices], np.int64)
+            seed_values = np.array([episode_seed(self.seed, i, self._episodes[i]) for i in checked], np.int64)
         else:
-            seeds = _integer_vector(seeds, "seeds")
-            if seeds.shape[0] != indices.shape[0]:
-                raise ValueError(f"seeds must have one value per index ({indices.shape[0]}), got {seeds.shape[0]}")
-            if seeds.size and (seeds.min() < -(1 << 63) or seeds.max() >= (1 << 63)):
+            seed_values = _integer_vector(seeds, "seeds")
+            if seed_values.shape[0] != checked.shape[0]:
+                raise ValueError(f"seeds must have one value per index ({checked.shape[0]}), got {seed_values.shape[0]}")
+            if seed_values.size and (seed_values.min() < -(1 << 63) or seed_values.max() >= (1 << 63)):
                 raise ValueError("seeds must fit in int64")
-            seeds = seeds.astype(np.int64)
-        done = self._reset(indices, seeds) if indices.size else None
-        self._episodes[indices] += 1
-        self._started[indices] = True
-        self._done[indices] = False if done is None else np.asarray(done, bool)
-        return indices
+            seed_values = seed_values.astype(np.int64)
+        done = self._reset(checked, seed_values) if checked.size else None
+        self._episodes[checked] += 1
+        self._started[checked] = True
+        self._done[checked] = False if done is None else np.asarray(done, bool)
+        return checked
 
     def _step_and_observe(self, indices, actions):
         rewards, done = self._step(indices, actions)
@@ -204,24 +204,24 @@ class EnvBatch:
     def step(self, indices: Indices, actions: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One step of the environments at indices with actions (ints [n], or floats [n, action_size] when
         continuous); returns (rewards float32 [n], done bool [n])."""
-        indices, actions = self._check_step(indices, actions)
-        if not indices.size:
+        checked, action_values = self._check_step(indices, actions)
+        if not checked.size:
             return np.zeros(0, np.float32), np.zeros(0, bool)
-        rewards, done = self._step(indices, actions)
+        rewards, done = self._step(checked, action_values)
         rewards, done = np.asarray(rewards, np.float32), np.asarray(done, bool)
-        self._done[indices] = done
+        self._done[checked] = done
         return rewards, done
 
     def step_and_observe(
         self, indices: Indices, actions: Sequence[int] | np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """step() and then observation() of the same environments, in one pass where the backend can."""
-        indices, actions = self._check_step(indices, actions)
-        if not indices.size:
-            return np.zeros(0, np.float32), np.zeros(0, bool), self.observation(indices)
-        rewards, done, observations = self._step_and_observe(indices, actions)
+        checked, action_values = self._check_step(indices, actions)
+        if not checked.size:
+            return np.zeros(0, np.float32), np.zeros(0, bool), self.observation(checked)
+        rewards, done, observations = self._step_and_observe(checked, action_values)
         rewards, done = np.asarray(rewards, np.float32), np.asarray(done, bool)
-        self._done[indices] = done
+        self._done[checked] = done
         return rewards, done, np.asarray(observations)
 
     def _check_step(self, indices, actions):
@@ -288,20 +288,17 @@ class EnvBatch:
         """Validated int32 indices (all environments when None): in range, distinct, reset if `started`."""
         if self._closed:
             raise RuntimeError(f"this {type(self).__name__} is closed")
-        if indices is None:
-            indices = np.arange(self.batch_size, dtype=np.int32)
-        else:
-            indices = _integer_vector(indices, "indices")
-        bad = np.flatnonzero((indices < 0) | (indices >= self.batch_size))
+        values = np.arange(self.batch_size, dtype=np.int32) if indices is None else _integer_vector(indices, "indices")
+        bad = np.flatnonzero((values < 0) | (values >= self.batch_size))
         if bad.size:
             i = bad[0]
-            raise ValueError(f"indices[{i}] = {indices[i]} is out of range [0, {self.batch_size})")
-        if np.unique(indices).size != indices.size:
-            values, counts = np.unique(indices, return_counts=True)
-            raise ValueError(f"indices must be distinct; {values[counts > 1].tolist()} repeated")
+            raise ValueError(f"indices[{i}] = {values[i]} is out of range [0, {self.batch_size})")
+        if np.unique(values).size != values.size:
+            distinct, counts = np.unique(values, return_counts=True)
+            raise ValueError(f"indices must be distinct; {distinct[counts > 1].tolist()} repeated")
         if started:
-            fresh = np.flatnonzero(~self._started[indices])
+            fresh = np.flatnonzero(~self._started[values])
             if fresh.size:
                 i = fresh[0]
-                raise ValueError(f"indices[{i}] = {indices[i]} has not been reset yet; call reset first")
-        return indices.astype(np.int32)
+                raise ValueError(f"indices[{i}] = {values[i]} has not been reset yet; call reset first")
+        return values.astype(np.int32)

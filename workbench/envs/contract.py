@@ -157,9 +157,10 @@ class _Checker:
     def interface(self):
         b = self.batch
         _require(isinstance(b.batch_size, int) and b.batch_size >= 1, f"batch_size {b.batch_size!r}")
+        shape = getattr(b, "observation_shape", None)
         _require(
-            isinstance(b.observation_shape, tuple) and all(isinstance(d, int) and d >= 0 for d in b.observation_shape),
-            f"observation_shape must be a tuple of sizes, got {b.observation_shape!r}",
+            isinstance(shape, tuple) and all(isinstance(d, int) and d >= 0 for d in shape),
+            f"observation_shape must be a tuple of sizes, got {shape!r}",
         )
         _require(b.observation_dtype is not None, "observation_dtype is not declared")
         if b.continuous_actions:

@@ -18,6 +18,8 @@ Slow (one Python environment per simulation), but exact; the fallback when the o
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from workbench.envs.mujoco_tasks import INFO_TERMS, MujocoTask
@@ -55,7 +57,9 @@ class ReferenceMujocoBackend:
         self.task, self.settings, self.main_body = task, settings, main_body
         kwargs = dict(settings, main_body=main_body) if "main_body" in settings else dict(settings)
         kwargs["xml_file"] = task.xml_path(settings)
-        self.envs = [gymnasium.make(task.gymnasium_id, max_episode_steps=max_episode_steps, **kwargs) for _ in range(batch_size)]
+        self.envs: list[Any] = [
+            gymnasium.make(task.gymnasium_id, max_episode_steps=max_episode_steps, **kwargs) for _ in range(batch_size)
+        ]
         model = self.envs[0].unwrapped.model
         self.nq, self.nv, self.action_size = int(model.nq), int(model.nv), int(model.nu)
         self.observation_size = int(self.envs[0].unwrapped._get_obs().size)  # not observation_space (module doc)

@@ -33,18 +33,22 @@ class MujocoRenderer:
     def __init__(self, task_id: str, kwargs: dict, size: tuple[int, int]) -> None:
         height, width = size
         self._lock = threading.Lock()
-        self._process = subprocess.Popen([sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        process = subprocess.Popen([sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert process.stdin is not None and process.stdout is not None  # both are pipes
+        self._process: subprocess.Popen[bytes] | None = process
+        self._requests, self._replies = process.stdin, process.stdout
         try:
-            protocol.write_message(self._process.stdin, (task_id, dict(kwargs), int(width), int(height)))
+            protocol.write_message(self._requests, (task_id, dict(kwargs), int(width), int(height)))
             self._reply("ready")
         except BaseException:
             self.close()
             raise
 
     def _reply(self, expected):
-        message = protocol.read_message(self._process.stdout)
+        message = protocol.read_message(self._replies)
         if message is None:
-            raise RuntimeError(f"the MuJoCo render process ended unexpectedly (exit code {self._process.poll()}). " + HINT)
+            code = None if self._process is None else self._process.poll()
+            raise RuntimeError(f"the MuJoCo render process ended unexpectedly (exit code {code}). " + HINT)
         kind, value = message
         if kind == "error":
             raise RuntimeError(f"MuJoCo could not render: {value}. {HINT}")
@@ -56,7 +60,7 @@ class MujocoRenderer:
         with self._lock:
             if self._process is None:
                 raise RuntimeError("this MujocoRenderer is closed")
-            protocol.write_message(self._process.stdin, ("render", np.asarray(qpos, np.float64), np.asarray(qvel, np.float64)))
+            protocol.write_message(self._requests, ("render", np.asarray(qpos, np.float64), np.asarray(qvel, np.float64)))
             return self._reply("frames")
 
     def close(self) -> None:
@@ -66,8 +70,8 @@ class MujocoRenderer:
         if process is None:
             return
         try:
-            protocol.write_message(process.stdin, ("close",))
-            process.stdin.close()
+            protocol.write_message(self._requests, ("close",))
+            self._requests.close()
             process.wait(timeout=10)
         except (OSError, ValueError, subprocess.TimeoutExpired):
             process.kill()

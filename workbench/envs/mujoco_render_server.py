@@ -42,7 +42,7 @@ def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
         import gymnasium
         import numpy as np
 
-        env = gymnasium.make(task_id, render_mode="rgb_array", width=width, height=height, **kwargs)
+        env: Any = gymnasium.make(task_id, render_mode="rgb_array", width=width, height=height, **kwargs)
         env.reset(seed=0)
         env.render()
     except Exception as error:  # noqa: BLE001 - reported to the parent, which raises it

@@ -152,8 +152,12 @@ def _check_range(name, value):
 
 _PLANAR_INFO = ("x_position", "z_distance_from_origin", "x_velocity", "reward_forward", "reward_ctrl", "reward_survive")
 _XY_INFO = ("x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity", "reward_forward", "reward_ctrl")
-_PLANAR_NEEDS = dict(min_nq=3, min_state=3, reads="the x position, height and angle at qpos[0], qpos[1] and qpos[2]")
-_HUMANOID_NEEDS = dict(min_nq=3, min_state=3, reads="the x and y position and the height at qpos[0], qpos[1] and qpos[2]")
+_PLANAR_NEEDS: dict[str, Any] = dict(
+    min_nq=3, min_state=3, reads="the x position, height and angle at qpos[0], qpos[1] and qpos[2]"
+)
+_HUMANOID_NEEDS: dict[str, Any] = dict(
+    min_nq=3, min_state=3, reads="the x and y position and the height at qpos[0], qpos[1] and qpos[2]"
+)
 INF = float("inf")
 _HUMANOID = dict(
     xml_file="humanoid.xml",
