@@ -25,7 +25,9 @@ from workbench.training import ALGORITHMS, load_checkpoint, save_checkpoint
 
 TABLE = NoiseTable.shared(2**16, seed=3)
 SMALL = {  # a few members each, so that three generations take milliseconds
-    "GeneticAlgorithm": dict(population_size=8, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=2),
+    "GeneticAlgorithm": dict(  # self-adapted sigma: its draws are part of what a resume must continue exactly
+        population_size=8, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=2, sigma_adaptation=0.3
+    ),
     "EvolutionStrategy": dict(population_size=8, sigma=0.1, learning_rate=0.05),
     "NoveltySearchES": dict(population_size=6, sigma=0.1, learning_rate=0.05, meta_population_size=2),
     "AugmentedRandomSearch": dict(directions=4, top_directions=2, step_size=0.05, noise=0.1, center_episodes=1),

@@ -36,7 +36,14 @@ def wait_for(condition, timeout=60.0):
 
 def test_slider_and_typed_values_reach_trainer_set(dashboard, trainer):
     controls = dashboard.controls
-    assert set(controls.sliders) == {"sigma", "truncation", "population_size", "elite_episodes", "max_episode_frames"}
+    assert set(controls.sliders) == {
+        "sigma",
+        "sigma_adaptation",
+        "truncation",
+        "population_size",
+        "elite_episodes",
+        "max_episode_frames",
+    }
     controls.sliders["sigma"].value = 0.05
     assert trainer.strategy.hyperparameters.pending == {"sigma": 0.05}
     controls.inputs["truncation"].value = "3"

@@ -9,11 +9,19 @@ of parents drawn uniformly from the truncation best members (each child is its
 parent plus one mutation: sigma times a noise slice, or with mutation_rank r
 a rank-r perturbation per layer). truncation = 0 is random search: every
 generation is drawn fresh (the elite still carries over).
+
+With sigma_adaptation tau > 0 the mutation power is self-adapted, as in the
+classic evolution strategies (Schwefel; Beyer and Schwefel 2002): each genome
+carries the sigma of its last mutation, and a child's sigma is its parent's
+times exp(tau N(0, 1)), kept within [sigma / 10, 10 sigma] of the configured
+sigma (which a genome without mutations starts from). Selection then keeps the
+step sizes that made good children. tau = 0 is the paper's single sigma.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -48,6 +56,14 @@ class GAConfig:
     mutation_rank: int = hyperparameter(
         0, "mutation rank", "0 = full-rank mutations (the paper); r > 0 = rank-r mutations per layer", scale="int"
     )
+    sigma_adaptation: float = hyperparameter(
+        0.0,
+        "σ self-adaptation τ",
+        "0 = every child mutates with σ (the paper); τ > 0 = a child's σ is its parent's times exp(τ N(0,1)), within [σ/10, 10σ]",
+        low=0.0,
+        high=2.0,
+        step=0.05,
+    )
 
     def validated(self) -> GAConfig:
         check_int("population_size", self.population_size, 2)
@@ -63,6 +79,7 @@ class GAConfig:
         check_int("elite_episodes", self.elite_episodes, 1)
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_rank(self.mutation_rank, "mutation_rank")
+        check_real("sigma_adaptation", self.sigma_adaptation, 0, 2)
         return self
 
     @classmethod
@@ -81,6 +98,7 @@ class GeneticAlgorithm(Strategy):
     kind = "GeneticAlgorithm"
     config_class = GAConfig
     rank_field = "mutation_rank"
+    EXTRAS = ("sigma_median",)  # the median mutation power of the generation's children (with self-adaptation)
 
     def __init__(self, config: GAConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
@@ -123,12 +141,16 @@ class GeneticAlgorithm(Strategy):
         return Genome(self.space.sample_offset(self.rng))
 
     def _end_generation(self):
+        extras = {}
+        if self.config.sigma_adaptation > 0:
+            extras["sigma_median"] = float(np.median([self._sigma_of(g) for g in self.population]))
         self._record_generation(
             self.fitness,
             self.elite_fitness,
             self._elite,
             evaluations=len(self.population) * self.config.episodes_per_member
             + len(self.candidates) * self.config.elite_episodes,
+            **extras,
         )
         order = np.argsort(-self.fitness, kind="stable")
         self._start_next_generation()
@@ -140,10 +162,24 @@ class GeneticAlgorithm(Strategy):
                 children.append(self._random_genome())
             else:
                 parent = parents[int(self.rng.integers(0, truncation))]
-                children.append(parent.child(self.space.sample_offset(self.rng, rank), self.config.sigma, rank))
+                offset = self.space.sample_offset(self.rng, rank)
+                children.append(parent.child(offset, self._child_sigma(parent), rank))
         self.population = [self._elite] + children
         self.fitness = None
         self.candidates = None
+
+    def _sigma_of(self, genome: Genome) -> float:
+        """The mutation power a genome carries: its last mutation's sigma (the configured sigma without one)."""
+        return float(genome.mutations[-1][1]) if genome.mutations else self.config.sigma
+
+    def _child_sigma(self, parent: Genome) -> float:
+        """The configured sigma, or with self-adaptation the parent's times exp(tau N(0, 1)) within [sigma/10, 10 sigma]
+        (draws from the rng only when adapting, so runs without it keep their random sequence)."""
+        tau, sigma = self.config.sigma_adaptation, self.config.sigma
+        if tau == 0:
+            return sigma
+        adapted = self._sigma_of(parent) * math.exp(tau * float(self.rng.standard_normal()))
+        return min(max(adapted, sigma / 10), sigma * 10)
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -80,7 +80,8 @@ class GenerationRecord:
     evaluations: episodes the generation ran. hyperparameters: the settings in force (the strategy's
       config, plus max_episode_frames once the trainer has recorded it).
     extras: numbers a strategy adds (ES: gradient_norm; novelty search: center, center_return,
-      novelty_mean, novelty_max, archive_size); each strategy lists its names in Strategy.EXTRAS.
+      novelty_mean, novelty_max, archive_size; the GA with self-adapted sigma: sigma_median); each
+      strategy lists its names in Strategy.EXTRAS.
     frames, frames_total, seconds, frames_per_second, time_split ({TIME_SPLIT name: fraction}),
       bytes_shipped: the trainer's measurements (0 and {} until it fills them).
     busy_frames_per_second: the rate of the rounds' busy phases together (every slot running);
