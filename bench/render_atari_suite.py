@@ -74,18 +74,24 @@ def number(value):
 GOALS = {"RS 1B": 7, "GA 1B": 3}  # the suite's goal: above the paper's column on this many of its nine games
 
 
+def games_above(games):
+    """{column of GOALS: the games, by name, whose score (ours at ALE's cap) is above the paper's}, and how many
+    games have ratios."""
+    scored = {game: entry["ratios"] for game, entry in games.items() if entry.get("ratios")}
+    above = {column: sorted(g for g, ratios in scored.items() if (ratios.get(column) or 0) > 1) for column in GOALS}
+    return above, len(scored)
+
+
 def goals_line(games):
     """How many games so far score above the paper's random search and GA at 1B frames (ours at ALE's cap),
     against the goal's counts."""
-    scored = {game: entry["ratios"] for game, entry in games.items() if entry.get("ratios")}
-    parts = []
-    for column, needed in GOALS.items():
-        above = sorted(game for game, ratios in scored.items() if (ratios.get(column) or 0) > 1)
-        parts.append(
-            f"above {column} on {len(above)} of the {len(scored)} games scored"
-            + (f" ({', '.join(above)})" if above else "")
-            + f"; the goal is {needed} of the paper's {len(PAPER_GAMES)}"
-        )
+    above, scored = games_above(games)
+    parts = [
+        f"above {column} on {len(above[column])} of the {scored} games scored"
+        + (f" ({', '.join(above[column])})" if above[column] else "")
+        + f"; the goal is {needed} of the paper's {len(PAPER_GAMES)}"
+        for column, needed in GOALS.items()
+    ]
     return "Against the paper at 1B frames: " + "; ".join(parts) + "."
 
 

@@ -314,10 +314,14 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
         games = {e["game"]: e for e in full if all(e.get(k) == full[-1].get(k) for k in kind)}
         done = ", ".join(f"{game} {e['test_ale_cap']['mean']:,.0f}" for game, e in games.items() if e.get("test_ale_cap"))
         left = len(render_atari_suite.PAPER_GAMES) - len(games)
+        above, scored = render_atari_suite.games_above(games)
+        versus = ", ".join(f"{column} on {len(names)}" for column, names in above.items())
         row(
             f"Atari suite, {full[-1]['algorithm'].upper()} `{full[-1]['preset']}`, "
             f"{full[-1]['budget_frames'] / 1e6:g}M frames per game",
-            done + (f" ({left} of the paper's games to go)" if left > 0 else ""),
+            done
+            + f"; above the paper's {versus} of these {scored}"
+            + (f" ({left} of the paper's games to go)" if left > 0 else ""),
             list(games.values()),
             "atari_suite.md",
         )
