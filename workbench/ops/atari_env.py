@@ -16,6 +16,7 @@ from typing import Any
 import tensorflow as tf
 
 from workbench.ops import _loader
+from workbench.ops._resources import destroy as destroy  # re-exported: the backends' finalizers call it
 
 _checked_ale = False
 
@@ -60,15 +61,6 @@ def create(
         screen_size=screen_size,
         stack_size=stack_size,
     )
-
-
-def destroy(handle: tf.Tensor) -> None:
-    """Frees the emulators (in-flight ops keep them alive until they finish), eagerly even when called while a
-    tf.function is being traced: a garbage collection runs the batch's finalizer wherever it happens, and inside a
-    trace the op would otherwise be added to the function's graph (never run) while the graph's lock is held
-    (a deadlock seen in the tests)."""
-    with tf.init_scope():
-        tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
 
 
 def reset(handle: tf.Tensor, indices: Any, seeds: Any) -> tf.Tensor:

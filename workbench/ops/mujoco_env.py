@@ -15,6 +15,7 @@ from typing import Any
 import tensorflow as tf
 
 from workbench.ops import _loader
+from workbench.ops._resources import destroy as destroy  # re-exported: the backends' finalizers call it
 
 _checked_mujoco = False
 
@@ -76,15 +77,6 @@ def create(
         include_qfrc_actuator_in_observation=include_qfrc_actuator_in_observation,
         main_body=main_body,
     )
-
-
-def destroy(handle: tf.Tensor) -> None:
-    """Frees the simulations (in-flight ops keep them alive until they finish), eagerly even when called while a
-    tf.function is being traced: a garbage collection runs the batch's finalizer wherever it happens, and inside a
-    trace the op would otherwise be added to the function's graph (never run) while the graph's lock is held
-    (a deadlock seen in the tests)."""
-    with tf.init_scope():
-        tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
 
 
 def reset(handle: tf.Tensor, indices: Any, seeds: Any) -> tf.Tensor:
