@@ -5,25 +5,25 @@ The resource is freed when the backend is closed or garbage-collected.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
 from workbench.ops import atari_env
+from workbench.ops._resources import OwnedResource
 
 if TYPE_CHECKING:
     from workbench.envs.atari_config import AtariConfig
 
 
-class OpsAtariBackend:
+class OpsAtariBackend(OwnedResource):
     """Emulators of one game stepped by the ops on TF's intra-op thread pool."""
 
     name = "custom"
 
     def __init__(self, config: AtariConfig, batch_size: int) -> None:
-        self.handle, action_set = atari_env.create(
+        handle, action_set = atari_env.create(
             config.rom_path,
             batch_size,
             frame_skip=config.frame_skip,
@@ -34,13 +34,8 @@ class OpsAtariBackend:
             screen_size=config.screen_size,
             stack_size=config.stack_size,
         )
+        self._own(handle)
         self.action_set = action_set.numpy()
-        self._finalizer = weakref.finalize(self, atari_env.destroy, self.handle)
-        self._finalizer.atexit = False  # TensorFlow may be torn down by then; the process frees all
-
-    @staticmethod
-    def _indices(indices):
-        return tf.constant(indices, tf.int32)
 
     def reset(self, indices: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         return atari_env.reset(self.handle, self._indices(indices), tf.constant(seeds, tf.int64)).numpy()
@@ -66,6 +61,3 @@ class OpsAtariBackend:
         values = atari_env.status(self.handle, self._indices(indices))
         names = ("lives", "episode_frames", "episode_return", "done", "truncated")
         return {name: value.numpy() for name, value in zip(names, values)}
-
-    def close(self) -> None:
-        self._finalizer()  # destroys the resource once

@@ -5,23 +5,22 @@ The resource is freed when the backend is closed or garbage-collected.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import tensorflow as tf
 
 from workbench.envs.mujoco_tasks import FLAGS, INFO_TERMS, MujocoTask
 from workbench.ops import mujoco_env
+from workbench.ops._resources import OwnedResource
 
 
-class OpsMujocoBackend:
+class OpsMujocoBackend(OwnedResource):
     """Simulations of one task stepped by the ops on TF's intra-op thread pool."""
 
     name = "custom"
 
     def __init__(self, task: MujocoTask, settings: dict, batch_size: int, max_episode_steps: int, main_body: int) -> None:
         flags = {name: settings[name] for name in FLAGS if name in settings}
-        self.handle, sizes, ctrl_range = mujoco_env.create(
+        handle, sizes, ctrl_range = mujoco_env.create(
             task.gymnasium_id,
             task.xml_path(settings),
             batch_size,
@@ -31,14 +30,9 @@ class OpsMujocoBackend:
             main_body=main_body,
             **flags,
         )
+        self._own(handle)
         self.observation_size, self.action_size, self.nq, self.nv = (int(v) for v in sizes.numpy())
         self.ctrl_range = ctrl_range.numpy()
-        self._finalizer = weakref.finalize(self, mujoco_env.destroy, self.handle)
-        self._finalizer.atexit = False  # TensorFlow may be torn down by then; the process frees all
-
-    @staticmethod
-    def _indices(indices):
-        return tf.constant(indices, tf.int32)
 
     def reset(self, indices: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         return mujoco_env.reset(self.handle, self._indices(indices), tf.constant(seeds, tf.int64)).numpy()
@@ -72,6 +66,3 @@ class OpsMujocoBackend:
         return mujoco_env.set_state(
             self.handle, self._indices(indices), tf.constant(qpos, tf.float64), tf.constant(qvel, tf.float64)
         ).numpy()
-
-    def close(self) -> None:
-        self._finalizer()  # destroys the resource once
