@@ -21,7 +21,9 @@ generation's elite genome, its test scores and its newest checkpoint, so the tab
 their runs continued from a fresh clone; atari_runs-quick in the quick mode; --runs chooses another). The budget
 is where a run stops, not part of its name: a run trained to 10M frames continues to 50M when asked for 50M (the
 same generations an uninterrupted run would make). A stopped suite resumes: a game in progress continues from its newest
-checkpoint, and a game with a line in the results file is not run again unless --rerun names it.
+checkpoint, and a game with a line in the results file is not run again unless --rerun names it. A line names its
+preset, not the preset's values: when a game's run directory was made with other settings than the preset's today
+(a preset changed since), the suite stops and names the fields that differ instead of keeping or extending it.
 
 The results file (default bench/results/atari_suite.jsonl, committed; the quick mode writes atari_suite-quick.jsonl
 beside it, the smoke mode bench/results/smoke/atari_suite.jsonl; the folder is bench/common.py's, so outside a
@@ -130,12 +132,30 @@ def one_generation_frames(config):
     return (members + elites) * config.max_episode_frames
 
 
+def config_differences(config, run_dir):
+    """The fields (hyperparameters one by one) in which the run in run_dir was made with other settings than
+    `config`, as "name: saved -> now" strings; [] when they agree or run_dir holds no run."""
+    if not os.path.exists(os.path.join(run_dir, "config.json")):
+        return []
+    saved, now = RunConfig.from_run_dir(run_dir).to_json(), config.to_json()
+    saved.update({f"hyperparameters.{k}": v for k, v in saved.pop("hyperparameters").items()})
+    now.update({f"hyperparameters.{k}": v for k, v in now.pop("hyperparameters").items()})
+    return [
+        f"{name}: {saved.get(name)!r} -> {now.get(name)!r}"
+        for name in sorted(set(saved) | set(now))
+        if saved.get(name) != now.get(name)
+    ]
+
+
 def train_game(config, run_dir, budget):
     """Trains `config` in run_dir until `budget` frames, resuming a stopped run; returns the trainer's history."""
     if os.path.exists(os.path.join(run_dir, "config.json")):
-        saved = RunConfig.from_run_dir(run_dir)
-        if saved.to_json() != config.to_json():
-            raise SystemExit(f"{run_dir} holds a run of another configuration; move it away (or give --runs) to start this one")
+        differences = config_differences(config, run_dir)
+        if differences:
+            raise SystemExit(
+                f"{run_dir} holds a run of another configuration ({'; '.join(differences)}); move it away (or give "
+                "--runs) to start this one"
+            )
         trainer = Trainer.resume_from(run_dir)
         print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
         if trainer.frames > budget:
@@ -201,11 +221,18 @@ def run_suite(args, mode, games):
     root = args.runs
     runs = os.path.join(root, run_name(args.algorithm, args.preset, args.seed, args.changes))
     for game in games:
-        if game in finished and game not in args.rerun:
-            print(f"{game}: in {args.results} already (--rerun {game} runs it again)", file=sys.stderr)
-            continue
         config = configs[game]
         run_dir = os.path.join(runs, game)
+        if game in finished and game not in args.rerun:
+            differences = config_differences(config, run_dir)
+            if differences:  # the preset's settings changed since the line was made: the line is not this run's
+                raise SystemExit(
+                    f"{game}: its line in {args.results} was made with other settings of preset {args.preset} "
+                    f"({'; '.join(differences)}); give another --results (and --runs), or --rerun {game} after moving "
+                    f"{run_dir} away"
+                )
+            print(f"{game}: in {args.results} already (--rerun {game} runs it again)", file=sys.stderr)
+            continue
         print(f"{game}: {args.algorithm}, preset {args.preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
         history = train_game(config, run_dir, budget)
         seconds = sum(record.seconds for record in history)

@@ -309,7 +309,8 @@ def test_soak_smoke_run_samples_memory_files_and_threads_every_generation(capsys
 def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsys):
     """One tiny generation of Pong: one JSON line per game in the results file; a finished game is not run again; a
     game whose line was lost (a suite stopped while scoring) resumes from its checkpoint without training again;
-    lines of another seed are refused without --append; the page is generated from the file."""
+    lines of another seed are refused without --append; the page is generated from the file; a finished game whose
+    run was made with other settings is refused."""
     bench = load_bench("atari_suite")
     results, runs = tmp_path / "suite.jsonl", tmp_path / "runs"
     common = ["--smoke", "--results", str(results), "--runs", str(runs)]
@@ -349,6 +350,13 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     text = studies.read_text()
     assert "## pong, 1 frames" in text and "| ga, pc + mutation_rank=1, perturbed_rank=1 |" in text
     assert len(list((tmp_path / "studies").iterdir())) == 2  # one figure per game and budget
+    # a finished game whose run was made with other settings of the preset (the preset changed since) is refused
+    saved = runs / "ga-pc-seed0" / "pong" / "config.json"
+    changed = dict(json.load(open(saved)))
+    changed["hyperparameters"] = dict(changed["hyperparameters"], sigma=0.123)
+    saved.write_text(json.dumps(changed))
+    with pytest.raises(SystemExit, match=r"other settings of preset pc \(hyperparameters.sigma: 0.123 -> "):
+        bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
 
 
 def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
