@@ -98,7 +98,7 @@ class GeneticAlgorithm(Strategy):
     kind = "GeneticAlgorithm"
     config_class = GAConfig
     rank_field = "mutation_rank"
-    EXTRAS = ("sigma_median",)  # the median mutation power of the generation's children (with self-adaptation)
+    EXTRAS = ("sigma_median",)  # the median mutation power the generation's members carry (with self-adaptation)
 
     def __init__(self, config: GAConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
