@@ -57,11 +57,18 @@ def curve_figure(entry, path):
     axes.plot(
         frames, [float("nan") if p[2] is None else p[2] for p in entry["curve"]], "--", lw=0.9, alpha=0.7, label="population mean"
     )
-    axes.set_title(entry["game"], fontsize=9)
+    save_figure(figure, axes, entry["game"], path, legend_size=6)
+
+
+def save_figure(figure, axes, title, path, legend_size):
+    """The suite's and the studies' curves alike: title, frames axis, grid, legend; written to path and closed."""
+    import matplotlib.pyplot as plt
+
+    axes.set_title(title, fontsize=9)
     axes.set_xlabel("frames (millions)", fontsize=8)
     axes.tick_params(labelsize=7)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=6)
+    axes.legend(fontsize=legend_size)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
@@ -202,14 +209,7 @@ def study_figure(game, budget, arms, path):
                 lw=1.2,
                 label=f"{label} (seed {seed})",
             )
-    axes.set_title(f"{game}, {budget / 1e6:g}M frames: elite's training score", fontsize=9)
-    axes.set_xlabel("frames (millions)", fontsize=8)
-    axes.tick_params(labelsize=7)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=5.5)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
+    save_figure(figure, axes, f"{game}, {budget / 1e6:g}M frames: elite's training score", path, legend_size=5.5)
 
 
 def study_summary(grouped):
