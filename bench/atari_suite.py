@@ -51,7 +51,7 @@ from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, SIGNATURE, render  # 
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
-from workbench.training import RunConfig, Trainer  # noqa: E402
+from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
@@ -137,25 +137,33 @@ def config_differences(config, run_dir):
     `config`, as "name: saved -> now" strings; [] when they agree or run_dir holds no run."""
     if not os.path.exists(os.path.join(run_dir, "config.json")):
         return []
-    saved, now = RunConfig.from_run_dir(run_dir).to_json(), config.to_json()
-    saved.update({f"hyperparameters.{k}": v for k, v in saved.pop("hyperparameters").items()})
-    now.update({f"hyperparameters.{k}": v for k, v in now.pop("hyperparameters").items()})
+    try:
+        saved = RunConfig.from_run_dir(run_dir)
+    except CheckpointError as error:  # a corrupt config.json: named, not a traceback
+        raise SystemExit(str(error)) from None
+
+    def fields(run_config):
+        data = run_config.to_json()
+        data.update({f"hyperparameters.{k}": v for k, v in data.pop("hyperparameters").items()})
+        return data
+
+    before, now = fields(saved), fields(config)
     return [
-        f"{name}: {saved.get(name)!r} -> {now.get(name)!r}"
-        for name in sorted(set(saved) | set(now))
-        if saved.get(name) != now.get(name)
+        f"{name}: {before.get(name)!r} -> {now.get(name)!r}"
+        for name in sorted(set(before) | set(now))
+        if before.get(name) != now.get(name)
     ]
 
 
 def train_game(config, run_dir, budget):
     """Trains `config` in run_dir until `budget` frames, resuming a stopped run; returns the trainer's history."""
+    differences = config_differences(config, run_dir)
+    if differences:
+        raise SystemExit(
+            f"{run_dir} holds a run of another configuration ({'; '.join(differences)}); move it away (or give "
+            "--runs) to start this one"
+        )
     if os.path.exists(os.path.join(run_dir, "config.json")):
-        differences = config_differences(config, run_dir)
-        if differences:
-            raise SystemExit(
-                f"{run_dir} holds a run of another configuration ({'; '.join(differences)}); move it away (or give "
-                "--runs) to start this one"
-            )
         trainer = Trainer.resume_from(run_dir)
         print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
         if trainer.frames > budget:

@@ -310,7 +310,7 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     """One tiny generation of Pong: one JSON line per game in the results file; a finished game is not run again; a
     game whose line was lost (a suite stopped while scoring) resumes from its checkpoint without training again;
     lines of another seed are refused without --append; the page is generated from the file; a finished game whose
-    run was made with other settings is refused."""
+    run was made with other settings, or whose config.json is corrupt, is refused."""
     bench = load_bench("atari_suite")
     results, runs = tmp_path / "suite.jsonl", tmp_path / "runs"
     common = ["--smoke", "--results", str(results), "--runs", str(runs)]
@@ -356,6 +356,9 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     changed["hyperparameters"] = dict(changed["hyperparameters"], sigma=0.123)
     saved.write_text(json.dumps(changed))
     with pytest.raises(SystemExit, match=r"other settings of preset pc \(hyperparameters.sigma: 0.123 -> "):
+        bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
+    saved.write_text("{not json")  # ... and a corrupt config.json is named, not a traceback
+    with pytest.raises(SystemExit, match="config.json is corrupt"):
         bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
 
 
