@@ -121,3 +121,47 @@ def test_a_batch_freed_while_a_function_is_traced_is_freed_at_once(family):
     with pytest.raises(tf.errors.OpError):
         ops.reset(handle, np.array([0], np.int32), np.array([1], np.int64))
     batch.close()  # the finalizer's second destroy finds nothing and is quiet
+
+
+@pytest.mark.parametrize("family", ["atari", "mujoco"])
+def test_the_batch_ops_infer_their_shapes_in_a_graph(family):
+    """Traced with an unknown number of indices, the batch ops' outputs have the rank they will have, [n] first, and
+    the sizes fixed by the op (MuJoCo's 10 info terms); an input with the wrong rank or another number of rows than
+    indices fails the trace, before anything runs."""
+    import tensorflow as tf
+
+    from workbench.ops import atari_env, mujoco_env
+
+    if family == "atari":
+        batch, ops = AtariBatch("pong", 2, backend="custom"), atari_env
+        per_row = tf.TensorSpec([None], tf.int32)  # actions
+    else:
+        batch, ops = MujocoBatch("Hopper-v5", 2, backend="custom"), mujoco_env
+        per_row = tf.TensorSpec([None, None], tf.float32)
+    handle = batch.ops_handle
+    indices_spec = tf.TensorSpec([None], tf.int32)
+
+    @tf.function(input_signature=[indices_spec, per_row])
+    def traced(indices, actions):
+        seeds = tf.cast(indices, tf.int64)
+        reset = ops.reset(handle, indices, seeds)
+        return reset, ops.step(handle, indices, actions), ops.status(handle, indices), ops.observation(handle, indices)
+
+    reset, step, status, observation = traced.get_concrete_function().structured_outputs
+    if family == "atari":
+        assert reset.shape.as_list() == [None]  # the lives of each index
+        assert [t.shape.as_list() for t in step] == [[None], [None]]
+        assert [t.shape.as_list() for t in status] == [[None]] * 5
+        assert observation.shape.as_list() == [None] * 4  # [n, size, size, stack]: the sizes are attributes
+    else:
+        assert reset.shape.as_list() == [None, None]  # observation rows
+        assert [t.shape.as_list() for t in step] == [[None]] * 3
+        assert [t.shape.as_list() for t in status] == [[None]] * 5 + [[None, 10]]
+        assert observation.shape.as_list() == [None, None]
+    wrong_rank = tf.TensorSpec([None, 1] if family == "atari" else [None], per_row.dtype)
+    with pytest.raises(ValueError, match="rank"):
+        tf.function(lambda i, a: ops.step(handle, i, a)).get_concrete_function(indices_spec, wrong_rank)
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        rows = tf.TensorSpec([3] + per_row.shape.as_list()[1:], per_row.dtype)
+        tf.function(lambda i, a: ops.step(handle, i, a)).get_concrete_function(tf.TensorSpec([2], tf.int32), rows)
+    batch.close()

@@ -7,39 +7,14 @@
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "indexed_shapes.h"
 
 namespace workbench {
 namespace {
 
-using ::tensorflow::shape_inference::DimensionHandle;
-using ::tensorflow::shape_inference::DimensionOrConstant;
 using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
 
 constexpr int64_t kUnknown = InferenceContext::kUnknownDim;
-
-// Shape function of the ops on a batch: input 1 (indices) is a vector of n;
-// input 2, when `per_index_input`, is a vector of n too (seeds, actions);
-// output i has shape [n] + output_tails[i].
-auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, bool per_index_input) {
-  return [output_tails, per_index_input](InferenceContext* c) -> absl::Status {
-    ShapeHandle indices;
-    TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
-    const DimensionHandle n = c->Dim(indices, 0);
-    if (per_index_input) {
-      ShapeHandle values;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &values));
-      DimensionHandle merged;
-      TF_RETURN_IF_ERROR(c->Merge(c->Dim(values, 0), n, &merged));
-    }
-    for (size_t i = 0; i < output_tails.size(); ++i) {
-      std::vector<DimensionHandle> dims = {n};
-      for (int64_t d : output_tails[i]) dims.push_back(c->MakeDim(DimensionOrConstant(d)));
-      c->set_output(static_cast<int>(i), c->MakeShape(dims));
-    }
-    return absl::OkStatus();
-  };
-}
 
 const std::vector<int64_t> kPerIndex = {};                                // [n]
 const std::vector<int64_t> kFrameStack = {kUnknown, kUnknown, kUnknown};  // [n, size, size, stack]
@@ -74,7 +49,7 @@ REGISTER_OP("Workbench>AtariEnvReset")
     .Input("seeds: int64")
     .Output("done: bool")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex}, true))
+    .SetShapeFn(IndexedShapes({kPerIndex}, {1}))
     .Doc(R"doc(
 Starts a new episode in each emulator of indices, seeded by seeds; done is true
 where the episode already ended during the reset (a frame cap below the no-ops).
@@ -87,7 +62,7 @@ REGISTER_OP("Workbench>AtariEnvStep")
     .Output("rewards: float32")
     .Output("done: bool")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex}, true))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex}, {1}))
     .Doc(R"doc(
 One agent step (frame_skip frames) of each emulator of indices; rewards are
 summed over the frames, unclipped; done is game over or the frame cap.
@@ -101,7 +76,7 @@ REGISTER_OP("Workbench>AtariEnvStepAndObserve")
     .Output("done: bool")
     .Output("observations: uint8")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kFrameStack}, true))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kFrameStack}, {1}))
     .Doc("AtariEnvStep, then AtariEnvObservation of the same emulators, in one pass.");
 
 REGISTER_OP("Workbench>AtariEnvObservation")
@@ -109,7 +84,7 @@ REGISTER_OP("Workbench>AtariEnvObservation")
     .Input("indices: int32")
     .Output("observations: uint8")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kFrameStack}, false))
+    .SetShapeFn(IndexedShapes({kFrameStack}))
     .Doc("The preprocessed frame stacks [n, screen_size, screen_size, stack_size].");
 
 REGISTER_OP("Workbench>AtariEnvScreen")
@@ -117,7 +92,7 @@ REGISTER_OP("Workbench>AtariEnvScreen")
     .Input("indices: int32")
     .Output("rgb: uint8")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({{kUnknown, kUnknown, 3}}, false))
+    .SetShapeFn(IndexedShapes({{kUnknown, kUnknown, 3}}))
     .Doc("The RGB screens [n, height, width, 3] of the last emulated frame (210x160 for most games).");
 
 REGISTER_OP("Workbench>AtariEnvRam")
@@ -125,7 +100,7 @@ REGISTER_OP("Workbench>AtariEnvRam")
     .Input("indices: int32")
     .Output("ram: uint8")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({{128}}, false))
+    .SetShapeFn(IndexedShapes({{128}}))
     .Doc("The console RAM [n, 128].");
 
 REGISTER_OP("Workbench>AtariEnvStatus")
@@ -137,7 +112,7 @@ REGISTER_OP("Workbench>AtariEnvStatus")
     .Output("done: bool")
     .Output("truncated: bool")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kPerIndex, kPerIndex}, false))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kPerIndex, kPerIndex}))
     .Doc(R"doc(
 Per emulator of indices: lives, frames since the reset (no-ops included), the
 episode's summed reward, done, and whether done came from the frame cap.

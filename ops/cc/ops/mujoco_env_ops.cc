@@ -7,42 +7,14 @@
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
+#include "indexed_shapes.h"
 
 namespace workbench {
 namespace {
 
-using ::tensorflow::shape_inference::DimensionHandle;
-using ::tensorflow::shape_inference::DimensionOrConstant;
 using ::tensorflow::shape_inference::InferenceContext;
-using ::tensorflow::shape_inference::ShapeHandle;
 
 constexpr int64_t kUnknown = InferenceContext::kUnknownDim;
-
-// Shape function of the ops on a batch: input 1 (indices) is a vector of n;
-// inputs 2.. (`row_inputs` of them: seeds, actions, states) have n rows;
-// output i has shape [n] + output_tails[i].
-auto IndexedShapes(std::vector<std::vector<int64_t>> output_tails, int row_inputs) {
-  return [output_tails, row_inputs](InferenceContext* c) -> absl::Status {
-    if (c->num_inputs() < 2 + row_inputs) {
-      return absl::InternalError(
-          absl::StrCat("shape function expects ", 2 + row_inputs, " inputs, the op has ", c->num_inputs()));
-    }
-    ShapeHandle indices;
-    TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &indices));
-    DimensionHandle n = c->Dim(indices, 0);
-    for (int k = 0; k < row_inputs; ++k) {
-      ShapeHandle values;
-      TF_RETURN_IF_ERROR(c->WithRankAtLeast(c->input(2 + k), 1, &values));
-      TF_RETURN_IF_ERROR(c->Merge(c->Dim(values, 0), n, &n));
-    }
-    for (size_t i = 0; i < output_tails.size(); ++i) {
-      std::vector<DimensionHandle> dims = {n};
-      for (int64_t d : output_tails[i]) dims.push_back(c->MakeDim(DimensionOrConstant(d)));
-      c->set_output(static_cast<int>(i), c->MakeShape(dims));
-    }
-    return absl::OkStatus();
-  };
-}
 
 const std::vector<int64_t> kPerIndex = {};     // [n]
 const std::vector<int64_t> kRow = {kUnknown};  // [n, size]
@@ -89,7 +61,7 @@ REGISTER_OP("Workbench>MujocoEnvReset")
     .Input("seeds: int64")
     .Output("observations: float32")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kRow}, 1))
+    .SetShapeFn(IndexedShapes({kRow}, {1}))
     .Doc("Starts a new episode in each simulation of indices, its reset noise drawn from seeds; returns observations.");
 
 REGISTER_OP("Workbench>MujocoEnvStep")
@@ -100,7 +72,7 @@ REGISTER_OP("Workbench>MujocoEnvStep")
     .Output("terminated: bool")
     .Output("truncated: bool")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex}, 1))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex}, {2}))
     .Doc(R"doc(
 One step (frame_skip physics steps) of each simulation of indices with actions
 [n, action size]; terminated by the task's health rule, truncated at
@@ -116,7 +88,7 @@ REGISTER_OP("Workbench>MujocoEnvStepAndObserve")
     .Output("truncated: bool")
     .Output("observations: float32")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kRow}, 1))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kRow}, {2}))
     .Doc("MujocoEnvStep, then MujocoEnvObservation of the same simulations, in one pass.");
 
 REGISTER_OP("Workbench>MujocoEnvObservation")
@@ -124,7 +96,7 @@ REGISTER_OP("Workbench>MujocoEnvObservation")
     .Input("indices: int32")
     .Output("observations: float32")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kRow}, 0))
+    .SetShapeFn(IndexedShapes({kRow}))
     .Doc("The observations [n, observation size] in Gymnasium v5's layout for the task.");
 
 REGISTER_OP("Workbench>MujocoEnvStatus")
@@ -137,7 +109,7 @@ REGISTER_OP("Workbench>MujocoEnvStatus")
     .Output("unstable: bool")
     .Output("info: float64")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kPerIndex, kPerIndex, kInfo}, 0))
+    .SetShapeFn(IndexedShapes({kPerIndex, kPerIndex, kPerIndex, kPerIndex, kPerIndex, kInfo}))
     .Doc(R"doc(
 Episode return and length (steps), the end flags, and the info terms of the
 last step [n, 10]: x_position, y_position, x_velocity, y_velocity,
@@ -152,7 +124,7 @@ REGISTER_OP("Workbench>MujocoEnvState")
     .Output("qvel: float64")
     .Output("main_body_xy: float64")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kRow, kRow, kXy}, 0))
+    .SetShapeFn(IndexedShapes({kRow, kRow, kXy}))
     .Doc("The physics state (qpos [n, nq], qvel [n, nv]) and the main body's world (x, y) [n, 2].");
 
 REGISTER_OP("Workbench>MujocoEnvSetState")
@@ -162,7 +134,7 @@ REGISTER_OP("Workbench>MujocoEnvSetState")
     .Input("qvel: float64")
     .Output("observations: float32")
     .SetIsStateful()
-    .SetShapeFn(IndexedShapes({kRow}, 2))
+    .SetShapeFn(IndexedShapes({kRow}, {2, 2}))
     .Doc("Puts each simulation of indices in the state (qpos, qvel), runs mj_forward; returns observations.");
 
 }  // namespace
