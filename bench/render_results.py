@@ -463,6 +463,26 @@ def soak_table(entries: list[dict]) -> list[list[str]]:
     return rows
 
 
+def training_runs_table(entries: list[dict]) -> list[list[str]]:
+    rows = []
+    for entry in entries:
+        for game, r in entry["results"].items():
+            population, elite = r["rounds"]["population"], r["rounds"]["elite candidate"]
+            start = "a fresh population" if r["start"] == "fresh" else "a trained checkpoint"
+            rows.append(
+                [
+                    f"{game.title()}, {r['generations']} generation{'s' * (r['generations'] > 1)} from {start}",
+                    number(r["training_fps"]),
+                    number(r["evaluator_fps"]),
+                    number(r["busy_fps"]),
+                    f"**{r['training_vs_evaluator']:.2f}**",
+                    f"{population['tail_seconds']:.1f} s of {population['seconds']:.0f} s ({population['tail_share']:.0%})",
+                    f"{elite['seconds']:.1f} s, all tail" if elite["busy_seconds"] == 0 else f"{elite['seconds']:.1f} s",
+                ]
+            )
+    return rows
+
+
 def newest_full(entries: list[dict]) -> list[dict]:
     return newest_per_setting([e for e in entries if e.get("mode") == "full"])
 
@@ -513,6 +533,19 @@ TABLES = {  # a region table:NAME: (its header, rows from the lines chosen, how 
         ],
         lambda entries: mujoco_table(entries[-1]),
         newest_full,
+    ),
+    "training_runs": (
+        [
+            "game, generations",
+            "training run",
+            "evaluator loop",
+            "busy phase",
+            "training / evaluator",
+            "population round: tail",
+            "elite round",
+        ],
+        training_runs_table,
+        lambda entries: [e for e in entries if e.get("mode") == "full"],
     ),
     "soak": (
         ["", "first generation", "generation 10", "100", "last", "max after 10"],
