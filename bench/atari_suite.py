@@ -47,7 +47,7 @@ sys.path.insert(0, common.HERE)  # its siblings (learning.py), also when importe
 
 from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
 from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
-from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, SIGNATURE, render  # noqa: E402
+from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, SIGNATURE, render, run_name  # noqa: E402
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
@@ -116,12 +116,6 @@ def game_config(game, algorithm, preset, seed, overrides, changes=None):
     hyperparameters.update({k: v for k, v in changes.items() if k in known})
     fields = dict(overrides, **{k: v for k, v in changes.items() if k in EVALUATOR_FIELDS})
     return RunConfig.from_preset(preset, algorithm, env=game, seed=seed, **dict(fields, hyperparameters=hyperparameters))
-
-
-def run_name(algorithm, preset, seed, changes):
-    """The folder of a suite's runs: algorithm, preset, the --set changes and the seed (not the budget)."""
-    parts = [algorithm, preset] + [f"{name}={value}" for name, value in changes.items()] + [f"seed{seed}"]
-    return "-".join(str(part).replace(os.sep, "_") for part in parts)
 
 
 def one_generation_frames(config):

@@ -11,8 +11,9 @@ and median at the training cap and at ALE's 108,000-frame cap, frames, wall time
 training score, and the paper's columns with our ratio to each.
 
 The studies page compares arms (the --set changes of bench/atari_suite.py) at equal frames: per game and
-budget, each arm's test mean at the training cap per seed, the mean over seeds and the spread, and one figure per
-game with every arm's and seed's elite curve.
+budget, each arm's test mean at the training cap per seed, the mean over seeds and the spread, the share of each
+run's time spent in its rounds' tails (read from the runs' histories in the folder atari_runs beside the results
+file), and one figure per game with every arm's and seed's elite curve.
 """
 
 import argparse
@@ -34,6 +35,30 @@ STUDIES = os.path.join(HERE, "results", "atari_studies.jsonl")  # the studies' l
 STUDIES_PAGE = os.path.join(DOCS, "atari_studies.md")
 PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
 SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode", "changes")  # what makes lines comparable
+
+
+def run_name(algorithm, preset, seed, changes):
+    """The folder of a suite's runs: algorithm, preset, the --set changes and the seed (not the budget)."""
+    parts = [algorithm, preset] + [f"{name}={value}" for name, value in changes.items()] + [f"seed{seed}"]
+    return "-".join(str(part).replace(os.sep, "_") for part in parts)
+
+
+def time_in_tails(entry, runs):
+    """The shares of the line's generations' time spent in the population rounds' tails (slots running dry at the
+    end of a round) and in the elite rounds (all tail: fewer episodes than slots), from its run's history in the
+    folder `runs`; None when the run is not there."""
+    name = run_name(entry["algorithm"], entry["preset"], entry["seed"], entry.get("changes") or {})
+    path = os.path.join(runs, name, entry["game"], "history.jsonl")
+    if not os.path.exists(path):
+        return None
+    records = [r for r in common.read_lines(path) if r["generation"] < entry["generations"]]  # a run may go on
+    rounds = [phase for r in records for phase in r.get("rounds", [])]
+    total = sum(r["seconds"] for r in records)
+    if not rounds or total <= 0:
+        return None
+    population_tail = sum(phase["tail_seconds"] for phase in rounds if phase["phase"] == "population")
+    elite = sum(phase["seconds"] for phase in rounds if phase["phase"] != "population")
+    return population_tail / total, elite / total
 
 
 def groups(entries):
@@ -250,9 +275,16 @@ def study_summary(grouped):
     return lines + [""]
 
 
+def tails_cell(shares):
+    return "not recorded" if shares is None else f"{shares[0]:.0%} / {shares[1]:.0%}"
+
+
 def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
-    """Writes the studies page and its figures (in a folder beside it named after it); returns the page's path."""
+    """Writes the studies page and its figures (in a folder beside it named after it); returns the page's path. The
+    runs are read from the folder atari_runs beside the results file (bench/atari_suite.py's)."""
     import statistics
+
+    runs = os.path.join(os.path.dirname(os.path.abspath(results_path)), "atari_runs")
 
     entries = common.read_lines(results_path)
     figures = os.path.splitext(page)[0]
@@ -274,8 +306,9 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
         lines += [
             f"## {game}, {budget:,} frames",
             "",
-            "| arm | test mean per seed | mean over seeds [lowest, highest] | frames | frames/s | elite (training) per seed |",
-            "|---|---|---|---|---|---|",
+            "| arm | test mean per seed | mean over seeds [lowest, highest] | frames | frames/s | elite (training) per seed "
+            "| time in tails: population rounds / elite rounds |",
+            "|---|---|---|---|---|---|---|",
         ]
         for label, seeds in arms.items():
             ordered = [seeds[seed] for seed in sorted(seeds)]
@@ -289,6 +322,8 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
                 + ", ".join(number(e["frames_per_second"]) for e in ordered)
                 + " | "
                 + ", ".join(number(e["final_elite_training"]) for e in ordered)
+                + " | "
+                + ", ".join(tails_cell(time_in_tails(e, runs)) for e in ordered)
                 + " |"
             )
         name = f"{game}-{budget}.png"

@@ -7,6 +7,7 @@ missed Ray's 30-second start-up wait once): those run in a subprocess."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -312,7 +313,7 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     lines of another seed are refused without --append; the page is generated from the file; a finished game whose
     run was made with other settings, or whose config.json is corrupt, is refused."""
     bench = load_bench("atari_suite")
-    results, runs = tmp_path / "suite.jsonl", tmp_path / "runs"
+    results, runs = tmp_path / "suite.jsonl", tmp_path / "atari_runs"  # the folder the studies page reads beside it
     common = ["--smoke", "--results", str(results), "--runs", str(runs)]
     bench.main(common)
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -349,6 +350,8 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     render.main(["--studies", "--results", str(results), "--page", str(studies)])
     text = studies.read_text()
     assert "## pong, 1 frames" in text and "| ga, pc + mutation_rank=1, perturbed_rank=1 |" in text
+    arm_row = next(line for line in text.splitlines() if line.startswith("| ga, pc + mutation_rank=1") and "(seed 0)" in line)
+    assert re.search(r"\| \d+% / \d+% \|$", arm_row), arm_row  # its time in tails, read from its run's history
     assert len(list((tmp_path / "studies").iterdir())) == 2  # one figure per game and budget
     # a finished game whose run was made with other settings of the preset (the preset changed since) is refused
     saved = runs / "ga-pc-seed0" / "pong" / "config.json"
