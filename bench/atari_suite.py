@@ -52,7 +52,7 @@ from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, SIGNATURE, render, ru
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
 from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
-from workbench.training.presets import PRESETS  # noqa: E402
+from workbench.training.presets import PC_CORES, PRESETS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
 SUITE_VERSION = 2  # 2: --set changes in the signature; runs named by seed and changes, not budget
@@ -109,13 +109,16 @@ def parse_changes(items, algorithm):
 
 def game_config(game, algorithm, preset, seed, overrides, changes=None):
     """The preset's RunConfig on `game`, with the mode's overrides (hyperparameters the algorithm lacks dropped) and
-    the --set changes."""
+    the --set changes. The pc preset is sized for PC_CORES cores on every machine: the budget is in frames, and a
+    preset sized to the machine would give a bigger machine another run (fewer, larger generations) for the same
+    frames."""
     known = hyperparameter_names(algorithm)
     changes = changes or {}
     hyperparameters = {k: v for k, v in overrides.get("hyperparameters", {}).items() if k in known}
     hyperparameters.update({k: v for k, v in changes.items() if k in known})
     fields = dict(overrides, **{k: v for k, v in changes.items() if k in EVALUATOR_FIELDS})
-    return RunConfig.from_preset(preset, algorithm, env=game, seed=seed, **dict(fields, hyperparameters=hyperparameters))
+    fields = dict(fields, hyperparameters=hyperparameters)
+    return RunConfig.from_preset(preset, algorithm, cores=PC_CORES, env=game, seed=seed, **fields)
 
 
 def one_generation_frames(config):

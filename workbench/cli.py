@@ -91,6 +91,9 @@ def _add_run_settings(parser):
 def _add_train_options(parser):
     parser.add_argument("--config", help="a RunConfig as JSON (options below override it)")
     parser.add_argument("--preset", help="start from a preset: paper, pc or tutorial (--config and options override it)")
+    parser.add_argument(
+        "--cores", type=int, metavar="N", help="size the Atari pc preset for N cores (default: this machine's; docs/learning.md)"
+    )
     _add_run_settings(parser)
     _add_hyperparameter_options(parser)
     _add_budget_options(parser)
@@ -204,11 +207,14 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     if args.config:
         with open(args.config) as f:
             data = json.load(f)
+    if args.cores is not None and not args.preset:
+        raise ValueError("--cores sizes a preset: give --preset too")
     if args.preset:
         algorithm = args.algorithm or data.get("algorithm", "ga")
         env = args.env or data.get("env", RunConfig.env)
         model = args.model or data.get("model")  # a model other than the preset's drops its model_options
-        preset = RunConfig.from_preset(args.preset, algorithm, env=env, **({"model": model} if model else {})).to_json()
+        options = dict({"model": model} if model else {}, cores=args.cores)
+        preset = RunConfig.from_preset(args.preset, algorithm, env=env, **options).to_json()
         data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
     else:
         data = dict(data, **_family_defaults(args, data))

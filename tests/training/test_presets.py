@@ -21,7 +21,7 @@ def test_every_preset_configures_every_atari_algorithm(preset, algorithm):
 
 
 def test_the_pc_preset_and_overrides():
-    config = RunConfig.from_preset("pc", "ga", env="pong", hyperparameters=dict(sigma=0.01), slots=8)
+    config = RunConfig.from_preset("pc", "ga", cores=2, env="pong", hyperparameters=dict(sigma=0.01), slots=8)
     assert config.hyperparameters == dict(population_size=200, truncation=20, sigma=0.01, elite_candidates=5, elite_episodes=5)
     assert config.slots == 8 and config.env == "pong"
     with pytest.raises(ValueError, match="preset must be one of 'paper', 'pc', 'tutorial'"):
@@ -34,13 +34,51 @@ def test_the_pc_preset_and_overrides():
 
 def test_the_command_line_starts_from_a_preset(tmp_path):
     args = build_parser().parse_args(
-        ["train", "--preset", "pc", "--game", "frostbite", "--sigma", "0.01", "--out", str(tmp_path)]
+        ["train", "--preset", "pc", "--cores", "2", "--game", "frostbite", "--sigma", "0.01", "--out", str(tmp_path)]
     )
     config = run_config_from(args)
     assert config.hyperparameters["population_size"] == 200 and config.hyperparameters["sigma"] == 0.01
+    args = build_parser().parse_args(["train", "--preset", "pc", "--cores", "4", "--truncation", "7", "--out", str(tmp_path)])
+    config = run_config_from(args)
+    assert (config.hyperparameters["population_size"], config.hyperparameters["truncation"], config.slots) == (400, 7, 32)
     args = build_parser().parse_args(["train", "--preset", "nope", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="preset"):
         run_config_from(args)
+    for bad, message in (
+        (["--cores", "4"], "--cores sizes a preset: give --preset too"),
+        (["--preset", "pc", "--cores", "0"], "cores must be"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            run_config_from(build_parser().parse_args(["train", *bad, "--out", str(tmp_path)]))
+
+
+@pytest.mark.parametrize("algorithm", ["ga", "random", "es", "ns-es"])
+def test_the_atari_pc_preset_scales_with_the_cores(algorithm):
+    """Population, parents and slots per sub-population grow with the cores (x cores/2, counted up to 10); the
+    elite rounds, sigma and the layout's other fields stay; ES populations stay even; the default is this
+    machine's cores; the paper and tutorial presets and MuJoCo's presets do not scale."""
+    from workbench.training.presets import machine_cores
+
+    def fields(cores, preset="pc", env="frostbite"):
+        config = RunConfig.from_preset(preset, algorithm, cores=cores, env=env)
+        return config.hyperparameters, config.slots, config.subpopulations, config.max_episode_frames
+
+    (base, slots, subpopulations, cap) = fields(2)
+    for cores, factor in ((1, 0.5), (3, 1.5), (4, 2), (10, 5), (64, 5)):
+        scaled, scaled_slots, scaled_subpopulations, scaled_cap = fields(cores)
+        population = round(base["population_size"] * factor)
+        assert scaled["population_size"] == population + population % 2 * (algorithm in ("es", "ns-es")), cores
+        assert scaled.get("truncation") == (round(base["truncation"] * factor) if "truncation" in base else None)
+        assert scaled_slots == round(slots * factor) and (scaled_subpopulations, scaled_cap) == (subpopulations, cap)
+        assert {k: v for k, v in scaled.items() if k not in ("population_size", "truncation")} == {
+            k: v for k, v in base.items() if k not in ("population_size", "truncation")
+        }
+    assert fields(None) == fields(machine_cores())
+    assert fields(7, "paper") == fields(1, "paper") and fields(7, "tutorial") == fields(1, "tutorial")
+    if algorithm != "random":
+        assert fields(8, env="Hopper-v5") == fields(1, env="Hopper-v5")
+    with pytest.raises(ValueError, match="cores must be an integer >= 1, got 0"):
+        RunConfig.from_preset("pc", algorithm, cores=0, env="frostbite")
 
 
 def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_presets(tmp_path):

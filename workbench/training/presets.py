@@ -19,6 +19,12 @@
             with it scored 459 +- 210, without it 180 +- 0 (every member played the same episode).
   tutorial  the small settings of the notebooks (CartPole-sized problems, minutes on a laptop).
 
+On Atari the pc preset scales with the machine (scaled_to_cores): the values above are for 2 cores; on c cores
+the population, the parents and the episode slots per sub-population are c/2 times theirs (c from 1 to 10:
+population 100 to 1,000, the paper's), so that each core keeps 8 episodes in flight and each slot plays about
+6 members a generation (fewer leave the slots idle at the end of every round: docs/learning.md). The elite
+rounds, the mutation power and the learning rate stay. Verified on 2 cores only.
+
 Random search ("random") takes the GA's settings with truncation 0.
 
 On MuJoCo tasks (env a MuJoCo task) the presets are per task (continuous_presets(); sources and the
@@ -36,9 +42,10 @@ measured results in docs/continuous_control.md):
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from workbench.checks import check_choice
+from workbench.checks import check_choice, check_int
 from workbench.envs import find_atari_game, find_mujoco_task
 from workbench.evolution import ALGORITHMS, algorithm_spec
 
@@ -74,6 +81,33 @@ PRESETS: dict[str, dict[str, Any]] = {  # Atari: settings per algorithm family (
         layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000),
     ),
 }
+
+
+PC_CORES = 2  # the machine the pc preset's Atari values are for
+MAX_PC_CORES = 10  # where its population reaches the paper's 1,000
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def scaled_to_cores(fields: dict[str, Any], cores: int, mirrored: bool = False) -> dict[str, Any]:
+    """The pc preset's Atari fields (hyperparameters and layout, for PC_CORES cores) for a machine of `cores`
+    cores: population, parents and slots per sub-population times cores / PC_CORES, the cores counted up to
+    MAX_PC_CORES; a `mirrored` population (the ES family's pairs) stays even."""
+    check_int("cores", cores, 1)
+    factor = min(cores, MAX_PC_CORES) / PC_CORES
+    hyperparameters = dict(fields["hyperparameters"])
+    for name in ("population_size", "truncation"):
+        if hyperparameters.get(name):
+            hyperparameters[name] = max(1, round(hyperparameters[name] * factor))
+    if mirrored:
+        hyperparameters["population_size"] += hyperparameters["population_size"] % 2
+    return dict(fields, hyperparameters=hyperparameters, slots=max(1, round(fields["slots"] * factor)))
 
 
 # -- MuJoCo: per task ---------------------------------------------------------------------------------
@@ -177,11 +211,11 @@ def family_defaults(algorithm: str, env: str) -> dict[str, Any]:
     return dict(model="linear" if algorithm_spec(algorithm).vector_only else "mlp")
 
 
-def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str, Any]:
+def preset_fields(name: str, algorithm: str, env: str | None = None, cores: int | None = None) -> dict[str, Any]:
     """The RunConfig fields of preset `name` for `algorithm` on `env`: hyperparameters and the evaluator's layout
     (and, on MuJoCo tasks, the model and the observation normalisation). The evolution strategies of the Atari
     paper and pc presets also normalise by a reference batch, as the paper's ES did: without it ES did not
-    learn Seaquest here."""
+    learn Seaquest here. The Atari pc preset is scaled to `cores` (default: this machine's; scaled_to_cores)."""
     check_choice("preset", name, sorted(PRESETS))
     task = find_mujoco_task(env) if env is not None else None
     if task is not None:
@@ -194,6 +228,8 @@ def preset_fields(name: str, algorithm: str, env: str | None = None) -> dict[str
             f"{', '.join(n for n in sorted(ALGORITHMS) if ALGORITHMS[n].family in preset['families'])}"
         )
     fields = dict(preset["layout"], hyperparameters=_for_algorithm(preset["families"], spec))
+    if name == "pc":
+        fields = scaled_to_cores(fields, machine_cores() if cores is None else cores, mirrored=spec.family == "es")
     if name in ("paper", "pc") and spec.family == "es":
         fields["virtual_batch_norm"] = True
     return fields

@@ -209,13 +209,14 @@ class RunConfig:
         return data
 
     @classmethod
-    def from_preset(cls, name: str, algorithm: str = "ga", **fields: Any) -> RunConfig:
+    def from_preset(cls, name: str, algorithm: str = "ga", cores: int | None = None, **fields: Any) -> RunConfig:
         """A RunConfig with preset `name`'s hyperparameters and layout (workbench.training.presets); `fields`
         override them (hyperparameters merge). A model other than the preset's drops the preset's model_options
-        (they were chosen for its model, e.g. the hidden sizes of an MLP) unless `fields` gives its own."""
+        (they were chosen for its model, e.g. the hidden sizes of an MLP) unless `fields` gives its own. The Atari
+        pc preset is sized for `cores` cores (default: this machine's)."""
         from workbench.training.presets import preset_fields
 
-        base = preset_fields(name, algorithm, fields.get("env", cls.env))
+        base = preset_fields(name, algorithm, fields.get("env", cls.env), cores)
         if "model" in fields and fields["model"] != base.get("model", fields["model"]):
             base.pop("model_options", None)
         hyperparameters = dict(base.pop("hyperparameters"), **fields.pop("hyperparameters", {}))
