@@ -77,8 +77,11 @@ def test_the_atari_pc_preset_scales_with_the_cores(algorithm):
     assert fields(7, "paper") == fields(1, "paper") and fields(7, "tutorial") == fields(1, "tutorial")
     if algorithm != "random":
         assert fields(8, env="Hopper-v5") == fields(1, env="Hopper-v5")
-    with pytest.raises(ValueError, match="cores must be an integer >= 1, got 0"):
-        RunConfig.from_preset("pc", algorithm, cores=0, env="frostbite")
+    for preset, env in (("pc", "frostbite"), ("paper", "frostbite"), ("pc", "Hopper-v5")):
+        with pytest.raises(ValueError, match="cores must be an integer >= 1, got 0"):
+            RunConfig.from_preset(preset, algorithm, cores=0, env=env)
+    with pytest.raises(ValueError, match="cores must be an integer"):
+        RunConfig.from_preset("pc", algorithm, cores="4", env="frostbite")
 
 
 def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_presets(tmp_path):

@@ -217,6 +217,8 @@ def preset_fields(name: str, algorithm: str, env: str | None = None, cores: int 
     paper and pc presets also normalise by a reference batch, as the paper's ES did: without it ES did not
     learn Seaquest here. The Atari pc preset is scaled to `cores` (default: this machine's; scaled_to_cores)."""
     check_choice("preset", name, sorted(PRESETS))
+    if cores is not None:
+        check_int("cores", cores, 1)  # also where the preset does not scale: a bad value is never ignored
     task = find_mujoco_task(env) if env is not None else None
     if task is not None:
         algorithm_spec(algorithm)  # ValueError for an unknown name
