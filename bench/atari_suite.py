@@ -3,9 +3,9 @@ each trained for a budget in frames, each final elite scored the paper's way, on
 
 Frames, not minutes: the result does not depend on what else shares the machine (the wall time and frames/s
 are reported beside it), and the pc preset is sized for 2 cores on every machine (it otherwise grows with the
-cores), so that a bigger machine makes the same run, faster. Each game's final elite is scored on 30 fresh test episodes (deep-ga protocol,
-workbench.training.scoring) at the training cap and at ALE's 108,000-frame cap, and compared with the Deep GA
-paper's table (docs/protocol.md: DQN, ES, A3C, RS 1B, GA 1B, GA 6B).
+cores), so that a bigger machine makes the same run, faster. Each game's final elite is scored on 30 fresh
+test episodes (deep-ga protocol, workbench.training.scoring) at the training cap and at ALE's 108,000-frame cap,
+and compared with the Deep GA paper's table (docs/protocol.md: DQN, ES, A3C, RS 1B, GA 1B, GA 6B).
 
   python bench/atari_suite.py                              # the nine games of the paper's table, 50M frames each
   python bench/atari_suite.py --games frostbite,seaquest --frames 20000000
