@@ -346,7 +346,7 @@ def test_the_ops_refuse_bad_calls_themselves():
 def test_a_library_built_for_another_mujoco_is_refused(monkeypatch):
     from workbench.ops import _loader
 
-    monkeypatch.setattr(mujoco_env, "_checked_mujoco", False)
+    monkeypatch.setattr(_loader, "_components_checked", set())
     monkeypatch.setattr(mujoco_env, "installed_mujoco_version", lambda: "3.9.9")
     with pytest.raises(_loader.OpsLibraryError, match=r"MuJoCo 4\.0\.1.*3\.9\.9.*make install"):
         mujoco_env._library()

@@ -33,7 +33,7 @@ def test_library_records_the_ale_it_links_and_refuses_another_ale_py(monkeypatch
     assert record["ale"] == importlib.metadata.version("ale-py")
     assert not hasattr(_loader.load_library(), "workbench_atari_env_step")  # inference library: no ALE inside
     assert hasattr(_loader.load_library(_loader.EMULATION), "workbench_atari_env_step")
-    monkeypatch.setattr(atari_env, "_checked_ale", False)
+    monkeypatch.setattr(_loader, "_components_checked", set())
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1")
     with pytest.raises(_loader.OpsLibraryError, match="built with ALE .* ale-py 0.0.1 is installed.*make install"):
         atari_env.create("unused.bin", 1)

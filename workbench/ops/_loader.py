@@ -12,6 +12,7 @@ import importlib.machinery
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
@@ -29,6 +30,7 @@ EMULATION = "_workbench_atari_ops"  # Atari emulation ops (links ALE, GPL-2.0-on
 MUJOCO = "_workbench_mujoco_ops"  # MuJoCo physics ops (links the installed libmujoco, Apache-2.0)
 _lock = threading.Lock()
 _libraries: dict[str, Any] = {}
+_components_checked: set[str] = set()  # libraries whose linked component was checked against the installed one
 
 
 class OpsLibraryError(RuntimeError):
@@ -66,6 +68,20 @@ def load_library(name: str = INFERENCE) -> Any:
         if name not in _libraries:
             _libraries[name] = _load_checked(name)
         return _libraries[name]
+
+
+def load_library_built_with(name: str, component: str, installed: Callable[[], str], mismatch: str) -> Any:
+    """load_library(name), after checking once that its build record's `component` (e.g. "ale") is the version
+    `installed()` returns; otherwise OpsLibraryError with `mismatch` formatted with {built} and {installed}."""
+    library = load_library(name)
+    if name not in _components_checked:
+        path = library_path(name)
+        assert path is not None  # load_library found it
+        built, now = build_record(path).get(component), installed()
+        if built != now:
+            raise OpsLibraryError(mismatch.format(built=built, installed=now) + " " + REBUILD_HINT)
+        _components_checked.add(name)
+    return library
 
 
 def _load_checked(name):

@@ -18,23 +18,15 @@ import tensorflow as tf
 from workbench.ops import _loader
 from workbench.ops._resources import destroy as destroy  # re-exported: the backends' finalizers call it
 
-_checked_ale = False
-
 
 def _library():
     """The ops library, after checking that its ALE matches the installed ale-py (whose ROMs it loads)."""
-    global _checked_ale
-    library = _loader.load_library(_loader.EMULATION)
-    if not _checked_ale:
-        built = _loader.build_record(_loader.library_path(_loader.EMULATION)).get("ale")
-        installed = importlib.metadata.version("ale-py")
-        if built != installed:
-            raise _loader.OpsLibraryError(
-                f"The ops library was built with ALE {built}, but ale-py {installed} is installed "
-                "(its ROM table may differ). " + _loader.REBUILD_HINT
-            )
-        _checked_ale = True
-    return library
+    return _loader.load_library_built_with(
+        _loader.EMULATION,
+        "ale",
+        lambda: importlib.metadata.version("ale-py"),
+        "The ops library was built with ALE {built}, but ale-py {installed} is installed (its ROM table may differ).",
+    )
 
 
 def create(

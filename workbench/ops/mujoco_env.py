@@ -17,8 +17,6 @@ import tensorflow as tf
 from workbench.ops import _loader
 from workbench.ops._resources import destroy as destroy  # re-exported: the backends' finalizers call it
 
-_checked_mujoco = False
-
 
 def installed_mujoco_version() -> str:
     """The version of the installed mujoco-core (the libmujoco the ops link and Gymnasium runs)."""
@@ -27,18 +25,12 @@ def installed_mujoco_version() -> str:
 
 def _library():
     """The ops library, after checking that it was built against the installed MuJoCo."""
-    global _checked_mujoco
-    library = _loader.load_library(_loader.MUJOCO)
-    if not _checked_mujoco:
-        built = _loader.build_record(_loader.library_path(_loader.MUJOCO)).get("mujoco")
-        installed = installed_mujoco_version()
-        if built != installed:
-            raise _loader.OpsLibraryError(
-                f"The MuJoCo ops library was built against MuJoCo {built}, but mujoco-core {installed} is installed. "
-                + _loader.REBUILD_HINT
-            )
-        _checked_mujoco = True
-    return library
+    return _loader.load_library_built_with(
+        _loader.MUJOCO,
+        "mujoco",
+        installed_mujoco_version,
+        "The MuJoCo ops library was built against MuJoCo {built}, but mujoco-core {installed} is installed.",
+    )
 
 
 def create(
