@@ -23,8 +23,11 @@ their runs continued from a fresh clone; atari_runs-quick in the quick mode; --r
 is where a run stops, not part of its name: a run trained to 10M frames continues to 50M when asked for 50M (the
 same generations an uninterrupted run would make). A stopped suite resumes: a game in progress continues from its newest
 checkpoint, and a game with a line in the results file is not run again unless --rerun names it. A line names its
-preset, not the preset's values: when a game's run directory was made with other settings than the preset's today
-(a preset changed since), the suite stops and names the fields that differ instead of keeping or extending it.
+preset and the preset's revision (workbench.training.presets.PRESET_REVISIONS, raised whenever its values change;
+run folders of a revision after the first are named <algo>-<preset>-revision<n>-...), not the values: lines of two
+revisions are two groups on the page, and when a game's run directory was made with other settings than the
+preset's today (values changed without a new revision), the suite stops and names the fields that differ instead of
+keeping or extending it.
 
 The results file (default bench/results/atari_suite.jsonl, committed; the quick mode writes atari_suite-quick.jsonl
 beside it, the smoke mode bench/results/smoke/atari_suite.jsonl; the folder is bench/common.py's, so outside a
@@ -48,12 +51,12 @@ sys.path.insert(0, common.HERE)  # its siblings (learning.py), also when importe
 
 from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
 from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
-from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, SIGNATURE, render, run_name  # noqa: E402
+from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, preset_label, render, run_name, signature_of  # noqa: E402
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
 from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
-from workbench.training.presets import PC_CORES, PRESETS  # noqa: E402
+from workbench.training.presets import PC_CORES, PRESET_REVISIONS, PRESETS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
 SUITE_VERSION = 2  # 2: --set changes in the signature; runs named by seed and changes, not budget
@@ -191,10 +194,13 @@ def run_suite(args, mode, games):
     overrides = settings["overrides"]
     budget = args.frames if args.frames is not None else settings["frames"]
     episodes = args.test_episodes or settings["test_episodes"]
+    preset_revision = PRESET_REVISIONS[args.preset]
+    preset = preset_label(args.preset, preset_revision)
     signature = dict(
         suite_version=SUITE_VERSION,
         algorithm=args.algorithm,
         preset=args.preset,
+        preset_revision=preset_revision,
         budget_frames=budget,
         seed=args.seed,
         mode=mode,
@@ -207,25 +213,24 @@ def run_suite(args, mode, games):
             config.check()
     except (ValueError, TypeError) as error:
         changes = "".join(f", --set {k}={v}" for k, v in args.changes.items())
-        raise SystemExit(f"the run's settings (preset {args.preset}{changes}) are invalid: {error}") from None
+        raise SystemExit(f"the run's settings (preset {preset}{changes}) are invalid: {error}") from None
     for game, config in configs.items():
         if mode != "smoke" and budget < one_generation_frames(config):
             raise SystemExit(
-                f"--frames {budget:,} is below one generation of preset {args.preset} on {game} (up to "
+                f"--frames {budget:,} is below one generation of preset {preset} on {game} (up to "
                 f"{one_generation_frames(config):,} frames: members and elite episodes at the "
                 f"{config.max_episode_frames:,}-frame cap); give at least that"
             )
     existing = read_results(args.results)
-    foreign = [entry for entry in existing if {k: entry.get(k) for k in SIGNATURE} != signature]
+    foreign = [entry for entry in existing if signature_of(entry) != signature]
     if foreign and not args.append:
-        other = {k: foreign[0].get(k) for k in SIGNATURE}
+        other = signature_of(foreign[0])
         raise SystemExit(
             f"--results {args.results} holds lines made with {other}, not {signature}; give --append to "
             "add lines beside them, or another --results"
         )
-    finished = {entry["game"] for entry in existing if {k: entry.get(k) for k in SIGNATURE} == signature}
-    root = args.runs
-    runs = os.path.join(root, run_name(args.algorithm, args.preset, args.seed, args.changes))
+    finished = {entry["game"] for entry in existing if signature_of(entry) == signature}
+    runs = os.path.join(args.runs, run_name(args.algorithm, args.preset, args.seed, args.changes, preset_revision))
     for game in games:
         config = configs[game]
         run_dir = os.path.join(runs, game)
@@ -233,13 +238,13 @@ def run_suite(args, mode, games):
             differences = config_differences(config, run_dir)
             if differences:  # the preset's settings changed since the line was made: the line is not this run's
                 raise SystemExit(
-                    f"{game}: its line in {args.results} was made with other settings of preset {args.preset} "
+                    f"{game}: its line in {args.results} was made with other settings of preset {preset} "
                     f"({'; '.join(differences)}); give another --results (and --runs), or --rerun {game} after moving "
                     f"{run_dir} away"
                 )
             print(f"{game}: in {args.results} already (--rerun {game} runs it again)", file=sys.stderr)
             continue
-        print(f"{game}: {args.algorithm}, preset {args.preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
+        print(f"{game}: {args.algorithm}, preset {preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
         history = train_game(config, run_dir, budget)
         seconds = sum(record.seconds for record in history)
         at_training_cap = evaluate_run(

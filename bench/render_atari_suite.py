@@ -34,12 +34,25 @@ RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")  # the suite's comm
 STUDIES = os.path.join(HERE, "results", "atari_studies.jsonl")  # the studies' lines (suite lines with --set)
 STUDIES_PAGE = os.path.join(DOCS, "atari_studies.md")
 PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
-SIGNATURE = ("suite_version", "algorithm", "preset", "budget_frames", "seed", "mode", "changes")  # what makes lines comparable
+# what makes lines comparable; preset_revision: which values of the preset (workbench.training.presets)
+SIGNATURE = ("suite_version", "algorithm", "preset", "preset_revision", "budget_frames", "seed", "mode", "changes")
 
 
-def run_name(algorithm, preset, seed, changes):
-    """The folder of a suite's runs: algorithm, preset, the --set changes and the seed (not the budget)."""
-    parts = [algorithm, preset] + [f"{name}={value}" for name, value in changes.items()] + [f"seed{seed}"]
+def signature_of(entry):
+    """A line's SIGNATURE fields (lines made before presets had revisions were made with revision 1)."""
+    return {key: entry.get(key, 1 if key == "preset_revision" else None) for key in SIGNATURE}
+
+
+def preset_label(preset, revision):
+    """ "pc", or "pc revision 2" once the preset's values have changed."""
+    return preset if revision == 1 else f"{preset} revision {revision}"
+
+
+def run_name(algorithm, preset, seed, changes, revision=1):
+    """The folder of a suite's runs: algorithm, preset (and its revision after the first), the --set changes and the
+    seed (not the budget)."""
+    preset_part = preset if revision == 1 else f"{preset}-revision{revision}"
+    parts = [algorithm, preset_part] + [f"{name}={value}" for name, value in changes.items()] + [f"seed{seed}"]
     return "-".join(str(part).replace(os.sep, "_") for part in parts)
 
 
@@ -47,7 +60,8 @@ def time_in_tails(entry, runs):
     """The shares of the line's generations' time spent in the population rounds' tails (slots running dry at the
     end of a round) and in the elite rounds (all tail: fewer episodes than slots), from its run's history in the
     folder `runs`; None when the run is not there."""
-    name = run_name(entry["algorithm"], entry["preset"], entry["seed"], entry.get("changes") or {})
+    signature = signature_of(entry)
+    name = run_name(entry["algorithm"], entry["preset"], entry["seed"], entry.get("changes") or {}, signature["preset_revision"])
     path = os.path.join(runs, name, entry["game"], "history.jsonl")
     if not os.path.exists(path):
         return None
@@ -65,7 +79,7 @@ def groups(entries):
     """{signature (JSON text of its values): {game: newest entry}} in the order the signatures first appear."""
     grouped = {}
     for entry in entries:
-        key = json.dumps([entry.get(k) for k in SIGNATURE], sort_keys=True)
+        key = json.dumps(list(signature_of(entry).values()), sort_keys=True)
         grouped.setdefault(key, {})[entry["game"]] = entry  # later lines replace earlier ones (--rerun)
     return grouped
 
@@ -152,7 +166,8 @@ def render(results_path, page=PAGE):
         changes = "".join(f", {name}={value}" for name, value in (signature["changes"] or {}).items())
         first = next(iter(games.values()))
         lines += [
-            f"## {signature['algorithm']}, preset {signature['preset']}{changes}, {signature['budget_frames']:,} frames "
+            f"## {signature['algorithm']}, preset {preset_label(signature['preset'], signature['preset_revision'])}{changes}, "
+            f"{signature['budget_frames']:,} frames "
             f"per game (seed {signature['seed']}, {signature['mode']} mode)",
             "",
             f"Machine: {first['machine']['cores']} cores ({first['machine']['cpu']}); newest line per game.",
@@ -198,9 +213,11 @@ def render(results_path, page=PAGE):
 
 
 def arm_label(entry):
-    """ "ga, pc" or "ga, pc + mutation_rank=1, perturbed_rank=1": the algorithm, the preset and the changes."""
+    """ "ga, pc" or "ga, pc + mutation_rank=1, perturbed_rank=1": the algorithm, the preset (with its revision after
+    the first) and the changes."""
     changes = ", ".join(f"{name}={value}" for name, value in (entry.get("changes") or {}).items())
-    return f"{entry['algorithm']}, {entry['preset']}" + (f" + {changes}" if changes else "")
+    preset = preset_label(entry["preset"], signature_of(entry)["preset_revision"])
+    return f"{entry['algorithm']}, {preset}" + (f" + {changes}" if changes else "")
 
 
 def study_groups(entries):

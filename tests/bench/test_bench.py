@@ -307,11 +307,12 @@ def test_soak_smoke_run_samples_memory_files_and_threads_every_generation(capsys
 
 
 @pytest.mark.slow
-def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsys):
+def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsys, monkeypatch):
     """One tiny generation of Pong: one JSON line per game in the results file; a finished game is not run again; a
     game whose line was lost (a suite stopped while scoring) resumes from its checkpoint without training again;
     lines of another seed are refused without --append; the page is generated from the file; a finished game whose
-    run was made with other settings, or whose config.json is corrupt, is refused."""
+    run was made with other settings, or whose config.json is corrupt, is refused; a new revision of the preset
+    makes runs and lines of its own."""
     bench = load_bench("atari_suite")
     results, runs = tmp_path / "suite.jsonl", tmp_path / "atari_runs"  # the folder the studies page reads beside it
     common = ["--smoke", "--results", str(results), "--runs", str(runs)]
@@ -353,6 +354,18 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     arm_row = next(line for line in text.splitlines() if line.startswith("| ga, pc + mutation_rank=1") and "(seed 0)" in line)
     assert re.search(r"\| \d+% / \d+% \|$", arm_row), arm_row  # its time in tails, read from its run's history
     assert len(list((tmp_path / "studies").iterdir())) == 2  # one figure per game and budget
+    # a new revision of the preset (its values changed) makes runs and lines of its own, beside the old ones
+    from workbench.training import presets
+
+    monkeypatch.setitem(presets.PRESET_REVISIONS, "pc", 2)
+    with pytest.raises(SystemExit, match="preset_revision"):  # the file's lines are revision 1's
+        bench.main(common)
+    bench.main(common + ["--append"])
+    revised = json.loads(open(results).readlines()[-1])
+    assert revised["preset_revision"] == 2 and (runs / "ga-pc-revision2-seed0" / "pong" / "config.json").exists()
+    bench.main(["--render", "--results", str(results), "--page", str(page)])
+    assert "## ga, preset pc revision 2, 1 frames" in page.read_text() and "## ga, preset pc, 1 frames" in page.read_text()
+    monkeypatch.setitem(presets.PRESET_REVISIONS, "pc", 1)
     # a finished game whose run was made with other settings of the preset (the preset changed since) is refused
     saved = runs / "ga-pc-seed0" / "pong" / "config.json"
     changed = dict(json.load(open(saved)))

@@ -83,6 +83,10 @@ PRESETS: dict[str, dict[str, Any]] = {  # Atari: settings per algorithm family (
 }
 
 
+# Each preset's revision, raised whenever its values change, so that a result names the values it was made with
+# (the Atari suite puts it in each line and in its run folders' names: bench/atari_suite.py).
+PRESET_REVISIONS = {"paper": 1, "pc": 1, "tutorial": 1}
+
 PC_CORES = 2  # the machine the pc preset's Atari values are for
 MAX_PC_CORES = 10  # where its population reaches the paper's 1,000
 
