@@ -310,15 +310,16 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
         )
     full = [e for e in suite if e.get("mode") == "full" and not e.get("changes")]
     if full:  # the games of the newest full suite's settings
-        kind = ("algorithm", "preset", "budget_frames", "seed")
-        games = {e["game"]: e for e in full if all(e.get(k) == full[-1].get(k) for k in kind)}
+        kind = ("algorithm", "preset", "preset_revision", "budget_frames", "seed")
+        newest_kind = {k: render_atari_suite.signature_of(full[-1])[k] for k in kind}
+        games = {e["game"]: e for e in full if all(render_atari_suite.signature_of(e)[k] == v for k, v in newest_kind.items())}
+        preset = render_atari_suite.preset_label(newest_kind["preset"], newest_kind["preset_revision"])
         done = ", ".join(f"{game} {e['test_ale_cap']['mean']:,.0f}" for game, e in games.items() if e.get("test_ale_cap"))
         left = len(render_atari_suite.PAPER_GAMES) - len(games)
         above, scored = render_atari_suite.games_above(games)
         versus = ", ".join(f"{column} on {len(names)}" for column, names in above.items())
         row(
-            f"Atari suite, {full[-1]['algorithm'].upper()} `{full[-1]['preset']}`, "
-            f"{full[-1]['budget_frames'] / 1e6:g}M frames per game",
+            f"Atari suite, {full[-1]['algorithm'].upper()} `{preset}`, {full[-1]['budget_frames'] / 1e6:g}M frames per game",
             done
             + f"; above the paper's {versus} of these {scored}"
             + (f" ({left} of the paper's games to go)" if left > 0 else ""),

@@ -501,3 +501,20 @@ def test_the_results_renderer_names_a_corrupt_results_file(tmp_path, monkeypatch
     (tmp_path / "b.jsonl").write_text("not json\n")
     with pytest.raises(SystemExit, match="b.jsonl line 1 is not JSON"):
         render.main(["--check"])
+
+
+def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
+    """Lines of two revisions of the preset are two tables: the README's row counts the newest revision's games."""
+    render = load_bench("render_results")
+
+    def line(game, revision, mean):
+        entry = dict(
+            benchmark="atari_suite", mode="full", algorithm="ga", preset="pc", budget_frames=50_000_000, seed=0,
+            changes={}, game=game, recorded="2026-01-01T00:00:00Z", test_ale_cap=dict(mean=mean), ratios={"RS 1B": 2.0},
+        )  # fmt: skip
+        return dict(entry, preset_revision=revision) if revision > 1 else entry  # revision 1's lines have no field
+
+    suite = [line("asterix", 1, 1_000.0), line("atlantis", 1, 50_000.0), line("enduro", 2, 40.0)]
+    text = render.glance({}, suite, lambda page: page)
+    assert "`pc revision 2`" in text and "enduro 40" in text and "asterix" not in text, text
+    assert "(8 of the paper's games to go)" in text
