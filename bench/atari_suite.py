@@ -51,7 +51,16 @@ sys.path.insert(0, common.HERE)  # its siblings (learning.py), also when importe
 
 from learning import MODES as LEARNING_MODES  # noqa: E402  (bench/learning.py: the smoke mode's sizes)
 from learning import hyperparameter_names, paper_scores, test_summary  # noqa: E402
-from render_atari_suite import PAGE, PAPER_GAMES, RESULTS, preset_label, render, run_name, signature_of  # noqa: E402
+from render_atari_suite import (  # noqa: E402
+    PAGE,
+    PAPER_GAMES,
+    RESULTS,
+    RUNS_FOLDER,
+    preset_label,
+    render,
+    run_name,
+    signature_of,
+)
 
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
@@ -65,7 +74,6 @@ MODES = {
     "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=5, overrides={}),
     "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=30, overrides={}),
 }
-RUNS_FOLDER = {"full": "atari_runs", "quick": "atari_runs-quick", "smoke": "atari_runs"}  # beside the results file
 CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
 
 

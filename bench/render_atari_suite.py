@@ -34,6 +34,7 @@ RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")  # the suite's comm
 STUDIES = os.path.join(HERE, "results", "atari_studies.jsonl")  # the studies' lines (suite lines with --set)
 STUDIES_PAGE = os.path.join(DOCS, "atari_studies.md")
 PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
+RUNS_FOLDER = {"full": "atari_runs", "quick": "atari_runs-quick", "smoke": "atari_runs"}  # per mode, beside the results file
 # what makes lines comparable; preset_revision: which values of the preset (workbench.training.presets)
 SIGNATURE = ("suite_version", "algorithm", "preset", "preset_revision", "budget_frames", "seed", "mode", "changes")
 
@@ -301,7 +302,7 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
     runs are read from the folder atari_runs beside the results file (bench/atari_suite.py's)."""
     import statistics
 
-    runs = os.path.join(os.path.dirname(os.path.abspath(results_path)), "atari_runs")
+    runs = os.path.join(os.path.dirname(os.path.abspath(results_path)), RUNS_FOLDER["full"])
 
     entries = common.read_lines(results_path)
     figures = os.path.splitext(page)[0]
