@@ -309,11 +309,10 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
             "learning.md",
         )
     full = [e for e in suite if e.get("mode") == "full" and not e.get("changes")]
-    if full:  # the games of the newest full suite's settings
-        kind = ("algorithm", "preset", "preset_revision", "budget_frames", "seed")
-        newest_kind = {k: render_atari_suite.signature_of(full[-1])[k] for k in kind}
-        games = {e["game"]: e for e in full if all(render_atari_suite.signature_of(e)[k] == v for k, v in newest_kind.items())}
-        preset = render_atari_suite.preset_label(newest_kind["preset"], newest_kind["preset_revision"])
+    if full:  # the games of the newest full suite's signature (the suite page's group of it)
+        newest_signature = render_atari_suite.signature_of(full[-1])
+        games = {e["game"]: e for e in full if render_atari_suite.signature_of(e) == newest_signature}
+        preset = render_atari_suite.preset_label(newest_signature["preset"], newest_signature["preset_revision"])
         done = ", ".join(f"{game} {e['test_ale_cap']['mean']:,.0f}" for game, e in games.items() if e.get("test_ale_cap"))
         left = len(render_atari_suite.PAPER_GAMES) - len(games)
         above, scored = render_atari_suite.games_above(games)
