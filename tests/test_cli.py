@@ -109,6 +109,42 @@ def test_errors_name_the_argument(tmp_path, capsys):
     assert not os.listdir(tmp_path)  # no run directory was started
 
 
+def test_a_bad_config_file_or_budget_is_named_and_leaves_no_run_directory(tmp_path, capsys):
+    """--config files that are not a RunConfig's JSON (not JSON, not an object, unknown fields, fields of the wrong
+    type) and bad budgets are refused with the option's name, before a run directory is written; an unknown game
+    is refused before its family's defaults are printed."""
+    out = str(tmp_path / "run")
+    files = {
+        "missing.json": None,
+        "text.json": "not json",
+        "list.json": "[]",
+        "unknown.json": '{"foo": 1}',
+        "hyperparameters.json": '{"hyperparameters": [1]}',
+        "env.json": '{"env": 5}',
+        "seed.json": '{"seed": "a"}',
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        for preset in ([], ["--preset", "pc"]):
+            code, _, err = in_process(capsys, "train", "--config", str(path), *preset, "--generations", "1", "--out", out)
+            assert code == 2 and f"--config {path}: " in err, (name, err)
+            assert "Traceback" not in err
+    for budget, said in (
+        (["--minutes", "-1"], "--minutes must be"),
+        (["--minutes", "nan"], "--minutes must be"),
+        (["--frames", "0"], "frames must be"),
+        (["--generations", "0"], "generations must be"),
+        ([], "give a budget"),
+    ):
+        code, _, err = in_process(capsys, "train", *TINY, *budget, "--out", out)
+        assert code in (1, 2) and said in err, (budget, err)
+    code, _, err = in_process(capsys, "train", "--game", "frostbit", "--generations", "1", "--out", out)
+    assert code == 2 and "frostbite" in err and "defaults of its family" not in err
+    assert not os.path.exists(out)
+
+
 def test_the_benchmarks_run_as_modules_of_the_installed_package(tmp_path):
     """`python -m workbench.bench.NAME` (what `python -m workbench bench` and the tutorials run) from outside the
     checkout: the benchmarks install with the package (setup.py maps bench/ to workbench.bench)."""

@@ -98,3 +98,26 @@ def check_type(name: str, value: Any, kind: type | tuple[type, ...], description
         wanted = description or (kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind))
         raise TypeError(f"{name} must be {wanted}, got {type(value).__name__}")
     return value
+
+
+# The plain annotations check_annotated knows: (test, what the value must be).
+_ANNOTATED_KINDS: dict[str, tuple[Any, str]] = {
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "int": (_is_int, "an integer"),
+    "float": (lambda v: isinstance(v, Real) and not isinstance(v, bool), "a number"),
+    "bool": (lambda v: isinstance(v, bool), "a bool"),
+    "dict": (lambda v: isinstance(v, dict), "a dict"),
+}
+
+
+def check_annotated(name: str, value: Any, annotation: str) -> Any:
+    """`value` if it has the type of a dataclass field annotated `annotation` (as a string: "int", "str | None",
+    ...; "Any" and unknown annotations take anything), else a TypeError naming `name`."""
+    kinds = [kind.strip() for kind in annotation.split("|")]
+    if value is None and "None" in kinds:
+        return value
+    known = [_ANNOTATED_KINDS[kind] for kind in kinds if kind in _ANNOTATED_KINDS]
+    if len(known) < len([kind for kind in kinds if kind != "None"]) or any(test(value) for test, _ in known):
+        return value
+    wanted = " or ".join([what for _, what in known] + (["None"] if "None" in kinds else []))
+    raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")

@@ -27,6 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from workbench.checks import check_real
 from workbench.evolution import ALGORITHMS, algorithm_spec
 from workbench.evolution.hyperparameters import describe
 from workbench.quiet import quiet_tensorflow
@@ -137,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m workbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines, and an error's traceback")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_train_options(commands.add_parser("train", help="start a run"))
     resume = commands.add_parser("resume", help="continue a run from its newest checkpoint")
@@ -205,8 +206,12 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
 
     data = {}
     if args.config:
-        with open(args.config) as f:
-            data = json.load(f)
+        try:
+            with open(args.config) as f:
+                data = json.load(f)
+            RunConfig.from_json(data)  # its fields' names and types, before they are merged with a preset's
+        except (OSError, ValueError, TypeError) as error:
+            raise ValueError(f"--config {args.config}: {error}") from error
     if args.cores is not None and not args.preset:
         raise ValueError("--cores sizes a preset: give --preset too")
     if args.preset:
@@ -242,13 +247,25 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     return config
 
 
-def train(trainer: Trainer, args: argparse.Namespace) -> None:
-    """Runs with a progress bar and a summary line per generation; writes fitness.png and elite.gif."""
-    from tqdm import tqdm
+def budget_of(args: argparse.Namespace) -> dict:
+    """Trainer.start's budget from --generations, --frames and --minutes, checked before a run directory is
+    written (SystemExit without any, ValueError naming a bad one)."""
+    from workbench.training import Trainer
 
+    if args.minutes is not None:
+        check_real("--minutes", args.minutes, low=0, low_open=True)
     budget = dict(generations=args.generations, frames=args.frames, seconds=None if args.minutes is None else args.minutes * 60)
     if all(v is None for v in budget.values()):
         raise SystemExit("give a budget: --generations, --frames or --minutes")
+    Trainer.check_budget(**budget)
+    return budget
+
+
+def train(trainer: Trainer, args: argparse.Namespace, budget: dict) -> None:
+    """Runs for `budget` (budget_of) with a progress bar and a summary line per generation; writes fitness.png
+    and elite.gif."""
+    from tqdm import tqdm
+
     total = args.generations
     bar = tqdm(total=total, unit="gen", dynamic_ncols=True, disable=None)
     events = trainer.events.subscribe(kinds={"generation"})
@@ -355,13 +372,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "train":
             config = run_config_from(args)
+            budget = budget_of(args)
             if os.path.exists(os.path.join(args.out, "config.json")):
                 raise SystemExit(f"{args.out} already holds a run: resume it with `python -m workbench resume {args.out}`")
             trainer = Trainer.from_config(config, run_dir=args.out, checkpoint_every=args.checkpoint_every)
-            train(trainer, args)
+            train(trainer, args, budget)
         elif args.command == "evaluate":
             evaluate(args)
         elif args.command == "resume":
+            budget = budget_of(args)
             started = bool(list_checkpoints(args.run_dir))
             trainer = Trainer.resume_from(args.run_dir, checkpoint_every=args.checkpoint_every)
             if started:
@@ -371,14 +390,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{args.run_dir} has no checkpoint yet (it stopped during its first generation): starting it "
                     "again from generation 0 with its config"
                 )
-            train(trainer, args)
+            train(trainer, args, budget)
         else:
             from workbench.training.replay import replay_run, save_video
 
             episode = replay_run(args.run_dir, args.generation, seed=args.seed)
             save_video(episode, args.out)
             print(f"{args.out}: {len(episode.actions)} steps, score {episode.score:g}")
-    except (ValueError, CheckpointError, FileNotFoundError) as error:
+    except (ValueError, TypeError, CheckpointError, FileNotFoundError) as error:  # bad input, named by the checks
+        if args.verbose:
+            raise
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

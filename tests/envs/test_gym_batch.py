@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from workbench.envs import AtariBatch, GymBatch, make_batch
+from workbench.envs import AtariBatch, GymBatch, env_family, make_batch
 
 
 def test_cartpole_batch_shapes_and_per_index_stepping():
@@ -58,6 +58,17 @@ def test_make_batch_picks_the_kind_from_the_name():
     assert isinstance(atari, AtariBatch) and atari.game == "breakout"
     with pytest.raises(ValueError, match="Did you mean"):
         make_batch("CartPol-v1", 1)
+    assert [env_family(name) for name in ("pong", "ALE/Pong-v5", "hopper", "HalfCheetah-v5", "CartPole-v1")] == [
+        "atari",
+        "atari",
+        "mujoco",
+        "mujoco",
+        "gymnasium",
+    ]
+    with pytest.raises(ValueError, match="Did you mean: .*CartPole-v1"):
+        env_family("CartPol-v1")
+    with pytest.raises(TypeError, match="env must be a game or Gymnasium id string"):
+        env_family(5)
 
 
 def test_box_actions_step_gymnasiums_continuous_tasks():

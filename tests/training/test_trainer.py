@@ -341,6 +341,19 @@ def test_run_configs_refuse_unknown_fields_and_values():
         RunConfig(hyperparameters={"truncation": -1}).algorithm_config()
     with pytest.raises(ValueError, match="checkpoint_every"):
         Trainer.from_config(cartpole_config(), checkpoint_every=-1)
+    for field, value, said in (  # each field's type, when the config is made (from JSON too)
+        ("seed", "a", "seed must be an integer, got str"),
+        ("seed", True, "seed must be an integer, got bool"),
+        ("env", 5, "env must be a string"),
+        ("hyperparameters", [1], "hyperparameters must be a dict"),
+        ("ray", 1, "ray must be a bool"),
+        ("behaviour", 3, "behaviour must be a string or None"),
+        ("action_noise", "0.1", "action_noise must be a number"),
+    ):
+        with pytest.raises(TypeError, match=said):
+            RunConfig.from_json({field: value})
+    config = RunConfig(seed=np.int64(3), action_noise=0, ray_actors=None, observation_normalization=dict(clip=3.0))
+    assert config.seed == 3  # numpy integers are integers, an int is a number, Any takes anything
 
 
 def test_atari_run_directories_record_the_dense_layers_flatten_order(tmp_path):

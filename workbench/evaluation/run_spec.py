@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks import check_int, check_optional_positive_int, check_real, check_type
-from workbench.envs import EnvBatch, find_mujoco_task, make_batch
+from workbench.envs import EnvBatch, env_family, make_batch
 from workbench.envs.games import find_atari_game
 from workbench.evaluation import spec_cache
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
@@ -162,10 +162,8 @@ class RunSpec:
 
     @property
     def family(self) -> str:
-        """ "atari", "mujoco" (the MuJoCo tasks of the ops) or "gymnasium" (any other Gymnasium id)."""
-        if self.is_atari:
-            return "atari"
-        return "mujoco" if find_mujoco_task(self.env) is not None else "gymnasium"
+        """ "atari", "mujoco" (the MuJoCo tasks of the ops) or "gymnasium" (any other Gymnasium id): env_family."""
+        return env_family(self.env)
 
     def noise(self) -> NoiseTable:
         """The process-wide noise table of this spec (built on first use)."""

@@ -46,7 +46,7 @@ import os
 from typing import Any
 
 from workbench.checks import check_choice, check_int
-from workbench.envs import find_atari_game, find_mujoco_task
+from workbench.envs import env_family, find_mujoco_task, resolve_mujoco_task
 from workbench.evolution import ALGORITHMS, algorithm_spec
 
 _GA_PAPER = dict(population_size=1000, truncation=20, sigma=0.002, elite_candidates=10, elite_episodes=30)
@@ -205,12 +205,12 @@ def family_defaults(algorithm: str, env: str) -> dict[str, Any]:
     """The fields of FAMILY_FIELDS a run of `algorithm` on `env` takes when neither a preset nor the user chose
     them: on a MuJoCo task the paper preset's model, observation normalisation and 1,000-step cap; on another
     Gymnasium id a linear policy for the vector-only algorithms, an MLP otherwise; on Atari nothing (RunConfig's
-    own defaults are Atari's)."""
-    task = find_mujoco_task(env)
-    if task is not None:
-        fields = continuous_presets("paper", algorithm, task.gymnasium_id)
+    own defaults are Atari's). ValueError for an unknown env (env_family)."""
+    family = env_family(env)
+    if family == "mujoco":
+        fields = continuous_presets("paper", algorithm, resolve_mujoco_task(env).gymnasium_id)
         return {name: fields[name] for name in FAMILY_FIELDS if name in fields}
-    if find_atari_game(env) is not None:
+    if family == "atari":
         return {}
     return dict(model="linear" if algorithm_spec(algorithm).vector_only else "mlp")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.checks import check_bool, check_type
+from workbench.checks import check_annotated
 from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evolution import ALGORITHMS, Strategy, algorithm_names, algorithm_spec
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
@@ -107,11 +107,14 @@ class RunConfig:
         metavar="RUN_DIR",
     )
 
+    def __post_init__(self) -> None:
+        """A TypeError naming the first field whose value does not have its type, before any value is used."""
+        for field in dataclasses.fields(self):
+            check_annotated(field.name, getattr(self, field.name), str(field.type))
+
     def algorithm_config(self) -> Any:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
         spec = algorithm_spec(self.algorithm)
-        if not isinstance(self.hyperparameters, dict):
-            raise ValueError(f"hyperparameters must be a dict, got {type(self.hyperparameters).__name__}")
         return spec.config_for(self.hyperparameters)
 
     def spec(self) -> RunSpec:
@@ -155,7 +158,6 @@ class RunConfig:
                 "observation_normalization is for vector observations; Atari runs normalise hidden layers with virtual_batch_norm"
             )
         if self.init_from is not None:
-            check_type("init_from", self.init_from, str, "a run directory")
             if not algorithm.has_center:
                 raise ValueError(
                     f'init_from: algorithm "{self.algorithm}" cannot start from a run\'s weights (it has '
@@ -165,7 +167,6 @@ class RunConfig:
     def reference_batch(self) -> np.ndarray | None:
         """The run's reference batch for virtual batch normalisation (128 observations of random play drawn from
         the run's seed), or None without it."""
-        check_bool("virtual_batch_norm", self.virtual_batch_norm)
         return self.spec().collect_reference_batch(REFERENCE_BATCH_SIZE, self.seed) if self.virtual_batch_norm else None
 
     def build(self, reference_batch: np.ndarray | None = None) -> tuple[Strategy, BaseEvaluator]:
@@ -181,7 +182,6 @@ class RunConfig:
         behaviour = self.behaviour
         if behaviour is None and algorithm_spec(self.algorithm).needs_behaviour:
             behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
-        check_bool("ray", self.ray)
         layout = self.layout(behaviour)
         evaluator: BaseEvaluator
         if self.ray or self.ray_address is not None:
