@@ -392,8 +392,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             train(trainer, args, budget)
         else:
-            from workbench.training.replay import replay_run, save_video
+            from workbench.training.replay import check_video_path, replay_run, save_video
 
+            check_video_path("--out", args.out)  # before the episode is played
             episode = replay_run(args.run_dir, args.generation, seed=args.seed)
             save_video(episode, args.out)
             print(f"{args.out}: {len(episode.actions)} steps, score {episode.score:g}")

@@ -115,6 +115,17 @@ def replay_run(run_dir: str, generation: int | None = None, seed: int = 0) -> Ep
     return replay(elite.genome, elite.spec, elite.decoder(), seed=seed)
 
 
+VIDEO_EXTENSIONS = (".gif", ".mp4")
+
+
+def check_video_path(name: str, path: str) -> str:
+    """The extension of `path` (one of VIDEO_EXTENSIONS, lower case), else a ValueError naming the argument `name`."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in VIDEO_EXTENSIONS:
+        raise ValueError(f"{name} must end in .gif or .mp4, got {path!r}")
+    return extension
+
+
 def save_video(episode: Episode, path: str, fps: float = 15, scale: int | None = None) -> str:
     """Writes the episode as a GIF or MP4 (by extension), the running score drawn in the corner.
 
@@ -127,9 +138,7 @@ def save_video(episode: Episode, path: str, fps: float = 15, scale: int | None =
             "this episode has no frames: its environment cannot render RGB (for Gymnasium's classic "
             "control install pygame: pip install 'gymnasium[classic-control]')"
         )
-    extension = os.path.splitext(path)[1].lower()
-    if extension not in (".gif", ".mp4"):
-        raise ValueError(f"path must end in .gif or .mp4, got {path!r}")
+    extension = check_video_path("path", path)
     scores = np.concatenate([[0.0], np.cumsum(episode.rewards)])
     if scale is None:
         scale = 2 if episode.frames.shape[2] <= 200 else 1
