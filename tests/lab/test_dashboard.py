@@ -180,6 +180,8 @@ def test_bad_arguments_are_named(trainer):
     ):
         with pytest.raises(ValueError, match=name):
             TrainingDashboard(trainer, **kwargs)
+    with pytest.raises(TypeError, match="trainer must be a workbench.training.Trainer, got str"):
+        TrainingDashboard("runs/frostbite")
 
 
 def test_atari_frames_stream_from_a_real_run(tmp_path):

@@ -14,6 +14,7 @@ unless the model is a callable.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,6 +34,21 @@ MODELS = ATARI_MODELS + ("mlp", "linear")
 ModelSpec = str | Callable[..., PopulationModel]
 
 
+def _check_model_options(model: str, options: Mapping) -> None:
+    """A TypeError naming the keys of model_options that built-in `model` does not take (the keywords of its class
+    and of PopulationModel, but those build_model sets itself)."""
+    model_class: type[PopulationModel] = {"small": SmallModel, "large": LargeModel, "mlp": MLPModel, "linear": MLPModel}[model]
+    taken = {
+        name
+        for constructor in (model_class, PopulationModel)
+        for name, parameter in inspect.signature(constructor).parameters.items()
+        if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    } - {"self", "layers", "input_shape", "observation_size", "num_actions", "slots", "action_range"}
+    unknown = sorted(set(options) - taken)
+    if unknown:
+        raise TypeError(f"model_options {unknown} are not options of model {model!r}; it takes {sorted(taken)}")
+
+
 def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapping | None = None) -> PopulationModel:
     """A PopulationModel for env: "small", "large", "mlp", "linear" or a callable(observation_shape, num_actions, slots).
 
@@ -40,6 +56,8 @@ def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapp
     model_options' activation wins); "linear" is an MLP without hidden layers (ARS's policy).
     """
     options = dict(model_options or {})
+    if isinstance(model, str) and model in MODELS:
+        _check_model_options(model, options)
     if callable(model) and not isinstance(model, str):
         network = model(tuple(env.observation_shape), env.num_actions, slots, **options)
     elif model in ATARI_MODELS:

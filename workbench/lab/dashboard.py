@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from workbench.checks import check_choice, check_int, check_real
+from workbench.checks import check_choice, check_int, check_real, check_type
 from workbench.lab.controls import HyperparameterPanel, knobs_for
 from workbench.lab.pictures import png
 from workbench.lab.plots import FitnessPlot, ThroughputPlot, returns_histogram
@@ -52,6 +52,9 @@ class TrainingDashboard:
         x_axis: str = "generations",
         frame_scale: int = 2,
     ) -> None:
+        from workbench.training import Trainer
+
+        check_type("trainer", trainer, Trainer, "a workbench.training.Trainer")
         check_real("plot_interval", plot_interval, 0, 60, low_open=True)
         check_real("frame_interval", frame_interval, 0, 60, low_open=True)
         check_choice("x_axis", x_axis, X_AXES)
