@@ -362,6 +362,9 @@ def main(argv=None):
                 raise ValueError(f"--games names {game} twice")
             games.append(game)
         args.rerun = {resolve_atari_game(raw.strip()) for raw in args.rerun.split(",") if raw.strip()}
+        if args.rerun - set(games):
+            unknown = ", ".join(sorted(args.rerun - set(games)))
+            raise ValueError(f"--rerun {unknown}: not among the games run ({', '.join(games)})")
         args.changes = parse_changes(args.changes, args.algorithm)
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
@@ -373,6 +376,8 @@ def main(argv=None):
         value = getattr(args, option)
         if value is not None and value <= 0:
             parser.error(f"--{option.replace('_', '-')} must be positive, got {value}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     run_suite(args, name, games)
 
 

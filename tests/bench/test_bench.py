@@ -384,6 +384,8 @@ def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
     assert_refused(bench, ["--games", "pong,Pong"], "twice", capsys)
     assert_refused(bench, ["--algo", "ars"], "MuJoCo", capsys)
     assert_refused(bench, ["--frames", "0"], "--frames", capsys)
+    assert_refused(bench, ["--seed", "-1"], "--seed must be >= 0", capsys)
+    assert_refused(bench, ["--games", "frostbite", "--rerun", "pong"], "--rerun pong: not among", capsys)
     assert_refused(bench, ["--set", "mutatoin_rank=1"], "did you mean mutation_rank", capsys)
     assert_refused(bench, ["--set", "sigma"], "NAME=VALUE", capsys)
     assert_refused(bench, ["--set", "slots=abc"], "--set slots must be an integer", capsys)

@@ -110,6 +110,9 @@ def test_same_seed_same_history_other_seed_another(algorithm):
     reference = run(make(algorithm, seed=4), 3).history
     assert run(make(algorithm, seed=4), 3).history == reference
     assert run(make(algorithm, seed=5), 3).history != reference
+    for seed in (-1, 1.5, "4"):
+        with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+            make(algorithm, seed=seed)
 
 
 def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from workbench.checks import check_int
 from workbench.evolution.records import GenerationRecord
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ class Strategy(abc.ABC):
             raise TypeError(f"space must be a ParameterSpace, got {type(space).__name__}")
         self.space = space
         self.config = self._validate(config)
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_int("seed", seed, 0))
         self.generation = 0
         self.hyperparameters = HyperparameterLog()
         self.history: list[GenerationRecord] = []
