@@ -320,7 +320,7 @@ def main(argv=None):
     parser.add_argument("--preset", default="pc", help=f"one of {sorted(PRESETS)} (default pc)")
     parser.add_argument("--frames", type=int, help="training frames per game (default: the mode's; full 50M)")
     parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full 30)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=common.seed_int, default=0)
     parser.add_argument(
         "--results",
         help="the JSON-lines results file (default bench/results/atari_suite.jsonl; --quick: atari_suite-quick.jsonl "
@@ -376,8 +376,6 @@ def main(argv=None):
         value = getattr(args, option)
         if value is not None and value <= 0:
             parser.error(f"--{option.replace('_', '-')} must be positive, got {value}")
-    if args.seed < 0:
-        parser.error(f"--seed must be >= 0, got {args.seed}")
     run_suite(args, name, games)
 
 

@@ -75,12 +75,21 @@ def mode_of(args: argparse.Namespace) -> str:
     return "smoke" if args.smoke else "quick" if args.quick else "full"
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def int_at_least(low: int):
+    """argparse type: an integer of at least `low`."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"  # argparse names the type so when the text is not an integer
+    return parse
+
+
+positive_int = int_at_least(1)
+seed_int = int_at_least(0)  # --seed: the strategies take seeds >= 0
 
 
 # -- timers -----------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from workbench.evolution import (  # noqa: E402
     base_key,
 )
 from workbench.lab.plots import trap_positions_figure  # noqa: E402
-from workbench.training import RunConfig, Trainer  # noqa: E402
+from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run, score_genome  # noqa: E402
 from workbench.training.warm_start import inherited_fields, load_warm_start  # noqa: E402
@@ -295,7 +295,7 @@ def main(argv=None):
     parser.add_argument("--model", help="population model (default: small on Atari, the preset's on MuJoCo)")
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
     parser.add_argument("--compare", help="algorithms at equal frames, e.g. es+vbn,es,random (needs --frames)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=common.seed_int, default=0)
     parser.add_argument(
         "--set",
         dest="settings",
@@ -358,9 +358,6 @@ def main(argv=None):
         minutes = None  # equal frames: no arm stops early on the clock
     frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
     episodes = args.test_episodes or (MUJOCO_TEST_EPISODES[name] if task is not None else settings["test_episodes"])
-    label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")
-    out = args.out or os.path.join(common.results_folder(), f"learning-{game}-{label}")  # beside the results files
-    os.makedirs(out, exist_ok=True)
 
     def preset_config(algorithm, **fields):
         """The preset's RunConfig for `algorithm` with the mode's overrides (hyperparameters it does not take dropped)."""
@@ -379,30 +376,39 @@ def main(argv=None):
             overrides.update(inherited_fields(args.init_from), init_from=args.init_from)
         return RunConfig.from_preset(args.preset, algorithm, env=game, seed=args.seed, **overrides)
 
-    base = preset_config(args.algorithm)
-    base.algorithm_config()  # a clear error now for an invalid preset/override combination
-    paper = paper_scores(game) if task is None else anchors
-    if study:
-        field, values = study
-        arms = {
-            f"{field}={value}": RunConfig.from_json(
-                dict(base.to_json(), hyperparameters=dict(base.hyperparameters, **{field: value}))
-            )
-            for value in values
-        }
-        describe = dict(study=field, algorithm=base.algorithm, preset=args.preset)
-        run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper, args)
-        return
-    if compare:
-        arms = {}
-        for algorithm, option in compare:
-            config = preset_config(algorithm, virtual_batch_norm=option == "vbn")
-            if option == "lowrank":  # rank-1 mutations, run through the op's perturbed mode
-                config = RunConfig.from_json(
-                    dict(config.to_json(), perturbed_rank=1, hyperparameters=dict(config.hyperparameters, mutation_rank=1))
+    arms = None  # a study's or a comparison's RunConfigs, by arm
+    try:  # a clear error now for an invalid preset/override combination or warm start, before anything is written
+        base = preset_config(args.algorithm)
+        if study:
+            field, values = study
+            arms = {
+                f"{field}={value}": RunConfig.from_json(
+                    dict(base.to_json(), hyperparameters=dict(base.hyperparameters, **{field: value}))
                 )
-            arms[algorithm + (f"+{option}" if option else "")] = config
-        describe = dict(compare=list(arms), preset=args.preset, **({"init_from": args.init_from} if args.init_from else {}))
+                for value in values
+            }
+        elif compare:
+            arms = {}
+            for algorithm, option in compare:
+                config = preset_config(algorithm, virtual_batch_norm=option == "vbn")
+                if option == "lowrank":  # rank-1 mutations, run through the op's perturbed mode
+                    config = RunConfig.from_json(
+                        dict(config.to_json(), perturbed_rank=1, hyperparameters=dict(config.hyperparameters, mutation_rank=1))
+                    )
+                arms[algorithm + (f"+{option}" if option else "")] = config
+        for config in [base, *(arms or {}).values()]:
+            config.algorithm_config()
+    except (ValueError, TypeError, CheckpointError) as error:
+        parser.error(str(error))
+    label = "compare" if compare else args.algorithm + (f"-{study[0]}" if study else "")
+    out = args.out or os.path.join(common.results_folder(), f"learning-{game}-{label}")  # beside the results files
+    os.makedirs(out, exist_ok=True)
+    paper = paper_scores(game) if task is None else anchors
+    if arms is not None:
+        if study:
+            describe = dict(study=study[0], algorithm=base.algorithm, preset=args.preset)
+        else:
+            describe = dict(compare=list(arms), preset=args.preset, **({"init_from": args.init_from} if args.init_from else {}))
         run_arms(arms, describe, base, minutes, frames, episodes, out, name, paper, args)
         return
     run_dir = os.path.join(out, "run")

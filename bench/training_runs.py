@@ -238,7 +238,7 @@ def main(argv=None):
         "--from-run", default=None, help="start from this run directory's newest checkpoint (one game: the run's)"
     )
     parser.add_argument("--warmup", type=int, default=0, help="generations trained first, unmeasured")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=common.seed_int, default=0)
     args = parser.parse_args(argv)
     mode_name = common.mode_of(args)
     settings = SETTINGS[mode_name]

@@ -204,9 +204,14 @@ def test_learning_bench_refuses_bad_arguments(tmp_path, capsys):
         (["--compare", "es+lowrank"], "--compare"),
         (["--set", "sigma"], "--set"),
         (["--algo", "ga", "--set", "step_size=0.1"], "--set"),
+        (["--seed", "-1"], "--seed: must be >= 0"),
+        (["--set", "sigma=-1"], "sigma must be a finite number > 0"),
+        (["--study", "sigma=-1,0.1"], "sigma must be a finite number > 0"),
+        (["--env", "Hopper-v5", "--algo", "es", "--init-from", str(tmp_path / "nowhere")], "not a run directory"),
     )
+    out = tmp_path / "out"
     for arguments, message in cases:
-        assert_refused(bench, ["--smoke", "--out", str(tmp_path), *arguments], message, capsys)
+        assert_refused(bench, ["--smoke", "--out", str(out), *arguments], message, capsys)
     assert not os.listdir(tmp_path)  # refused before anything was written
 
 
@@ -282,6 +287,8 @@ def test_training_runs_bench_refuses_bad_arguments(capsys):
         (["--generations", "0"], "--generations must be >= 1"),
         (["--games", "frostbyte"], "frostbite"),
         (["--warmup", "-1"], "--warmup"),
+        (["--seed", "-3"], "--seed: must be >= 0"),
+        (["--seed", "x"], "--seed: invalid integer >= 0 value"),
         (["--from-run", "/nonexistent"], "--from-run"),
         (["--from-run", TESTS, "--games", "pong", "frostbite"], "--from-run"),
     ):
@@ -384,7 +391,7 @@ def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
     assert_refused(bench, ["--games", "pong,Pong"], "twice", capsys)
     assert_refused(bench, ["--algo", "ars"], "MuJoCo", capsys)
     assert_refused(bench, ["--frames", "0"], "--frames", capsys)
-    assert_refused(bench, ["--seed", "-1"], "--seed must be >= 0", capsys)
+    assert_refused(bench, ["--seed", "-1"], "--seed: must be >= 0", capsys)
     assert_refused(bench, ["--games", "frostbite", "--rerun", "pong"], "--rerun pong: not among", capsys)
     assert_refused(bench, ["--set", "mutatoin_rank=1"], "did you mean mutation_rank", capsys)
     assert_refused(bench, ["--set", "sigma"], "NAME=VALUE", capsys)
