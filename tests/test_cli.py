@@ -145,6 +145,17 @@ def test_a_bad_config_file_or_budget_is_named_and_leaves_no_run_directory(tmp_pa
     code, _, err = in_process(capsys, "train", "--game", "frostbit", "--generations", "1", "--out", out)
     assert code == 2 and "frostbite" in err and "defaults of its family" not in err
     assert not os.path.exists(out)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for where in (a_file, a_file / "run"):  # a file, and a folder inside a file
+        code, _, err = in_process(capsys, "train", *TINY, "--generations", "1", "--out", str(where))
+        assert code == 2 and f"--out {where}: cannot be written" in err, err
+    for command in (
+        ["replay", str(tmp_path), "--out", str(a_file / "a.gif")],
+        ["evaluate", str(tmp_path), "--json", str(a_file / "a.json")],
+    ):
+        code, _, err = in_process(capsys, *command)
+        assert code == 2 and "cannot be written" in err, err  # before the run is read and played
 
 
 def test_the_benchmarks_run_as_modules_of_the_installed_package(tmp_path):

@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -247,6 +248,20 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     return config
 
 
+def check_writable(option: str, path: str, *, directory: bool = False) -> None:
+    """A ValueError naming `option` unless `path` can be written (a directory when `directory`, else a file in a
+    folder), checked before the work whose output it will hold; creates the folders on the way."""
+    folder = path if directory else os.path.dirname(os.path.abspath(path))
+    try:
+        if os.path.exists(path) and os.path.isdir(path) != directory:
+            raise OSError(f"{'not' if directory else 'is'} a directory")
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise ValueError(f"{option} {path}: cannot be written ({error.strerror or error})") from error
+
+
 def budget_of(args: argparse.Namespace) -> dict:
     """Trainer.start's budget from --generations, --frames and --minutes, checked before a run directory is
     written (SystemExit without any, ValueError naming a bad one)."""
@@ -305,6 +320,8 @@ def evaluate(args: argparse.Namespace) -> None:
 
     if args.json_path and os.path.exists(args.json_path) and not args.overwrite:
         raise ValueError(f"--json {args.json_path!r} exists already; choose another file or pass --overwrite")
+    if args.json_path:
+        check_writable("--json", args.json_path)  # before the episodes are played
     bar = tqdm(total=args.episodes, unit="episode", dynamic_ncols=True, disable=None)
 
     def progress(done, total):
@@ -375,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             budget = budget_of(args)
             if os.path.exists(os.path.join(args.out, "config.json")):
                 raise SystemExit(f"{args.out} already holds a run: resume it with `python -m workbench resume {args.out}`")
+            check_writable("--out", args.out, directory=True)
             trainer = Trainer.from_config(config, run_dir=args.out, checkpoint_every=args.checkpoint_every)
             train(trainer, args, budget)
         elif args.command == "evaluate":
@@ -395,6 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from workbench.training.replay import check_video_path, replay_run, save_video
 
             check_video_path("--out", args.out)  # before the episode is played
+            check_writable("--out", args.out)
             episode = replay_run(args.run_dir, args.generation, seed=args.seed)
             save_video(episode, args.out)
             print(f"{args.out}: {len(episode.actions)} steps, score {episode.score:g}")
