@@ -8,7 +8,8 @@ from the suite's results file (bench/atari_suite.py), so that no number on the p
 Figures go to a folder named after the page (docs/atari_suite/). The page shows, for each way the suite was
 run (suite version, algorithm, preset, budget, seed, mode), the newest line of each game: test mean +- std
 and median at the training cap and at ALE's 108,000-frame cap, frames, wall time and frames/s, the elite's
-training score, and the paper's columns with our ratio to each.
+training score, the paper's columns with our ratio to each, and from the run's history the elite rounds' share of
+its frames and time and the population rounds' tails' share of its time (round_shares).
 
 The studies page compares arms (the --set changes of bench/atari_suite.py) at equal frames: per game and
 budget, each arm's test mean at the training cap per seed, the mean over seeds and the spread, the share of each
@@ -57,9 +58,10 @@ def run_name(algorithm, preset, seed, changes, revision=1):
     return "-".join(str(part).replace(os.sep, "_") for part in parts)
 
 
-def time_in_tails(entry, runs):
-    """The shares of the line's generations' time spent in the population rounds' tails (slots running dry at the
-    end of a round) and in the elite rounds (all tail: fewer episodes than slots), from its run's history in the
+def round_shares(entry, runs):
+    """(population tails, elite rounds, elite frames): the shares of the line's generations' time spent in the
+    population rounds' tails (slots running dry at the end of a round) and in the elite rounds (all tail: fewer
+    episodes than slots), and the share of its frames the elite rounds played, from its run's history in the
     folder `runs`; None when the run is not there."""
     signature = signature_of(entry)
     name = run_name(entry["algorithm"], entry["preset"], entry["seed"], entry.get("changes") or {}, signature["preset_revision"])
@@ -68,12 +70,12 @@ def time_in_tails(entry, runs):
         return None
     records = [r for r in common.read_lines(path) if r["generation"] < entry["generations"]]  # a run may go on
     rounds = [phase for r in records for phase in r.get("rounds", [])]
-    total = sum(r["seconds"] for r in records)
-    if not rounds or total <= 0:
+    seconds, frames = sum(r["seconds"] for r in records), sum(phase["frames"] for phase in rounds)
+    if not rounds or seconds <= 0 or frames <= 0:
         return None
     population_tail = sum(phase["tail_seconds"] for phase in rounds if phase["phase"] == "population")
-    elite = sum(phase["seconds"] for phase in rounds if phase["phase"] != "population")
-    return population_tail / total, elite / total
+    elite = [phase for phase in rounds if phase["phase"] != "population"]
+    return population_tail / seconds, sum(p["seconds"] for p in elite) / seconds, sum(p["frames"] for p in elite) / frames
 
 
 def groups(entries):
@@ -159,7 +161,9 @@ def render(results_path, page=PAGE):
         "generations took (the sum over the run's history: a stopped and resumed run counts only the time it "
         "ran, not the tests) and frames/s is frames over that time; the suite shared the 2 cores with other work "
         "(tests, benchmarks, studies) for much of it, so these are wall times, not the machine's speed, which is "
-        "on the [benchmarks](benchmarks.md) page.",
+        "on the [benchmarks](benchmarks.md) page. From each run's history: the share of its frames and of its time the "
+        "elite rounds took (the elite candidates' re-evaluation episodes, every generation), and the share of its time "
+        "the population rounds spent in their tails (slots running dry at the end of a round).",
         "",
     ]
     for key, games in groups(entries).items():
@@ -174,9 +178,11 @@ def render(results_path, page=PAGE):
             f"Machine: {first['machine']['cores']} cores ({first['machine']['cpu']}); newest line per game.",
             "",
             "| game | test (training cap) | median | test (108k cap) | median | frames | hours | frames/s | "
-            "elite (training) | " + " | ".join(f"/ {c}" for c in COLUMNS) + " | date, commit |",
-            "|---|---|---|---|---|---|---|---|---|" + "---|" * len(COLUMNS) + "---|",
+            "elite (training) | " + " | ".join(f"/ {c}" for c in COLUMNS) + " | elite rounds: frames / time "
+            "| population tails: time | date, commit |",
+            "|---|---|---|---|---|---|---|---|---|" + "---|" * len(COLUMNS) + "---|---|---|",
         ]
+        runs = os.path.join(os.path.dirname(os.path.abspath(results_path)), RUNS_FOLDER[signature["mode"]])
         for game, entry in sorted(games.items()):
             short, long = entry["test_training_cap"], entry["test_ale_cap"] or dict(mean=None, std=None, median=None)
             ratios = [entry["ratios"].get(c) for c in COLUMNS]
@@ -187,6 +193,7 @@ def render(results_path, page=PAGE):
                 f"{entry['frames'] / 1e6:.1f}M | {entry['seconds'] / 3600:.2f} | {number(entry['frames_per_second'])} | "
                 f"{number(entry['final_elite_training'])} | "
                 + " | ".join("" if r is None else f"{r:.2f}" for r in ratios)
+                + f" | {rounds_cells(round_shares(entry, runs))}"
                 + f" | {common.recorded(entry)[:10]}, {entry['commit'] or 'not recorded'} |"
             )
         lines += ["", goals_line(games), ""]
@@ -294,7 +301,13 @@ def study_summary(grouped):
 
 
 def tails_cell(shares):
+    """The studies' cell of round_shares: time in the population rounds' tails / in the elite rounds."""
     return "not recorded" if shares is None else f"{shares[0]:.0%} / {shares[1]:.0%}"
+
+
+def rounds_cells(shares):
+    """The suite's two cells of round_shares: the elite rounds' share of frames / of time, the population tails'."""
+    return "not recorded | not recorded" if shares is None else f"{shares[2]:.0%} / {shares[1]:.0%} | {shares[0]:.0%}"
 
 
 def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
@@ -341,7 +354,7 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
                 + " | "
                 + ", ".join(number(e["final_elite_training"]) for e in ordered)
                 + " | "
-                + ", ".join(tails_cell(time_in_tails(e, runs)) for e in ordered)
+                + ", ".join(tails_cell(round_shares(e, runs)) for e in ordered)
                 + " |"
             )
         name = f"{game}-{budget}.png"

@@ -341,6 +341,8 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     bench.main(["--render", "--results", str(results), "--page", str(page)])
     text = page.read_text()
     assert "| pong |" in text and "preset pc" in text and len(list((tmp_path / "suite").iterdir())) == 1
+    pong_row = next(line for line in text.splitlines() if line.startswith("| pong |"))
+    assert re.search(r"\| \d+% / \d+% \| \d+% \| [^|]+ \|$", pong_row), pong_row  # its rounds, from its run's history
     # a larger budget continues the same run (the budget is where it stops, not its name) ...
     bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
     longer = json.loads(open(results).readlines()[-1])
