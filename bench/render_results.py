@@ -7,9 +7,9 @@ From bench/results/<benchmark>.jsonl (the lines bench/common.py records, oldest 
 - docs/results.md: per benchmark, the newest line of each setting (mode, game or task) with every figure that has a
   target, and then the whole history, one row per line;
 - the regions between `<!-- results:NAME -->` and `<!-- /results -->` in README.md and the docs pages: NAME
-  `glance` is the README's "results at a glance" table; NAME `json:BENCHMARK[?FIELD=VALUE&...]` is that benchmark's newest
-  lines as printed (one per setting; json_lines says how to choose them); NAME `table:BENCHMARK` is its table from
-  the runs TABLES chooses;
+  `glance` is the "results at a glance" table of the README and the site's home page; NAME
+  `json:BENCHMARK[?FIELD=VALUE&...]` is that benchmark's newest lines as printed (one per setting; json_lines says
+  how to choose them); NAME `table:BENCHMARK` is its table from the runs TABLES chooses;
 - the Atari suite's and the studies' pages (bench/render_atari_suite.py).
 Lines carried over from the docs, typed there before the results files existed, say so in their `imported` field;
 they have no commit.
@@ -34,7 +34,14 @@ except ImportError:  # python bench/render_results.py
 
 ROOT = common.CHECKOUT
 RESULTS = os.path.join(common.HERE, "results")
-REGION_PAGES = ("README.md", "docs/benchmarks.md", "docs/ray.md", "docs/learning.md", "docs/continuous_control.md")
+REGION_PAGES = (
+    "README.md",
+    "docs/index.md",
+    "docs/benchmarks.md",
+    "docs/ray.md",
+    "docs/learning.md",
+    "docs/continuous_control.md",
+)
 OWN_RENDERER = ("atari_suite", "atari_studies")  # results files (and their -quick forms) with pages of their own
 TITLES = {  # benchmark -> (title, the page that explains it)
     "population_inference": ("Population inference", "benchmarks.md#benchmark-population-inference"),
@@ -247,7 +254,8 @@ def newest(entries: list[dict], **match) -> dict | None:
 
 
 def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
-    """The README's table: a handful of rows, each from the newest line of its kind. link(page) -> the link."""
+    """The "results at a glance" table (README, the site's home page): a handful of rows, each from the newest line
+    of its kind. link(page) -> the link."""
     rows = []
 
     def row(what, result, entries, page):
