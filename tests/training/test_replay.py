@@ -25,6 +25,9 @@ def test_replay_is_deterministic_and_exports_video(tmp_path):
         assert (tmp_path / name).stat().st_size > 1000, path
     with pytest.raises(ValueError, match=".gif or .mp4"):
         save_video(a, str(tmp_path / "episode.avi"))
+    for seed in ("a", 1.5, None):
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            replay(genome, spec, decoder, seed=seed, max_episode_frames=300)
 
 
 def test_replay_of_an_es_run_uses_the_checkpointed_center(tmp_path):

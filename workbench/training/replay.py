@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.checks import check_int
 from workbench.envs import SCREEN
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.run_spec import RunSpec
@@ -53,6 +54,7 @@ def replay(
     """
     if not isinstance(spec, RunSpec):
         raise TypeError(f"spec must be a RunSpec (evaluator.spec, RunConfig.spec()), got {type(spec).__name__}")
+    seed = check_int("seed", seed)  # any integer: it is mixed into the episode's seed
     cap = spec.max_episode_frames if max_episode_frames is None else max_episode_frames
     extra: dict[str, Any] = {"render_mode": "rgb_array"} if spec.family == "gymnasium" else {}
     batch = spec.make_batch(1, max_episode_frames=cap, **extra)
