@@ -145,6 +145,12 @@ def test_a_bad_config_file_or_budget_is_named_and_leaves_no_run_directory(tmp_pa
     code, _, err = in_process(capsys, "train", "--game", "frostbit", "--generations", "1", "--out", out)
     assert code == 2 and "frostbite" in err and "defaults of its family" not in err
     assert not os.path.exists(out)
+    # writable, but the run cannot start (no cluster at that address: refused at once, Ray would retry for
+    # minutes); the folders the check made are gone again
+    nested = tmp_path / "new" / "run"
+    code, _, err = in_process(capsys, "train", *TINY, "--ray-address", "127.0.0.1:1", "--generations", "1", "--out", str(nested))
+    assert code == 2 and "address '127.0.0.1:1': no Ray cluster answers there" in err, err
+    assert not (tmp_path / "new").exists()
     a_file = tmp_path / "a_file"
     a_file.write_text("")
     for where in (a_file, a_file / "run"):  # a file, and a folder inside a file

@@ -250,8 +250,14 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
 
 def check_writable(option: str, path: str, *, directory: bool = False) -> None:
     """A ValueError naming `option` unless `path` can be written (a directory when `directory`, else a file in a
-    folder), checked before the work whose output it will hold; creates the folders on the way."""
-    folder = path if directory else os.path.dirname(os.path.abspath(path))
+    folder), checked before the work whose output it will hold. Folders it makes to try are removed again (the
+    writers make their own), so a refused or failed command leaves nothing behind."""
+    folder = os.path.abspath(path if directory else os.path.dirname(os.path.abspath(path)))
+    made: list[str] = []  # the folders this check makes, deepest last
+    ancestor = folder
+    while not os.path.exists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        made.insert(0, ancestor)
+        ancestor = os.path.dirname(ancestor)
     try:
         if os.path.exists(path) and os.path.isdir(path) != directory:
             raise OSError(f"{'not' if directory else 'is'} a directory")
@@ -260,6 +266,12 @@ def check_writable(option: str, path: str, *, directory: bool = False) -> None:
             pass
     except OSError as error:
         raise ValueError(f"{option} {path}: cannot be written ({error.strerror or error})") from error
+    finally:
+        for made_folder in reversed(made):
+            try:
+                os.rmdir(made_folder)
+            except OSError:
+                break
 
 
 def budget_of(args: argparse.Namespace) -> dict:

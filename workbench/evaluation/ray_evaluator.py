@@ -39,6 +39,7 @@ import collections
 import dataclasses
 import os
 import pickle
+import socket
 import tempfile
 import threading
 import time
@@ -62,6 +63,25 @@ IN_FLIGHT_PER_ACTOR = 2  # one chunk running, one queued on the actor: no idle g
 
 class _ActorLost(Exception):
     """An actor died with chunks in flight (a fault: they run again elsewhere)."""
+
+
+def check_cluster_answers(address: str, timeout: float = 5.0) -> None:
+    """A ValueError naming `address` when nothing accepts a connection at its host and port ("host:port" or
+    "ray://host:port"; "auto" is left to Ray): Ray itself would keep retrying for minutes before it fails."""
+    target = address.removeprefix("ray://")
+    if target == "auto":
+        return
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"address {address!r} must be 'auto', 'host:port' or 'ray://host:port'")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as error:
+        raise ValueError(
+            f"address {address!r}: no Ray cluster answers there ({error.strerror or error}); start one with "
+            "`ray start --head` on that machine, or leave the address out for a local cluster"
+        ) from error
 
 
 def _loopback_only():
@@ -319,6 +339,7 @@ class RayEvaluator(BaseEvaluator):
                 )
                 started = True
             else:
+                check_cluster_answers(address)
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
             self.owns_cluster = True
         cpus = self.cpus_per_actor
