@@ -204,6 +204,27 @@ def test_every_chunk_carries_the_round_its_actor_ages_its_cache_by():
     assert sorted(i for chunk in chunks for i in chunk["ids"]) == list(range(8))
 
 
+def test_an_address_where_no_cluster_answers_is_refused_at_once():
+    import socket
+
+    from workbench.evaluation.ray_evaluator import check_cluster_answers
+
+    with socket.socket() as server:  # something answers: passes
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_cluster_answers(f"127.0.0.1:{server.getsockname()[1]}")
+        check_cluster_answers(f"ray://127.0.0.1:{server.getsockname()[1]}")
+        port = server.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=f"address '127.0.0.1:{port}': no Ray cluster answers there"):
+        check_cluster_answers(f"127.0.0.1:{port}")  # closed now
+    assert time.monotonic() - start < 6
+    for address in ("head", "head:port", ":6379"):
+        with pytest.raises(ValueError, match="must be 'auto', 'host:port' or 'ray://host:port'"):
+            check_cluster_answers(address)
+    check_cluster_answers("auto")  # left to Ray
+
+
 def test_bad_arguments_are_named(cluster):
     with pytest.raises(ValueError, match="actors"):
         RayEvaluator("pong", "small", actors=0, **NOISE)
