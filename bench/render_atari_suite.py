@@ -121,6 +121,7 @@ def number(value):
 
 
 GOALS = {"RS 1B": 7, "GA 1B": 3}  # the suite's goal: above the paper's column on this many of its nine games
+FROSTBITE_GOAL_FRAMES = 100_000_000  # and Frostbite at or above the paper's GA 1B within this many frames
 
 
 def games_above(games):
@@ -133,15 +134,51 @@ def games_above(games):
 
 def goals_line(games):
     """How many games so far score above the paper's random search and GA at 1B frames (ours at ALE's cap),
-    against the goal's counts."""
+    against the goal's counts, and how far the others are (their ratios to the paper, the nearest first)."""
     above, scored = games_above(games)
-    parts = [
-        f"above {column} on {len(above[column])} of the {scored} games scored"
-        + (f" ({', '.join(above[column])})" if above[column] else "")
-        + f"; the goal is {needed} of the paper's {len(PAPER_GAMES)}"
-        for column, needed in GOALS.items()
+    sentences = []
+    for column, needed in GOALS.items():
+        ratios = {game: entry["ratios"].get(column) for game, entry in games.items() if entry.get("ratios")}
+        below = sorted((ratio, game) for game, ratio in ratios.items() if ratio is not None and ratio <= 1)
+        sentences.append(
+            f"above {column} on {len(above[column])} of the {scored} games scored"
+            + (f" ({', '.join(above[column])})" if above[column] else "")
+            + f", the goal is {needed} of the paper's {len(PAPER_GAMES)}"
+            + (
+                f"; the others reach {', '.join(f'{game} {ratio_text(ratio)}' for ratio, game in reversed(below))} of it"
+                if below
+                else ""
+            )
+        )
+    return "Against the paper at 1B frames: " + ". ".join(sentences[:1] + [s[0].upper() + s[1:] for s in sentences[1:]]) + "."
+
+
+def frostbite_goal_line(entries):
+    """The best Frostbite test (at ALE's cap) of the preset's full runs within FROSTBITE_GOAL_FRAMES, against the
+    paper's GA 1B; None before there is one."""
+    runs = [
+        e
+        for e in entries
+        if e["game"] == "frostbite"
+        and e["mode"] == "full"
+        and not e.get("changes")
+        and e["budget_frames"] <= FROSTBITE_GOAL_FRAMES
+        and e.get("test_ale_cap")
     ]
-    return "Against the paper at 1B frames: " + "; ".join(parts) + "."
+    if not runs:
+        return None
+    best = max(runs, key=lambda e: e["test_ale_cap"]["mean"])
+    return (
+        f"Frostbite within {FROSTBITE_GOAL_FRAMES / 1e6:g}M frames (the goal: at or above the paper's GA 1B, "
+        f"{best['paper']['GA 1B']:,.0f}): best {best['test_ale_cap']['mean']:,.0f} after {best['frames'] / 1e6:.1f}M "
+        f"frames ({preset_label(best['preset'], signature_of(best)['preset_revision'])}, {best['budget_frames'] / 1e6:g}M "
+        f"budget), {ratio_text(best['ratios']['GA 1B'])} of it."
+    )
+
+
+def ratio_text(ratio):
+    """Two decimals, or three where two would round a shortfall up to 1.00."""
+    return f"{ratio:.3f}" if ratio < 1 <= round(ratio, 2) else f"{ratio:.2f}"
 
 
 def render(results_path, page=PAGE):
@@ -215,6 +252,9 @@ def render(results_path, page=PAGE):
             curve_figure(entry, os.path.join(figures, name))
             lines.append(f"![{game}]({os.path.basename(figures)}/{name})")
         lines.append("")
+    frostbite = frostbite_goal_line(entries)
+    if frostbite:
+        lines += ["## Frostbite's own goal", "", frostbite, ""]
     with open(page, "w") as f:
         f.write("\n".join(lines))
     return page

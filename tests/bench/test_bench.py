@@ -529,3 +529,33 @@ def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
     text = render.glance({}, suite, lambda page: page)
     assert "`pc revision 2`" in text and "enduro 40" in text and "asterix" not in text, text
     assert "(8 of the paper's games to go)" in text
+
+
+def test_the_suite_page_says_how_far_each_goal_is():
+    """The goals' sentence names the games above the paper and the ratios of the others, nearest first (three
+    decimals where two would round a shortfall up to 1.00); Frostbite's own goal takes the best full run of the
+    preset within 100M frames and ignores studies and longer budgets."""
+    render = load_bench("render_atari_suite")
+
+    def line(game, rs, ga, mean=1_000.0, budget=50_000_000, changes=None):
+        return dict(
+            benchmark="atari_suite", mode="full", algorithm="ga", preset="pc", budget_frames=budget, seed=0,
+            changes=changes or {}, game=game, frames=budget, test_ale_cap=dict(mean=mean),
+            ratios={"RS 1B": rs, "GA 1B": ga}, paper={"GA 1B": 4_536.0},
+        )  # fmt: skip
+
+    games = {g: line(g, rs, ga) for g, rs, ga in [("assault", 1.2, 0.9961), ("enduro", 0.8, 0.5), ("asterix", 0.95, 1.1)]}
+    text = render.goals_line(games)
+    assert "above RS 1B on 1 of the 3 games scored (assault), the goal is 7 of the paper's 9" in text, text
+    assert "the others reach asterix 0.95, enduro 0.80 of it" in text, text
+    assert "Above GA 1B on 1 of the 3 games scored (asterix)" in text and "reach assault 0.996, enduro 0.50 of it." in text
+    assert render.frostbite_goal_line(list(games.values())) is None
+    runs = [
+        line("frostbite", 2.0, 0.6, mean=2_700.0),
+        line("frostbite", 2.0, 0.9, mean=4_100.0, changes={"sigma": 0.01}),  # a study's arm
+        line("frostbite", 2.0, 0.95, mean=4_300.0, budget=200_000_000),  # beyond the goal's frames
+        line("frostbite", 2.0, 0.7, mean=3_200.0, budget=100_000_000),
+    ]
+    text = render.frostbite_goal_line(runs)
+    assert text.startswith("Frostbite within 100M frames (the goal: at or above the paper's GA 1B, 4,536): best 3,200"), text
+    assert "after 100.0M frames" in text and "0.70 of it" in text, text
