@@ -19,6 +19,7 @@ file), and one figure per game with every arm's and seed's elite curve.
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -134,12 +135,14 @@ def games_above(games):
 
 def goals_line(games):
     """How many games so far score above the paper's random search and GA at 1B frames (ours at ALE's cap),
-    against the goal's counts, and how far the others are (their ratios to the paper, the nearest first)."""
+    against the goal's counts, how far the others are (their ratios to the paper, the nearest first), and which
+    verdicts a test of this many episodes cannot settle (the paper's score within two standard errors of ours)."""
     above, scored = games_above(games)
     sentences = []
     for column, needed in GOALS.items():
         ratios = {game: entry["ratios"].get(column) for game, entry in games.items() if entry.get("ratios")}
         below = sorted((ratio, game) for game, ratio in ratios.items() if ratio is not None and ratio <= 1)
+        unsettled = sorted(game for game in ratios if within_two_standard_errors(games[game], column))
         sentences.append(
             f"above {column} on {len(above[column])} of the {scored} games scored"
             + (f" ({', '.join(above[column])})" if above[column] else "")
@@ -149,8 +152,18 @@ def goals_line(games):
                 if below
                 else ""
             )
+            + (f"; within two standard errors of it, so not settled by the test: {', '.join(unsettled)}" if unsettled else "")
         )
     return "Against the paper at 1B frames: " + ". ".join(sentences[:1] + [s[0].upper() + s[1:] for s in sentences[1:]]) + "."
+
+
+def within_two_standard_errors(entry, column):
+    """Whether the paper's score in `column` lies within two standard errors of our test mean at ALE's cap
+    (std over the test episodes / sqrt(episodes)): the test cannot tell which is higher."""
+    test, paper = entry.get("test_ale_cap"), (entry.get("paper") or {}).get(column)
+    if not test or paper is None or not test.get("episodes") or test.get("std") is None:
+        return False
+    return abs(test["mean"] - paper) <= 2 * test["std"] / math.sqrt(test["episodes"])
 
 
 def frostbite_goal_line(entries):

@@ -325,11 +325,20 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
         left = len(render_atari_suite.PAPER_GAMES) - len(games)
         above, scored = render_atari_suite.games_above(games)
         versus = ", ".join(f"{column} on {len(names)}" for column, names in above.items())
+        unsettled = {
+            column: sum(render_atari_suite.within_two_standard_errors(e, column) for e in games.values()) for column in above
+        }
         row(
             f"Atari suite, {full[-1]['algorithm'].upper()} `{preset}`, {full[-1]['budget_frames'] / 1e6:g}M frames per game",
             done
             + f"; above the paper's {versus} of these {scored}"
-            + (f" ({left} of the paper's games to go)" if left > 0 else ""),
+            + (
+                "; within two standard errors of the paper, so not settled by the test: "
+                + ", ".join(f"{column} on {count}" for column, count in unsettled.items())
+                if any(unsettled.values())
+                else ""
+            )
+            + (f"; {left} of the paper's games to go" if left > 0 else ""),
             list(games.values()),
             "atari_suite.md",
         )

@@ -528,12 +528,13 @@ def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
     suite = [line("asterix", 1, 1_000.0), line("atlantis", 1, 50_000.0), line("enduro", 2, 40.0)]
     text = render.glance({}, suite, lambda page: page)
     assert "`pc revision 2`" in text and "enduro 40" in text and "asterix" not in text, text
-    assert "(8 of the paper's games to go)" in text
+    assert "; 8 of the paper's games to go" in text and "not settled" not in text
 
 
 def test_the_suite_page_says_how_far_each_goal_is():
     """The goals' sentence names the games above the paper and the ratios of the others, nearest first (three
-    decimals where two would round a shortfall up to 1.00); Frostbite's own goal takes the best full run of the
+    decimals where two would round a shortfall up to 1.00), and the games whose verdict lies within two standard
+    errors of the test mean; Frostbite's own goal takes the best full run of the
     preset within 100M frames and ignores studies and longer budgets."""
     render = load_bench("render_atari_suite")
 
@@ -549,6 +550,12 @@ def test_the_suite_page_says_how_far_each_goal_is():
     assert "above RS 1B on 1 of the 3 games scored (assault), the goal is 7 of the paper's 9" in text, text
     assert "the others reach asterix 0.95, enduro 0.80 of it" in text, text
     assert "Above GA 1B on 1 of the 3 games scored (asterix)" in text and "reach assault 0.996, enduro 0.50 of it." in text
+    assert "not settled" not in text  # no std recorded: nothing to judge by
+    games["enduro"]["test_ale_cap"] = dict(mean=40.0, std=22.0, episodes=30)  # 2 SE = 8.03 around 40
+    games["enduro"]["paper"] = {"RS 1B": 48.0, "GA 1B": 60.0}
+    text = render.goals_line(games)
+    assert "of it; within two standard errors of it, so not settled by the test: enduro. Above GA 1B" in text, text
+    assert text.endswith("enduro 0.50 of it."), text  # 60 is more than two standard errors away
     assert render.frostbite_goal_line(list(games.values())) is None
     runs = [
         line("frostbite", 2.0, 0.6, mean=2_700.0),
