@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -52,6 +53,7 @@ TITLES = {  # benchmark -> (title, the page that explains it)
     "soak": ("Long runs (soak)", "benchmarks.md#benchmark-long-runs-soak"),
     "ray_scaling": ("Ray scaling", "ray.md"),
     "learning": ("Learning", "learning.md"),
+    "elite_retest": ("Recent elites re-tested", "learning.md#how-far-a-30-episode-test-settles-a-verdict"),
 }
 AT_MOST = {"idle_fraction", "bytes_ratio", "rss", "files", "threads"}  # figures whose target is an upper bound
 SETTING = ("mode", "game", "model", "actors", "simulations", "algorithm", "preset", "compare", "study", "init_from")
@@ -500,6 +502,40 @@ def training_runs_table(entries: list[dict]) -> list[list[str]]:
     return rows
 
 
+def elite_retest_table(entries: list[dict]) -> list[list[str]]:
+    rows = []
+    for entry in entries:
+        elites = {row["generation"]: row for row in entry["elites"]}
+        final, picked = elites[entry["final_generation"]], elites[entry["picked_generation"]]
+        reports = [row["report"]["mean"] for row in entry["elites"]]
+        own = entry.get("final_own_test")
+        rows.append(
+            [
+                f"{entry['game']}, {entry['run_frames'] / 1e6:.1f}M frames",
+                f"{len(elites)} x ({entry['episodes']} + {entry['episodes']})",
+                " / ".join(
+                    [number(own["mean"]) if own else "not run"]
+                    + [number(final[name]["mean"]) for name in ("selection", "report")]
+                ),
+                number(final["report"]["std"] / math.sqrt(final["report"]["episodes"])),
+                f"generation {picked['generation']}: {number(picked['selection']['mean'])} / {number(picked['report']['mean'])}"
+                + (" (the final elite)" if picked is final else ""),
+                f"**{entry['picked_over_final']:.2f}**" if entry["picked_over_final"] is not None else "",
+                f"{number(entry['report_mean_over_elites'])} [{number(min(reports))}, {number(max(reports))}]",
+            ]
+        )
+    return rows
+
+
+def newest_per_game_full(entries: list[dict]) -> list[dict]:
+    """The newest full line of each game, in the order the games first appear."""
+    newest_of = {}
+    for entry in entries:
+        if entry.get("mode") == "full":
+            newest_of[entry["game"]] = entry
+    return list(newest_of.values())
+
+
 def newest_full(entries: list[dict]) -> list[dict]:
     return newest_per_setting([e for e in entries if e.get("mode") == "full"])
 
@@ -509,6 +545,19 @@ def two_newest_quick(entries: list[dict]) -> list[dict]:
 
 
 TABLES = {  # a region table:NAME: (its header, rows from the lines chosen, how the lines are chosen)
+    "elite_retest": (
+        [
+            "game, run",
+            "elites x (selection + report episodes)",
+            "final elite: run's test / selection set / report set",
+            "its report set's standard error",
+            "picked on the selection set: selection / report",
+            "picked / final, report set",
+            "elites on the report set: mean [lowest, highest]",
+        ],
+        elite_retest_table,
+        newest_per_game_full,
+    ),
     "population_inference": (
         [
             "model, P",

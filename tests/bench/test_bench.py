@@ -566,3 +566,38 @@ def test_the_suite_page_says_how_far_each_goal_is():
     text = render.frostbite_goal_line(runs)
     assert text.startswith("Frostbite within 100M frames (the goal: at or above the paper's GA 1B, 4,536): best 3,200"), text
     assert "after 100.0M frames" in text and "0.70 of it" in text, text
+
+
+def test_elite_retest_scores_the_newest_distinct_elites_on_two_test_sets(tmp_path, capsys):
+    """Three generations of a tiny GA run on Pong: the smoke re-test scores its two newest distinct elites on the
+    selection set and the report set, picks the best on the selection set, and records one line; a folder that
+    holds no run, and a bad count, are refused naming the argument."""
+    from workbench.training import RunConfig, Trainer
+
+    config = RunConfig(
+        env="pong", model="small", algorithm="ga", subpopulations=1, slots=2, max_episode_frames=400, noise_size=2**22,
+        hyperparameters=dict(population_size=4, truncation=2, sigma=0.01, elite_candidates=2, elite_episodes=1),
+    )  # fmt: skip
+    run_dir = tmp_path / "run"
+    trainer = Trainer.from_config(config, run_dir=str(run_dir))
+    trainer.run(generations=3)
+    history = trainer.history
+    trainer.close()
+    bench = load_bench("elite_retest")
+    line = json_line_of(bench, ["--smoke", str(run_dir), "--results", str(tmp_path / "retest.jsonl")], capsys)
+    assert line["benchmark"] == "elite_retest" and line["game"] == "pong" and line["mode"] == "smoke"
+    assert line["run"] == str(run_dir) and line["run_generations"] == 3 and line["max_episode_frames"] == 400
+    genomes = [json.dumps(history[row["generation"]].elite_genome, sort_keys=True) for row in line["elites"]]
+    assert 1 <= len(line["elites"]) <= 2 and len(set(genomes)) == len(genomes)  # distinct elites, newest first
+    assert line["final_generation"] == line["elites"][0]["generation"] and genomes[0] == json.dumps(
+        history[-1].elite_genome, sort_keys=True
+    )
+    generations = [row["generation"] for row in line["elites"]]
+    assert generations == sorted(generations, reverse=True)
+    best = max(line["elites"], key=lambda row: row["selection"]["mean"])
+    assert line["picked_generation"] == best["generation"]
+    assert all(row["selection"]["episodes"] == row["report"]["episodes"] == 2 and row["frames"] > 0 for row in line["elites"])
+    assert json.loads(open(tmp_path / "retest.jsonl").read())["frames"] == line["frames"]
+    with pytest.raises(SystemExit, match="run_dir: .* not a run directory"):
+        bench.main(["--smoke", str(tmp_path), "--no-record"])
+    assert_refused(bench, ["--smoke", str(run_dir), "--elites", "0"], "--elites", capsys)
