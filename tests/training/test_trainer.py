@@ -434,3 +434,18 @@ def test_each_generation_records_its_rounds_busy_phases_and_tails(tmp_path):
     old = {k: v for k, v in line.items() if k not in ("rounds", "busy_frames_per_second", "tail_seconds")}
     assert GenerationRecord.from_json(old).rounds == ()  # records written before the breakdown
     trainer.close()
+
+
+def test_a_trainer_is_a_context_manager_that_stops_and_closes_on_the_way_out():
+    """Leaving a `with` block, normally or by an error, stops a generation loop still running in the background
+    and closes the trainer; closing again is harmless."""
+    with Trainer.from_config(cartpole_config()) as trainer:
+        trainer.start(generations=10_000)
+        assert trainer.running
+    assert not trainer.running and trainer.generation < 10_000
+    trainer.close()
+    with pytest.raises(RuntimeError, match="inside"):
+        with Trainer.from_config(cartpole_config()) as failing:
+            failing.start(generations=10_000)
+            raise RuntimeError("inside the block")
+    assert not failing.running

@@ -589,11 +589,19 @@ class Trainer:
         return pandas.DataFrame([record.to_json() for record in self.history])
 
     def close(self) -> None:
+        """Stops a running generation loop, closes the logs and frees the evaluator; safe to call twice.
+        `with Trainer.from_config(...) as trainer:` calls it on the way out."""
         if self.running:
             self.stop()
         if self.logger is not None:
             self.logger.close()
         self.evaluator.close()
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 __all__ = ["Trainer", "TrainerError"]
