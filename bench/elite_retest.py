@@ -61,6 +61,19 @@ def in_checkout(path):
     return os.path.relpath(path, common.CHECKOUT) if path.startswith(common.CHECKOUT + os.sep) else path
 
 
+def own_test(run_dir, cap, generation):
+    """The run's own test of its final elite (seed 0, the suite's test_training_cap.json) when it scored that elite
+    at this cap: {mean, episodes}; else None (no such file, another elite or cap, or a file that does not parse)."""
+    try:
+        with open(os.path.join(run_dir, "test_training_cap.json")) as f:
+            own = json.load(f)
+        if (own["max_episode_frames"], own["seed"], own["generation"]) == (cap, 0, generation):
+            return dict(mean=round(float(own["mean"]), 1), episodes=len(own["returns"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
 def retest(run_dir, elites, episodes, max_episode_frames=None, log=print):
     """The report of re-testing the newest `elites` distinct elites of run_dir (see the module's docstring)."""
     try:
@@ -93,13 +106,8 @@ def retest(run_dir, elites, episodes, max_episode_frames=None, log=print):
             f"generation {generation}: training {training[generation]}, selection set {scores['selection'].mean:.1f}, "
             f"report set {scores['report'].mean:.1f}"
         )
-    own_test = None  # the suite's test of the final elite (seed 0) at the same cap, when it is in the run directory
-    own_path = os.path.join(run_dir, "test_training_cap.json")
-    if os.path.exists(own_path):
-        with open(own_path) as f:
-            own = json.load(f)
-        if own.get("max_episode_frames") == cap and own.get("seed") == 0 and own.get("generation") == rows[0]["generation"]:
-            own_test = dict(mean=round(float(own["mean"]), 1), episodes=len(own["returns"]))
+    if not rows:
+        raise SystemExit(f"run_dir: the history of {run_dir} holds no elite genome")
     picked = max(rows, key=lambda row: row["selection"]["mean"])  # the first (newest) of equal means
     reports = [row["report"]["mean"] for row in rows]
     return dict(
@@ -113,7 +121,7 @@ def retest(run_dir, elites, episodes, max_episode_frames=None, log=print):
         max_episode_frames=cap,
         elites=rows,
         final_generation=rows[0]["generation"],
-        final_own_test=own_test,
+        final_own_test=own_test(run_dir, cap, rows[0]["generation"]),
         picked_generation=picked["generation"],
         picked_over_final=round(picked["report"]["mean"] / rows[0]["report"]["mean"], 3) if rows[0]["report"]["mean"] else None,
         report_mean_over_elites=round(sum(reports) / len(reports), 1),

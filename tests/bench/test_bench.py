@@ -598,6 +598,13 @@ def test_elite_retest_scores_the_newest_distinct_elites_on_two_test_sets(tmp_pat
     assert line["picked_generation"] == best["generation"]
     assert all(row["selection"]["episodes"] == row["report"]["episodes"] == 2 and row["frames"] > 0 for row in line["elites"])
     assert json.loads(open(tmp_path / "retest.jsonl").read())["frames"] == line["frames"]
+    assert line["final_own_test"] is None  # the run has no test of its own
+    own = run_dir / "test_training_cap.json"
+    own.write_text(json.dumps(dict(max_episode_frames=400, seed=0, generation=2, mean=5.0, returns=[4.0, 6.0])))
+    assert bench.own_test(str(run_dir), 400, 2) == dict(mean=5.0, episodes=2)
+    assert bench.own_test(str(run_dir), 400, 1) is None and bench.own_test(str(run_dir), 20_000, 2) is None
+    own.write_text("{not json")
+    assert bench.own_test(str(run_dir), 400, 2) is None
     with pytest.raises(SystemExit, match="run_dir: .* not a run directory"):
         bench.main(["--smoke", str(tmp_path), "--no-record"])
     assert_refused(bench, ["--smoke", str(run_dir), "--elites", "0"], "--elites", capsys)
