@@ -33,7 +33,7 @@ from learning import test_summary  # noqa: E402
 
 from workbench.training.checkpoint import CheckpointError  # noqa: E402
 from workbench.training.elites import load_elite  # noqa: E402
-from workbench.training.scoring import evaluate_run  # noqa: E402
+from workbench.training.scoring import score_elite  # noqa: E402
 
 MODES = {"full": dict(elites=8, episodes=30), "quick": dict(elites=3, episodes=10), "smoke": dict(elites=2, episodes=2)}
 SELECTION_SEED, REPORT_SEED = 1, 2  # test seeds; the run's own test (the suite's) used seed 0
@@ -89,8 +89,9 @@ def retest(run_dir, elites, episodes, max_episode_frames=None, log=print):
     training = {record.generation: record.elite for record in final.history}
     rows = []
     for generation in newest_distinct_elites(final.history, elites):
+        elite = load_elite(run_dir, generation)  # once, for both test sets
         scores = {
-            name: evaluate_run(run_dir, generation, episodes=episodes, max_episode_frames=cap, seed=seed)
+            name: score_elite(elite, episodes=episodes, max_episode_frames=cap, seed=seed)
             for name, seed in (("selection", SELECTION_SEED), ("report", REPORT_SEED))
         }
         rows.append(

@@ -12,11 +12,13 @@ import pytest
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import RunSpec
 from workbench.training import RunConfig, Trainer
+from workbench.training.elites import load_elite
 from workbench.training.scoring import (
     ALE_MAX_EPISODE_FRAMES,
     PROTOCOLS,
     evaluate_run,
     protocol_spec,
+    score_elite,
     scoring_seed,
     training_round_seeds,
 )
@@ -85,6 +87,15 @@ def test_every_algorithm_is_scored_and_the_score_is_deterministic(runs, algorith
     with pytest.raises(ValueError, match="exists already"):
         evaluate_run(runs[algorithm], episodes=5, json_path=path)
     assert evaluate_run(runs[algorithm], episodes=5, json_path=path, overwrite=True).returns == score.returns
+
+
+def test_a_loaded_elite_scores_as_its_run_directory_does_on_each_test_set(runs):
+    elite = load_elite(runs["ga"], 0)
+    for seed in (0, 1):
+        loaded = score_elite(elite, episodes=4, seed=seed)
+        assert loaded.to_json() == evaluate_run(runs["ga"], 0, episodes=4, seed=seed).to_json()
+        assert loaded.generation == 0 and loaded.run_dir == runs["ga"] and loaded.algorithm == "ga"
+    assert score_elite(elite, episodes=4, seed=0).returns != score_elite(elite, episodes=4, seed=1).returns
 
 
 def test_atari_protocols_and_the_test_cap(runs):

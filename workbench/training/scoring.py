@@ -33,6 +33,7 @@ from workbench.checks import check_choice, check_int, check_positive_int
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import Evaluator, RunSpec
 from workbench.evolution import EvaluationRequest, Genome
+from workbench.training.elites import RunElite, load_elite
 
 PROTOCOLS = {
     "deep-ga": dict(repeat_action_probability=0.0, noop_max=30, fire_reset=True, frame_skip=4),
@@ -177,6 +178,35 @@ def score_genome(
     )
 
 
+def score_elite(
+    elite: RunElite,
+    *,
+    episodes: int = 30,
+    protocol: str = "deep-ga",
+    max_episode_frames: int | None = None,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Score:
+    """Scores an elite loaded from a run directory (workbench.training.elites.load_elite) on fresh test episodes:
+    evaluate_run without loading it again, for scoring one elite on several test sets."""
+    config = elite.config
+    score = score_genome(
+        elite.genome,
+        elite.spec,
+        bases=elite.bases,
+        episodes=episodes,
+        protocol=protocol,
+        max_episode_frames=max_episode_frames,
+        seed=seed,
+        run_seed=config.seed,
+        training_generations=len(elite.history),
+        subpopulations=config.subpopulations,
+        slots=config.slots,
+        progress=progress,
+    )
+    return dataclasses.replace(score, run_dir=elite.run_dir, generation=elite.generation, algorithm=config.algorithm)
+
+
 def evaluate_run(
     run_dir: str,
     generation: int | None = None,
@@ -193,29 +223,14 @@ def evaluate_run(
 
     json_path: also write the Score's JSON there (an existing file only with overwrite=True).
     """
-    from workbench.training.elites import load_elite
-
     if json_path is not None and os.path.exists(json_path) and not overwrite:
         raise ValueError(f"json_path {json_path!r} exists already; choose another file or overwrite it explicitly")
     check_positive_int("episodes", episodes)
     check_choice("protocol", protocol, PROTOCOLS)
     elite = load_elite(run_dir, generation)
-    config = elite.config
-    score = score_genome(
-        elite.genome,
-        elite.spec,
-        bases=elite.bases,
-        episodes=episodes,
-        protocol=protocol,
-        max_episode_frames=max_episode_frames,
-        seed=seed,
-        run_seed=config.seed,
-        training_generations=len(elite.history),
-        subpopulations=config.subpopulations,
-        slots=config.slots,
-        progress=progress,
+    score = score_elite(
+        elite, episodes=episodes, protocol=protocol, max_episode_frames=max_episode_frames, seed=seed, progress=progress
     )
-    score = dataclasses.replace(score, run_dir=run_dir, generation=elite.generation, algorithm=config.algorithm)
     if json_path is not None:
         directory = os.path.dirname(os.path.abspath(json_path))
         os.makedirs(directory, exist_ok=True)
