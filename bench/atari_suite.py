@@ -313,7 +313,7 @@ def main(argv=None):
     )
     mode.add_argument("--smoke", action="store_true", help="one tiny generation of one game: checks the script")
     mode.add_argument("--render", action="store_true", help="write docs/atari_suite.md from --results and exit")
-    parser.add_argument("--page", help="with --render: the page to write (default docs/atari_suite.md)")
+    parser.add_argument("--page", type=common.path_text, help="with --render: the page to write (default docs/atari_suite.md)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's log lines")
     parser.add_argument("--games", help=f"comma-separated ale-py game names (default: {','.join(PAPER_GAMES)})")
     parser.add_argument("--algo", dest="algorithm", default="ga", choices=sorted(ALGORITHMS), help="default ga")
@@ -323,10 +323,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=common.seed_int, default=0)
     parser.add_argument(
         "--results",
+        type=common.path_text,
         help="the JSON-lines results file (default bench/results/atari_suite.jsonl; --quick: atari_suite-quick.jsonl "
         "beside it; --smoke: bench/results/smoke/atari_suite.jsonl)",
     )
-    parser.add_argument("--runs", help="the folder of the suite's runs (default: atari_runs beside the results file)")
+    parser.add_argument(
+        "--runs", type=common.path_text, help="the folder of the suite's runs (default: atari_runs beside the results file)"
+    )
     parser.add_argument("--rerun", default="", help="comma-separated games to run again though they have a result")
     parser.add_argument("--append", action="store_true", help="add to a results file made with other settings")
     parser.add_argument(
@@ -354,9 +357,11 @@ def main(argv=None):
         print(render(args.results, args.page or PAGE))
         return
     try:
-        names = args.games.split(",") if args.games else MODES[name]["games"]
+        names = args.games.split(",") if args.games is not None else MODES[name]["games"]
         games = []
         for raw in names:
+            if not raw.strip():
+                raise ValueError(f"--games {args.games!r} has an empty game name; give comma-separated ale-py names")
             game = resolve_atari_game(raw.strip())  # ValueError with the close names
             if game in games:
                 raise ValueError(f"--games names {game} twice")

@@ -63,6 +63,7 @@ def parser(doc: str | None, quick: str, smoke: str) -> argparse.ArgumentParser:
     result.add_argument(
         "--results",
         metavar="FILE",
+        type=path_text,
         help="append the JSON line to FILE (default: bench/results/BENCHMARK.jsonl in a source checkout, "
         "bench/results/smoke/ for smoke runs; ./bench-results/ elsewhere)",
     )
@@ -87,6 +88,15 @@ def int_at_least(low: int):
     parse.__name__ = f"integer >= {low}"  # argparse names the type so when the text is not an integer
     return parse
 
+
+def path_text(text: str) -> str:
+    """argparse type: a file or folder path, not empty (an empty one would otherwise fall back to the default)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a path, got an empty string")
+    return text
+
+
+path_text.__name__ = "path"
 
 positive_int = int_at_least(1)
 seed_int = int_at_least(0)  # --seed: the strategies take seeds >= 0

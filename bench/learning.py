@@ -314,7 +314,9 @@ def main(argv=None):
         help="do not train: score the run already in --out again (and write the curve and JSON line)",
     )
     parser.add_argument(
-        "--out", help="the run's folder (default bench/results/learning-GAME-ALGO[-study]; ./bench-results/ outside a checkout)"
+        "--out",
+        type=common.path_text,
+        help="the run's folder (default bench/results/learning-GAME-ALGO[-study]; ./bench-results/ outside a checkout)",
     )
     args = parser.parse_args(argv)
     name = common.mode_of(args)
@@ -323,16 +325,17 @@ def main(argv=None):
         task = find_mujoco_task(args.game)
         game = task.id if task is not None else resolve_atari_game(args.game)
         args.algorithm = args.algorithm or ("ars" if task is not None else "ga")
-        args.preset = args.preset or ("paper" if task is not None else "pc")
+        if args.preset is None:
+            args.preset = "paper" if task is not None else "pc"
         if task is None and args.model is None:
             args.model = "small"
         if task is None and ALGORITHMS[args.algorithm].vector_only:
             raise ValueError(f"--algo {args.algorithm} is for MuJoCo tasks (vector observations), not {game}")
         if args.preset not in PRESETS:
             raise ValueError(f"--preset must be one of {sorted(PRESETS)}, got {args.preset!r}")
-        study = parse_study(args.study) if args.study else None
-        compare = parse_compare(args.compare) if args.compare else None
-        settings_given = parse_settings(args.settings) if args.settings else {}
+        study = parse_study(args.study) if args.study is not None else None
+        compare = parse_compare(args.compare) if args.compare is not None else None
+        settings_given = parse_settings(args.settings) if args.settings is not None else {}
         trained = [algorithm for algorithm, _ in compare] if compare else [args.algorithm]
         for key in settings_given:  # each setting goes to the arms that have it
             if not any(key in hyperparameter_names(algorithm) for algorithm in trained):

@@ -423,10 +423,12 @@ def main(argv=None):
     parser.add_argument("--studies", action="store_true", help="the studies page (default results and page change)")
     parser.add_argument(
         "--results",
+        type=common.path_text,
         help="the JSON-lines file (default bench/results/atari_suite.jsonl; --studies: bench/results/atari_studies.jsonl)",
     )
     parser.add_argument(
         "--page",
+        type=common.path_text,
         help="the page to write (figures go to a folder beside it; default "
         "docs/atari_suite.md, --studies: docs/atari_studies.md)",
     )

@@ -103,6 +103,11 @@ def test_errors_name_the_argument(tmp_path, capsys):
     assert code == 2 and "error" in err
     code, _, err = in_process(capsys, "replay", str(tmp_path), "--out", str(tmp_path / "a.png"))
     assert code == 2 and "--out must end in .gif or .mp4" in err  # before the run is read or played
+    code, _, err = in_process(capsys, "train", *TINY, "--generations", "1", "--out", "")
+    assert code == 2 and "--out must be a file or folder path, got ''" in err  # not the current folder
+    for command in (["evaluate", ""], ["resume", "", "--generations", "1"]):
+        code, _, err = in_process(capsys, *command)
+        assert code == 2 and "run_dir must be a file or folder path, got ''" in err, (command, err)
     code, out, _ = in_process(capsys, "train", "--help")
     assert code == 0 and "--truncation" in out and "--minutes" in out
     for name in ("emulatoin", "../bench/emulation", "__init__", "common"):  # checked before any benchmark runs

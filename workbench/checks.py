@@ -12,6 +12,7 @@ the chosen item, so a caller can store what it returns.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from numbers import Integral, Real
 from typing import Any, Literal, TypeVar, overload
@@ -39,6 +40,16 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
         bounds = _bounds(low, high)
         raise ValueError(f"{name} must be an integer{' ' + bounds if bounds else ''}, got {value!r}")
     return int(value)
+
+
+def check_path(name: str, value: Any) -> str:
+    """`value` (a str or os.PathLike) as a non-empty path string, else a TypeError or ValueError naming `name`."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(value).__name__}")
+    path = os.fspath(value)
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"{name} must be a file or folder path, got {path!r}")
+    return path
 
 
 def check_positive_int(name: str, value: Any) -> int:

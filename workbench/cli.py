@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from workbench.checks import check_real
+from workbench.checks import check_path, check_real
 from workbench.evolution import ALGORITHMS, algorithm_spec
 from workbench.evolution.hyperparameters import describe
 from workbench.quiet import quiet_tensorflow
@@ -252,6 +252,7 @@ def check_writable(option: str, path: str, *, directory: bool = False) -> None:
     """A ValueError naming `option` unless `path` can be written (a directory when `directory`, else a file in a
     folder), checked before the work whose output it will hold. Folders it makes to try are removed again (the
     writers make their own), so a refused or failed command leaves nothing behind."""
+    check_path(option, path)
     folder = os.path.abspath(path if directory else os.path.dirname(os.path.abspath(path)))
     made: list[str] = []  # the folders this check makes, deepest last
     ancestor = folder

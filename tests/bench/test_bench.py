@@ -198,6 +198,11 @@ def test_learning_bench_refuses_bad_arguments(tmp_path, capsys):
         (["--game", "frostbyte"], "frostbite"),
         (["--preset", "laptop"], "pc"),
         (["--study", "sigma"], "--study"),
+        (["--study", ""], "--study"),  # an empty option is refused, not taken for its default
+        (["--compare", ""], "--compare"),
+        (["--preset", ""], "--preset"),
+        (["--set", ""], "--set"),
+        (["--out", ""], "--out: must be a path"),
         (["--minutes", "0"], "--minutes"),
         (["--compare", "es+bn"], "--compare"),
         (["--compare", "es,ppo"], "--compare"),
@@ -391,6 +396,10 @@ def test_atari_suite_refuses_bad_arguments(tmp_path, capsys):
     bench = load_bench("atari_suite")
     assert_refused(bench, ["--games", "frostbyte"], "frostbite", capsys)
     assert_refused(bench, ["--games", "pong,Pong"], "twice", capsys)
+    assert_refused(bench, ["--games", ""], "empty game name", capsys)  # not the default nine games
+    assert_refused(bench, ["--games", "pong,"], "empty game name", capsys)
+    assert_refused(bench, ["--results", ""], "--results: must be a path", capsys)  # not the default file
+    assert_refused(bench, ["--runs", " "], "--runs: must be a path", capsys)
     assert_refused(bench, ["--algo", "ars"], "MuJoCo", capsys)
     assert_refused(bench, ["--frames", "0"], "--frames", capsys)
     assert_refused(bench, ["--seed", "-1"], "--seed: must be >= 0", capsys)

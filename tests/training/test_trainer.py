@@ -217,6 +217,13 @@ def test_a_directory_without_a_run_is_refused_and_one_with_a_run_is_not_overwrit
     Trainer.from_config(cartpole_config(), run_dir=str(tmp_path)).run(generations=1)
     with pytest.raises(ValueError, match="holds a run already"):
         Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
+    for empty in ("", " "):  # not the current folder
+        with pytest.raises(ValueError, match="run_dir must be a file or folder path"):
+            Trainer.from_config(cartpole_config(), run_dir=empty)
+        with pytest.raises(ValueError, match="run_dir must be a file or folder path"):
+            Trainer.resume_from(empty)
+    with pytest.raises(TypeError, match="run_dir must be a path"):
+        Trainer.from_config(cartpole_config(), run_dir=5)
 
 
 KILL_SCRIPT = """

@@ -55,7 +55,7 @@ def env_family(name: str) -> str:
         return "gymnasium"
     suggestions = close_matches(name, list(atari_game_ids()) + list(MUJOCO_TASKS) + list(gymnasium.registry))
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    raise ValueError(f"name {name!r} is neither an Atari game of ale-py, a MuJoCo task nor a Gymnasium id.{hint}")
+    raise ValueError(f"env {name!r} is neither an Atari game of ale-py, a MuJoCo task nor a Gymnasium id.{hint}")
 
 
 def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: Any) -> EnvBatch:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.checks import check_annotated
+from workbench.checks import check_annotated, check_path
 from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evolution import ALGORITHMS, Strategy, algorithm_names, algorithm_spec
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
@@ -227,6 +227,7 @@ class RunConfig:
         """The config.json of a run directory (CheckpointError when it is missing or corrupt)."""
         from workbench.evaluation.run_spec import ATARI_MODELS
 
+        run_dir = check_path("run_dir", run_dir)
         try:
             with open(os.path.join(run_dir, "config.json")) as f:
                 data = json.load(f)

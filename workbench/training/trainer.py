@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from workbench.checks import check_int, check_real
+from workbench.checks import check_int, check_path, check_real
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import BaseEvaluator, EvaluationCancelled, EvaluatorLayout
 from workbench.evaluation.telemetry import time_split
@@ -107,6 +107,7 @@ class Trainer:
         if not isinstance(evaluator, BaseEvaluator):
             raise TypeError(f"evaluator must be a workbench.evaluation.BaseEvaluator, got {type(evaluator).__name__}")
         check_int("checkpoint_every", checkpoint_every, 0)
+        run_dir = None if run_dir is None else check_path("run_dir", run_dir)
         self.strategy, self.evaluator, self.run_dir = strategy, evaluator, run_dir
         self.seed, self.checkpoint_every, self.config = int(seed), checkpoint_every, config
         self.events = EventBus()
