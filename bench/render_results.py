@@ -319,6 +319,7 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
             "learning.md",
         )
     full = [e for e in suite if e.get("mode") == "full" and not e.get("changes")]
+    full = [e for e in full if e["budget_frames"] == render_atari_suite.GOAL_FRAMES] or full  # not a longer one-game run
     if full:  # the games of the newest full suite's signature (the suite page's group of it)
         newest_signature = render_atari_suite.signature_of(full[-1])
         games = {e["game"]: e for e in full if render_atari_suite.signature_of(e) == newest_signature}

@@ -524,12 +524,13 @@ def test_the_results_renderer_names_a_corrupt_results_file(tmp_path, monkeypatch
 
 
 def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
-    """Lines of two revisions of the preset are two tables: the README's row counts the newest revision's games."""
+    """Lines of two revisions of the preset are two tables: the README's row counts the newest revision's games, at
+    the goal's budget (a longer run of one game after the suite is not the suite)."""
     render = load_bench("render_results")
 
-    def line(game, revision, mean):
+    def line(game, revision, mean, budget=50_000_000):
         entry = dict(
-            benchmark="atari_suite", mode="full", algorithm="ga", preset="pc", budget_frames=50_000_000, seed=0,
+            benchmark="atari_suite", mode="full", algorithm="ga", preset="pc", budget_frames=budget, seed=0,
             changes={}, game=game, recorded="2026-01-01T00:00:00Z", test_ale_cap=dict(mean=mean), ratios={"RS 1B": 2.0},
         )  # fmt: skip
         return dict(entry, preset_revision=revision) if revision > 1 else entry  # revision 1's lines have no field
@@ -538,6 +539,8 @@ def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
     text = render.glance({}, suite, lambda page: page)
     assert "`pc revision 2`" in text and "enduro 40" in text and "asterix" not in text, text
     assert "; 8 of the paper's games to go" in text and "not settled" not in text
+    text = render.glance({}, suite + [line("enduro", 2, 45.0, budget=100_000_000)], lambda page: page)
+    assert "50M frames per game" in text and "enduro 40" in text and "enduro 45" not in text, text
 
 
 def test_the_suite_page_says_how_far_each_goal_is():
@@ -560,6 +563,7 @@ def test_the_suite_page_says_how_far_each_goal_is():
     assert "the others reach asterix 0.95, enduro 0.80 of it" in text, text
     assert "Above GA 1B on 1 of the 3 games scored (asterix)" in text and "reach assault 0.996, enduro 0.50 of it." in text
     assert "not settled" not in text  # no std recorded: nothing to judge by
+    assert "the goal is" not in render.goals_line(games, goal=False)  # a section of another budget
     games["enduro"]["test_ale_cap"] = dict(mean=40.0, std=22.0, episodes=30)  # 2 SE = 8.03 around 40
     games["enduro"]["paper"] = {"RS 1B": 48.0, "GA 1B": 60.0}
     text = render.goals_line(games)
