@@ -6,6 +6,7 @@ import pytest
 
 from workbench.lab import AgentViewer, compare_generations
 from workbench.lab.pictures import observation_strip, png
+from workbench.lab.plots import timeline_figure
 from workbench.training import RunConfig, Trainer
 from workbench.training.replay import Episode
 
@@ -120,3 +121,13 @@ def test_a_continuous_control_episode_shows_its_velocity_reward_terms_and_action
     assert list(viewer.info_plot.cursor.get_xdata()) == [3, 3]
     plotted = {line.get_label() for line in viewer.info_plot.axes.get_lines()}
     assert {"x velocity", "reward forward", "reward ctrl"} <= plotted and "x position" not in plotted
+
+
+def test_timeline_figure_draws_a_timeline_and_names_a_bad_entry():
+    figure = timeline_figure([(0, "emulation", 0.0, 0.5), (1, "inference", 0.2, 0.4)])
+    assert len(figure.axes[0].collections) == 2
+    with pytest.raises(TypeError, match="timeline must be a sequence"):
+        timeline_figure(None)
+    for bad in ([1, 2, 3], [(0, "emulation", 0.5, 0.1)], [(-1, "idle", 0, 1)], [(0, "idle", 0, float("nan"))]):
+        with pytest.raises(ValueError, match=r"timeline\[0\] must be"):
+            timeline_figure(bad)

@@ -49,6 +49,8 @@ def test_synchronous_run_logs_every_generation(tmp_path):
         trainer.run(generations=0)
     with pytest.raises(ValueError, match="seconds"):
         trainer.run(seconds=-1)
+    with pytest.raises(ValueError, match=r"run\(\) needs a budget"):  # the foreground would never return
+        trainer.run()
 
 
 def test_resume_continues_exactly(tmp_path):

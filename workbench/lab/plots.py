@@ -270,6 +270,28 @@ def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width
     return figure
 
 
+def checked_timeline(timeline: Any) -> list[tuple[int, str, float, float]]:
+    """The entries of an evaluator timeline, each checked: (sub-population >= 0, category, start <= end), else a
+    TypeError or ValueError naming `timeline` and the entry."""
+    if isinstance(timeline, (str, bytes)) or not isinstance(timeline, Sequence):
+        raise TypeError(f"timeline must be a sequence of (sub-population, category, start, end), got {type(timeline).__name__}")
+    entries = []
+    for index, entry in enumerate(timeline):
+        try:
+            k, category, start, end = entry
+            ok = isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0 and isinstance(category, str)
+            start, end = float(start), float(end)
+            ok = ok and np.isfinite(start) and np.isfinite(end) and start <= end
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"timeline[{index}] must be (sub-population >= 0, category, start, end) with start <= end, got {entry!r}"
+            )
+        entries.append((int(k), category, start, end))
+    return entries
+
+
 def timeline_figure(
     timeline: Sequence[tuple],
     lanes: int | None = None,
@@ -282,6 +304,7 @@ def timeline_figure(
     timeline: [(sub-population, category, start, end)] as Evaluator.timeline records it;
     window: (start, end) in seconds to show (default: all).
     """
+    timeline = checked_timeline(timeline)
     figure = new_figure(width, height)
     axes = figure.add_subplot()
     lanes = lanes if lanes is not None else (max((k for k, *_ in timeline), default=0) + 1)

@@ -217,7 +217,12 @@ class Trainer:
         self.raise_if_failed()
         if self.running:
             raise RuntimeError("the trainer is running in the background; stop() it first")
-        return self._loop(self.check_budget(generations, frames, seconds))
+        budget = self.check_budget(generations, frames, seconds)
+        if budget == Budget():  # would block this thread for good; start() trains until stop()
+            raise ValueError(
+                "run() needs a budget: generations, frames or seconds (start() without one trains in the background)"
+            )
+        return self._loop(budget)
 
     # -- background use -------------------------------------------------------------------
     def start(self, generations: int | None = None, frames: int | None = None, seconds: float | None = None) -> None:
