@@ -197,6 +197,8 @@ def test_gameplay_frames_are_published_on_atari(tmp_path):
         (lambda d: (d / "state.json").write_text("{not json"), "corrupt"),
         (lambda d: (d / "state.json").write_text(json.dumps({"format": "other"})), "not a workbench checkpoint"),
         (lambda d: (d / "arrays.npz").write_bytes(b"garbage"), "corrupt"),
+        (lambda d: (d / "arrays.npz").write_bytes(b"PK\x03\x04 a zip's magic, then garbage"), "corrupt"),
+        (lambda d: (d / "arrays.npz").write_bytes((d / "arrays.npz").read_bytes()[:-40]), "corrupt"),  # cut short
         (
             lambda d: (d / "state.json").write_text(json.dumps(dict(json.loads((d / "state.json").read_text()), version=99))),
             "version 99",

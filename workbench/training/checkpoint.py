@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -121,5 +122,5 @@ def load_checkpoint(path: str) -> tuple[int, Any]:
         with np.load(os.path.join(path, "arrays.npz"), allow_pickle=False) as npz:
             arrays = {key: npz[key] for key in npz.files}
         return int(document["generation"]), _join(document["state"], arrays)
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise CheckpointError(f"{path} is corrupt: {error}") from error
