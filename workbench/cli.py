@@ -380,17 +380,32 @@ def plot_history(history: Sequence[GenerationRecord], path: str) -> str:
     return plot.save(path)
 
 
+def benchmark_names() -> list[str]:
+    """The benchmarks `bench` runs: the modules of workbench.bench (bench/ installed, setup.py) that have a main(),
+    not their shared helpers."""
+    import pathlib
+
+    import workbench.bench
+
+    folder = pathlib.Path(workbench.bench.__file__).parent
+    return sorted(path.stem for path in folder.glob("[!_]*.py") if "\ndef main(" in path.read_text())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "bench":  # the benchmarks install with the package as workbench.bench (setup.py)
-        import importlib.util
-        import pathlib
+        import difflib
 
         names = args.names or ["population_inference", "emulation", "end_to_end", "ray_scaling"]
-        for name in names:  # a benchmark is a module of workbench.bench with a main() (not its shared helpers)
-            spec = importlib.util.find_spec(f"workbench.bench.{name}") if name.isidentifier() and name[0] != "_" else None
-            if spec is None or spec.origin is None or "\ndef main(" not in pathlib.Path(spec.origin).read_text():
-                raise SystemExit(f"unknown benchmark {name!r}")
+        known = benchmark_names()
+        for name in names:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=3)
+                raise SystemExit(
+                    f"unknown benchmark {name!r}"
+                    + (f" (did you mean {', '.join(close)}?)" if close else "")
+                    + f"; the benchmarks: {', '.join(known)}"
+                )
         for name in names:
             code = subprocess.call([sys.executable, "-m", f"workbench.bench.{name}"] + (["--quick"] if args.quick else []))
             if code:
