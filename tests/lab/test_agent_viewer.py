@@ -6,7 +6,7 @@ import pytest
 
 from workbench.lab import AgentViewer, compare_generations
 from workbench.lab.pictures import observation_strip, png
-from workbench.lab.plots import timeline_figure
+from workbench.lab.plots import timeline_figure, trap_positions_figure
 from workbench.training import RunConfig, Trainer
 from workbench.training.replay import Episode
 
@@ -131,3 +131,34 @@ def test_timeline_figure_draws_a_timeline_and_names_a_bad_entry():
     for bad in ([1, 2, 3], [(0, "emulation", 0.5, 0.1)], [(-1, "idle", 0, 1)], [(0, "idle", 0, float("nan"))]):
         with pytest.raises(ValueError, match=r"timeline\[0\] must be"):
             timeline_figure(bad)
+    good = [(0, "emulation", 0.0, 0.5)]
+    for options, match in [
+        (dict(lanes=0), "lanes must be a positive integer"),
+        (dict(window=(1.0, 0.5)), "window must be"),
+        (dict(window=(0.0,)), "window must be"),
+        (dict(window="ab"), "window must be"),
+        (dict(width=0), "width must be"),
+        (dict(height="tall"), "height must be"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            timeline_figure(good, **options)
+
+
+def test_trap_positions_figure_names_bad_positions():
+    figure = trap_positions_figure({"es": [(0.5, 0.1), (-2.0, 1.0)], "none": []})
+    assert len(figure.axes[0].collections) == 3  # two labels and the origin
+    with pytest.raises(TypeError, match="positions must be a dict"):
+        trap_positions_figure([(0.0, 0.0)])
+    for bad in ([[1.0]], [(0.0, float("nan"))], [("a", "b")], 3.0):
+        with pytest.raises(ValueError, match=r"positions\['es'\] must be finite \(x, y\) pairs"):
+            trap_positions_figure({"es": bad})
+
+
+def test_pictures_name_their_bad_arguments():
+    with pytest.raises(ValueError, match="gap must be an integer >= 0"):
+        observation_strip(np.zeros((2, 2, 2), np.uint8), gap=-1)
+    for bad in (np.zeros((0, 3)), np.array(["a", "b"]), np.array([True, False]), np.array([0.0, np.nan])):
+        with pytest.raises(ValueError, match="observation must be"):
+            observation_strip(bad)
+    with pytest.raises(ValueError, match="scale must be a positive integer"):
+        png(np.zeros((2, 2), np.uint8), scale=0)

@@ -75,6 +75,16 @@ def test_bad_axis_is_named():
         RunMonitor().x_values("seconds")
 
 
+def test_bad_history_or_log_length_is_named():
+    with pytest.raises(TypeError, match=r"history\[1\] must be a GenerationRecord, got dict"):
+        RunMonitor(history=[generation_event(0).data, {"generation": 1}])
+    with pytest.raises(TypeError, match="history must be GenerationRecords"):
+        RunMonitor(history="history.jsonl")
+    for bad in (0, -1, 2.5, None):
+        with pytest.raises(ValueError, match="log_lines must be a positive integer"):
+            RunMonitor(log_lines=bad)
+
+
 def test_log_is_bounded():
     monitor = RunMonitor(log_lines=5)
     for k in range(20):

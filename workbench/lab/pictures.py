@@ -14,6 +14,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from workbench.checks import check_int, check_positive_int, check_real
+
 
 def png(array: np.ndarray, scale: int = 1) -> bytes:
     """PNG bytes of an image: uint8 [H, W] (grayscale) or [H, W, 3] (RGB), enlarged `scale` times."""
@@ -22,6 +24,7 @@ def png(array: np.ndarray, scale: int = 1) -> bytes:
         raise ValueError(f"images must be uint8, got {array.dtype}")
     if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] != 3):
         raise ValueError(f"images must be [H, W] or [H, W, 3], got shape {array.shape}")
+    scale = check_positive_int("scale", scale)
     image = Image.fromarray(array)
     if scale != 1:
         image = image.resize((array.shape[1] * scale, array.shape[0] * scale), Image.Resampling.NEAREST)
@@ -36,7 +39,14 @@ def observation_strip(observation: np.ndarray, gap: int = 2) -> np.ndarray:
     Float observations are scaled from [0, 1] (or their own range) to 0..255; a vector observation
     (Gymnasium) becomes a one-row bar code.
     """
+    gap = check_int("gap", gap, low=0)
     observation = np.asarray(observation)
+    if observation.dtype.kind not in "uif" or observation.size == 0:
+        raise ValueError(
+            f"observation must be a non-empty array of numbers, got dtype {observation.dtype}, shape {observation.shape}"
+        )
+    if not np.all(np.isfinite(observation)):
+        raise ValueError("observation must be finite (it has NaN or infinite values)")
     if observation.ndim == 1:
         observation = observation[None, :, None]
     if observation.ndim == 2:
@@ -55,8 +65,10 @@ def observation_strip(observation: np.ndarray, gap: int = 2) -> np.ndarray:
 
 
 def new_figure(width: float, height: float) -> Any:
-    """A matplotlib Figure on its own Agg canvas (inches at 100 dpi)."""
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    """A matplotlib Figure on its own Agg canvas (inches at 100 dpi, each side in (0, 100]: a ValueError names
+    `width` or `height` otherwise)."""
+    size = (check_real("width", width, 0, 100, low_open=True), check_real("height", height, 0, 100, low_open=True))
+    figure = Figure(figsize=size, dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 

@@ -7,13 +7,14 @@ from scratch, and no pyplot state is touched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.patches import Patch
 from matplotlib.ticker import AutoLocator, MaxNLocator
 
+from workbench.checks import check_optional_positive_int, check_type
 from workbench.lab.pictures import figure_png, new_figure
 from workbench.lab.run_monitor import FITNESS_SERIES, TIME_SPLIT
 
@@ -247,6 +248,17 @@ def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width
     label's final torso positions [(x, y), ...] (Score.final_positions), with how many ended in each region."""
     from workbench.envs import humanoid_trap as trap
 
+    check_type("positions", positions, Mapping, "a dict of label -> [(x, y), ...]")
+    points_of = {}
+    for label, given in positions.items():
+        try:
+            points = np.asarray(given, np.float64)
+            points = points.reshape(0, 2) if points.size == 0 else points  # a label with no episodes
+        except (TypeError, ValueError):
+            points = None
+        if points is None or points.ndim != 2 or points.shape[1] != 2 or not np.all(np.isfinite(points)):
+            raise ValueError(f"positions[{label!r}] must be finite (x, y) pairs [(x, y), ...], got {given!r}"[:300])
+        points_of[str(label)] = points
     figure = new_figure(width, height)
     axes = figure.add_subplot()
     walls = [
@@ -256,8 +268,7 @@ def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width
     ]
     for xs, ys in walls:
         axes.plot(xs, ys, color="saddlebrown", lw=4)
-    for label, given in positions.items():
-        points = np.asarray(given, np.float64).reshape(-1, 2)
+    for label, points in points_of.items():
         regions = [trap.trap_region(x, y) for x, y in points]
         counts = ", ".join(f"{regions.count(region)} {region}" for region in trap.REGIONS if region in regions)
         axes.scatter(points[:, 0], points[:, 1], s=12, alpha=0.7, label=f"{label}: {counts}")
@@ -305,6 +316,14 @@ def timeline_figure(
     window: (start, end) in seconds to show (default: all).
     """
     timeline = checked_timeline(timeline)
+    lanes = check_optional_positive_int("lanes", lanes)
+    if window is not None:
+        try:
+            window = (float(window[0]), float(window[1])) if len(window) == 2 else None
+        except (TypeError, ValueError):
+            window = None
+        if window is None or not (np.isfinite(window).all() and window[0] < window[1]):
+            raise ValueError("window must be (start, end) in seconds with start < end, or None")
     figure = new_figure(width, height)
     axes = figure.add_subplot()
     lanes = lanes if lanes is not None else (max((k for k, *_ in timeline), default=0) + 1)

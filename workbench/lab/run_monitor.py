@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from workbench.checks import check_choice
+from workbench.checks import check_choice, check_positive_int, check_type
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 
 if TYPE_CHECKING:
@@ -47,9 +47,12 @@ class RunMonitor:
         self.state = "idle"
         self.hyperparameters: dict[str, Any] = {}  # the newest generation's hyperparameters
         self.notices: collections.deque[str] = collections.deque(maxlen=20)  # changes and checkpoints, newest last
+        log_lines = check_positive_int("log_lines", log_lines)
         self.log: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=log_lines)  # (time, level, text)
-        for record in history:
-            self._generation(record)
+        if isinstance(history, (str, bytes)) or not isinstance(history, Iterable):
+            raise TypeError(f"history must be GenerationRecords (read_history(run_dir)), got {type(history).__name__}")
+        for index, record in enumerate(history):
+            self._generation(check_type(f"history[{index}]", record, GenerationRecord, "a GenerationRecord"))
 
     def apply(self, events: Iterable[Event]) -> set[str]:
         """Takes events (trainer.events subscription items) in order; returns the set of parts that changed."""
