@@ -4,7 +4,7 @@ each step; export writes GIF/MP4; two generations of a real run side by side."""
 import numpy as np
 import pytest
 
-from workbench.lab import AgentViewer, compare_generations
+from workbench.lab import AgentViewer, Comparison, compare_generations
 from workbench.lab.pictures import observation_strip, png
 from workbench.lab.plots import timeline_figure, trap_positions_figure
 from workbench.training import RunConfig, Trainer
@@ -44,6 +44,18 @@ def test_observation_strip_puts_the_stack_side_by_side():
     assert observation_strip(np.array([0.0, 0.5, 1.0], np.float32)).shape == (1, 3)
     with pytest.raises(ValueError, match="observations"):
         observation_strip(np.zeros((2, 2, 2, 2)))
+
+
+def test_a_bad_title_or_comparison_is_named():
+    episode = synthetic_episode()
+    with pytest.raises(TypeError, match="title must be a string or None, got int"):
+        AgentViewer(episode, title=3)
+    with pytest.raises(ValueError, match="viewers must hold at least one AgentViewer"):
+        Comparison([])
+    with pytest.raises(TypeError, match=r"viewers\[1\] must be an AgentViewer, got Episode"):
+        Comparison([AgentViewer(episode), episode])
+    with pytest.raises(TypeError, match="viewers must be AgentViewers, got NoneType"):
+        Comparison(None)
 
 
 def test_export_writes_gif_and_mp4_and_reports_bad_paths(tmp_path):

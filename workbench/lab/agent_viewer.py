@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import numpy as np
 
-from workbench.checks import check_int, check_real
+from workbench.checks import check_int, check_real, check_type
 from workbench.lab.pictures import observation_strip, png
 from workbench.lab.plots import EpisodePlot, action_histogram, action_map
 from workbench.training.replay import Episode, replay, replay_run, save_video
@@ -40,6 +40,8 @@ class AgentViewer:
             raise TypeError(f"episode must be a workbench.training.Episode, got {type(episode).__name__}")
         check_real("fps", fps, 0, 60, low_open=True)
         check_int("scale", scale, 1, 8)
+        if title is not None:
+            check_type("title", title, str, "a string or None")
         self.episode, self.title, self.scale = episode, title, scale
         self.steps = len(episode.actions)
         self.scores = np.concatenate([[0.0], np.cumsum(episode.rewards, dtype=np.float64)])
@@ -163,7 +165,11 @@ class Comparison:
     """Several AgentViewers in a row whose scrubbers move together (a shorter episode stays on its end)."""
 
     def __init__(self, viewers: Iterable[AgentViewer]) -> None:
-        self.viewers = list(viewers)
+        if isinstance(viewers, (str, bytes)) or not isinstance(viewers, Iterable):
+            raise TypeError(f"viewers must be AgentViewers, got {type(viewers).__name__}")
+        self.viewers = [check_type(f"viewers[{k}]", v, AgentViewer, "an AgentViewer") for k, v in enumerate(viewers)]
+        if not self.viewers:
+            raise ValueError("viewers must hold at least one AgentViewer, got none")
         longest = max(v.steps for v in self.viewers)
         self.play = widgets.Play(value=0, min=0, max=longest, interval=self.viewers[0].play.interval, description="play both")
         self.slider = widgets.IntSlider(value=0, min=0, max=longest, description="step", layout=widgets.Layout(width="480px"))
