@@ -447,6 +447,16 @@ def test_each_generation_records_its_rounds_busy_phases_and_tails(tmp_path):
     trainer.close()
 
 
+def test_stop_and_wait_name_a_bad_timeout():
+    with Trainer.from_config(cartpole_config()) as trainer:
+        for bad in (-1, float("nan"), "5"):
+            with pytest.raises(ValueError, match="timeout must be a finite number >= 0"):
+                trainer.stop(timeout=bad)
+            with pytest.raises(ValueError, match="timeout must be a finite number >= 0"):
+                trainer.wait(timeout=bad)
+        assert trainer.wait(timeout=None) and trainer.wait(timeout=0)
+
+
 def test_a_trainer_is_a_context_manager_that_stops_and_closes_on_the_way_out():
     """Leaving a `with` block, normally or by an error, stops a generation loop still running in the background
     and closes the trainer; closing again is harmless."""
@@ -455,6 +465,10 @@ def test_a_trainer_is_a_context_manager_that_stops_and_closes_on_the_way_out():
         assert trainer.running
     assert not trainer.running and trainer.generation < 10_000
     trainer.close()
+    for train in (lambda: trainer.step(), lambda: trainer.start(generations=1)):  # refused, not started and failing
+        with pytest.raises(RuntimeError, match="this trainer is closed"):
+            train()
+    assert not trainer.running
     with pytest.raises(RuntimeError, match="inside"):
         with Trainer.from_config(cartpole_config()) as failing:
             failing.start(generations=10_000)

@@ -122,6 +122,7 @@ class Trainer:
         self._unpaused = threading.Event()
         self._unpaused.set()
         self._error = None
+        self._closed = False  # close() frees the evaluator: no more generations
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
         self._pending_observations = None  # ObservationStatistics of this generation's episodes so far
         self.logger: RunLogger | None = None
@@ -214,6 +215,7 @@ class Trainer:
         self, generations: int | None = None, frames: int | None = None, seconds: float | None = None
     ) -> list[GenerationRecord]:
         """Runs generations in this thread until a budget (counted from this call) is spent; returns their records."""
+        self._check_open()
         self.raise_if_failed()
         if self.running:
             raise RuntimeError("the trainer is running in the background; stop() it first")
@@ -227,6 +229,7 @@ class Trainer:
     # -- background use -------------------------------------------------------------------
     def start(self, generations: int | None = None, frames: int | None = None, seconds: float | None = None) -> None:
         """Starts training in a background thread and returns at once (no budget: until stop())."""
+        self._check_open()
         self.raise_if_failed()
         if self.running:
             raise RuntimeError("the trainer is already running")
@@ -249,6 +252,7 @@ class Trainer:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stops the background thread (cancelling the round in progress), joins it, writes a checkpoint."""
+        timeout = check_real("timeout", timeout, 0)
         thread = self._thread
         if thread is not None:
             self._stopping.set()
@@ -265,6 +269,8 @@ class Trainer:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Waits for a background run to finish its budget; True if it has."""
+        if timeout is not None:
+            timeout = check_real("timeout", timeout, 0)
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
@@ -273,6 +279,10 @@ class Trainer:
             self._thread = None
         self.raise_if_failed()
         return True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this trainer is closed: Trainer.resume_from(run_dir) continues its run in a new one")
 
     @property
     def running(self) -> bool:
@@ -602,6 +612,7 @@ class Trainer:
         if self.logger is not None:
             self.logger.close()
         self.evaluator.close()
+        self._closed = True
 
     def __enter__(self) -> Trainer:
         return self
