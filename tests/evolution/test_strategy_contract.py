@@ -194,7 +194,7 @@ def test_live_set_is_validated_applied_at_the_next_generation_and_audited(algori
     assert getattr(strategy.config, name) == before and strategy.hyperparameters.pending == {name: before * 2}
     with pytest.raises(ValueError, match=name):
         strategy.set(**{name: -1.0})
-    with pytest.raises(ValueError, match="unknown"):
+    with pytest.raises(ValueError, match=rf"unknown \w+Config hyperparameters \['no_such_setting'\]; known: \[.*'{name}'"):
         strategy.set(no_such_setting=1)
     generation = strategy.generation
     run(strategy, generation + 2)

@@ -27,7 +27,7 @@ from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
-from workbench.evolution.strategy import Strategy
+from workbench.evolution.strategy import Strategy, check_known_fields
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,11 +64,7 @@ class AlgorithmSpec:
         """The validated config: the dataclass's defaults, then the name's, then `hyperparameters` (ValueError
         naming unknown names)."""
         hyperparameters = dict(hyperparameters or {})
-        unknown = set(hyperparameters) - set(self.hyperparameter_names())
-        if unknown:
-            raise ValueError(
-                f"unknown {self.name} hyperparameters {sorted(unknown)}; known: {sorted(self.hyperparameter_names())}"
-            )
+        check_known_fields(self.config, hyperparameters, owner=self.name)
         return self.config(**dict(self.defaults, **hyperparameters)).validated()
 
 

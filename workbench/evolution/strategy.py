@@ -32,7 +32,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -154,11 +154,13 @@ def fitness_summary(values: np.ndarray | Sequence[float]) -> dict[str, float]:
     }
 
 
-def check_known_fields(config_class: type, changes: dict) -> None:
-    """ValueError listing the names in `changes` that are not fields of config_class."""
-    unknown = set(changes) - {f.name for f in dataclasses.fields(config_class)}
+def check_known_fields(config_class: type, changes: Mapping[str, Any], owner: str | None = None) -> None:
+    """ValueError listing the names in `changes` that are not fields of config_class, and the fields (the
+    hyperparameters of `owner`, an algorithm's name; default: the class's name)."""
+    known = sorted(f.name for f in dataclasses.fields(config_class))
+    unknown = set(changes) - set(known)
     if unknown:
-        raise ValueError(f"unknown {config_class.__name__} hyperparameters: {sorted(unknown)}")
+        raise ValueError(f"unknown {owner or config_class.__name__} hyperparameters {sorted(unknown)}; known: {known}")
 
 
 class HyperparameterLog:
