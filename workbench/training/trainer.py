@@ -282,7 +282,7 @@ class Trainer:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("this trainer is closed: Trainer.resume_from(run_dir) continues its run in a new one")
+            raise RuntimeError("this trainer is closed; a run with a run_dir continues in Trainer.resume_from(run_dir)")
 
     @property
     def running(self) -> bool:
