@@ -169,8 +169,9 @@ def within_two_standard_errors(entry, column):
 
 
 def frostbite_goal_line(entries):
-    """The best Frostbite test (at ALE's cap) of the preset's full runs within FROSTBITE_GOAL_FRAMES, against the
-    paper's GA 1B; None before there is one."""
+    """Every Frostbite test (at ALE's cap) of the preset's full runs within FROSTBITE_GOAL_FRAMES, fewest frames first,
+    each against the paper's GA 1B; None before there is one. Each test is listed, not the best of them: the best of
+    several noisy tests would overstate what a run reaches."""
     runs = [
         e
         for e in entries
@@ -182,12 +183,19 @@ def frostbite_goal_line(entries):
     ]
     if not runs:
         return None
-    best = max(runs, key=lambda e: e["test_ale_cap"]["mean"])
+    tests = [
+        f"{e['test_ale_cap']['mean']:,.0f} after {e['frames'] / 1e6:.1f}M frames "
+        f"({preset_label(e['preset'], signature_of(e)['preset_revision'])}, {e['budget_frames'] / 1e6:g}M budget), "
+        f"{ratio_text(e['ratios']['GA 1B'])} of it"
+        for e in sorted(runs, key=lambda e: e["frames"])
+    ]
+    reached = sum(e["ratios"]["GA 1B"] >= 1 for e in runs)
     return (
         f"Frostbite within {FROSTBITE_GOAL_FRAMES / 1e6:g}M frames (the goal: at or above the paper's GA 1B, "
-        f"{best['paper']['GA 1B']:,.0f}): best {best['test_ale_cap']['mean']:,.0f} after {best['frames'] / 1e6:.1f}M "
-        f"frames ({preset_label(best['preset'], signature_of(best)['preset_revision'])}, {best['budget_frames'] / 1e6:g}M "
-        f"budget), {ratio_text(best['ratios']['GA 1B'])} of it."
+        f"{runs[0]['paper']['GA 1B']:,.0f}): "
+        + "; ".join(tests)
+        + ". "
+        + (f"{reached} of these {len(runs)} tests reach it." if reached else "Not reached.")
     )
 
 

@@ -546,8 +546,8 @@ def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
 def test_the_suite_page_says_how_far_each_goal_is():
     """The goals' sentence names the games above the paper and the ratios of the others, nearest first (three
     decimals where two would round a shortfall up to 1.00), and the games whose verdict lies within two standard
-    errors of the test mean; Frostbite's own goal takes the best full run of the
-    preset within 100M frames and ignores studies and longer budgets."""
+    errors of the test mean; Frostbite's own goal lists every full run of the
+    preset within 100M frames, fewest frames first, and ignores studies and longer budgets."""
     render = load_bench("render_atari_suite")
 
     def line(game, rs, ga, mean=1_000.0, budget=50_000_000, changes=None):
@@ -577,8 +577,11 @@ def test_the_suite_page_says_how_far_each_goal_is():
         line("frostbite", 2.0, 0.7, mean=3_200.0, budget=100_000_000),
     ]
     text = render.frostbite_goal_line(runs)
-    assert text.startswith("Frostbite within 100M frames (the goal: at or above the paper's GA 1B, 4,536): best 3,200"), text
-    assert "after 100.0M frames" in text and "0.70 of it" in text, text
+    assert text.startswith("Frostbite within 100M frames (the goal: at or above the paper's GA 1B, 4,536): 2,700 after 50"), text
+    assert "0.60 of it; 3,200 after 100.0M frames (pc, 100M budget), 0.70 of it. Not reached." in text, text
+    assert "4,100" not in text and "4,300" not in text, text
+    runs.append(line("frostbite", 2.5, 1.02, mean=4_600.0, budget=100_000_000))
+    assert render.frostbite_goal_line(runs).endswith("1 of these 3 tests reach it."), render.frostbite_goal_line(runs)
 
 
 def test_elite_retest_scores_the_newest_distinct_elites_on_two_test_sets(tmp_path, capsys):
