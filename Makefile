@@ -62,6 +62,7 @@ bench: install
 	$(PY) bench/learning.py --quick
 	$(PY) bench/atari_suite.py --quick
 	$(PY) bench/elite_retest.py --quick bench/results/atari_runs-quick/ga-pc-seed0/frostbite
+	$(PY) bench/run_scores.py --quick bench/results/atari_runs-quick/ga-pc-seed0/frostbite
 	$(PY) bench/render_results.py
 
 # The type-checked code (mypy, settings in pyproject.toml): the whole package.

@@ -37,6 +37,7 @@ whose lines were made with another suite version, algorithm, preset, budget, see
 """
 
 import argparse
+import dataclasses
 import difflib
 import json
 import os
@@ -66,13 +67,16 @@ from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
 from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
 from workbench.training.presets import PC_CORES, PRESET_REVISIONS, PRESETS  # noqa: E402
+from workbench.training.run_scores import budget_generation, score_run  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 
-SUITE_VERSION = 2  # 2: --set changes in the signature; runs named by seed and changes, not budget
+SUITE_VERSION = 3  # 2: --set changes in the signature; runs named by seed and changes. 3: 200 test episodes, three scores
 MODES = {
-    "smoke": dict(games=("pong",), frames=1, test_episodes=2, overrides=LEARNING_MODES["smoke"]["overrides"]),
-    "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=5, overrides={}),
-    "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=30, overrides={}),
+    "smoke": dict(
+        games=("pong",), frames=1, test_episodes=2, screen_episodes=1, max_raced=1, overrides=LEARNING_MODES["smoke"]["overrides"]
+    ),
+    "quick": dict(games=("pong", "frostbite"), frames=5_000_000, test_episodes=10, screen_episodes=3, max_raced=2, overrides={}),
+    "full": dict(games=PAPER_GAMES, frames=50_000_000, test_episodes=200, screen_episodes=20, max_raced=5, overrides={}),
 }
 CURVE_POINTS = 200  # (frames, elite, population mean) points kept per game for the page's curves
 
@@ -176,7 +180,9 @@ def train_game(config, run_dir, budget):
         trainer = Trainer.resume_from(run_dir)
         print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
         if trainer.frames > budget:
-            print(f"  (the run is already past the budget of {budget:,} frames: it is scored as it is)", file=sys.stderr)
+            print(
+                f"  (the run went on past the budget of {budget:,} frames: it is scored as the budget ended it)", file=sys.stderr
+            )
     else:
         trainer = Trainer.from_config(config, run_dir=run_dir)
     trainer.keep_checkpoints = 1  # the newest is all a resume needs (checkpoints are written atomically)
@@ -187,6 +193,12 @@ def train_game(config, run_dir, budget):
     finally:
         trainer.close()
     return list(trainer.history)
+
+
+def write_score(score, path):
+    """A test's Score as JSON in the run directory (test_training_cap.json, test_ale_cap.json)."""
+    with open(path, "w") as f:
+        json.dump(score.to_json(), f, indent=1)
 
 
 def curve_points(history):
@@ -254,24 +266,34 @@ def run_suite(args, mode, games):
             continue
         print(f"{game}: {args.algorithm}, preset {preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
         history = train_game(config, run_dir, budget)
+        history = history[: budget_generation(history, budget) + 1]  # a run that went on is scored at the budget
         seconds = sum(record.seconds for record in history)
-        at_training_cap = evaluate_run(
+        scores = score_run(
             run_dir,
+            generation=history[-1].generation,
             episodes=episodes,
+            screen_episodes=min(settings["screen_episodes"], episodes),
+            max_raced=settings["max_raced"],
             max_episode_frames=config.max_episode_frames,
-            json_path=os.path.join(run_dir, "test_training_cap.json"),
-            overwrite=True,
+            pick=args.scores == "all",
+            log=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
         )
+        at_training_cap = scores.final
+        write_score(at_training_cap, os.path.join(run_dir, "test_training_cap.json"))
         at_ale_cap = None
         if not args.no_ale_cap:
             ale_cap = ALE_MAX_EPISODE_FRAMES if mode != "smoke" else 2 * config.max_episode_frames
-            at_ale_cap = evaluate_run(
-                run_dir,
-                episodes=episodes,
-                max_episode_frames=ale_cap,
-                json_path=os.path.join(run_dir, "test_ale_cap.json"),
-                overwrite=True,
-            )
+            if at_training_cap.capped == 0:  # every episode ended before the training cap: the same under a higher one
+                at_ale_cap = dataclasses.replace(at_training_cap, max_episode_frames=ale_cap)
+                write_score(at_ale_cap, os.path.join(run_dir, "test_ale_cap.json"))
+            else:
+                at_ale_cap = evaluate_run(
+                    run_dir,
+                    episodes=episodes,
+                    max_episode_frames=ale_cap,
+                    json_path=os.path.join(run_dir, "test_ale_cap.json"),
+                    overwrite=True,
+                )
         paper = paper_scores(game)
         frames = history[-1].frames_total
         entry = dict(
@@ -286,12 +308,11 @@ def run_suite(args, mode, games):
             seconds=round(seconds, 1),
             frames_per_second=round(frames / seconds, 1) if seconds else None,
             final_elite_training=history[-1].elite,
+            scores=scores.to_json(),
             test_training_cap=test_summary(at_training_cap),
             test_ale_cap=test_summary(at_ale_cap) if at_ale_cap is not None else None,
             paper=paper,
-            ratios={
-                column: round(at_ale_cap.mean / value, 3) for column, value in paper.items() if value and at_ale_cap is not None
-            },
+            ratios={column: round((at_ale_cap or at_training_cap).mean / value, 3) for column, value in paper.items() if value},
             curve=curve_points(history),
         )
         common.append_line(args.results, entry)
@@ -319,7 +340,13 @@ def main(argv=None):
     parser.add_argument("--algo", dest="algorithm", default="ga", choices=sorted(ALGORITHMS), help="default ga")
     parser.add_argument("--preset", default="pc", help=f"one of {sorted(PRESETS)} (default pc)")
     parser.add_argument("--frames", type=int, help="training frames per game (default: the mode's; full 50M)")
-    parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full 30)")
+    parser.add_argument("--test-episodes", type=int, help="episodes of each test (default: the mode's; full 200)")
+    parser.add_argument(
+        "--scores",
+        choices=("all", "final"),
+        default="all",
+        help="all: (a), (b) and (c); final: (a) only, the final elite (the studies: (b) and (c) replay many elites)",
+    )
     parser.add_argument("--seed", type=common.seed_int, default=0)
     parser.add_argument(
         "--results",

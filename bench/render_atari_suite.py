@@ -292,10 +292,12 @@ def arm_label(entry):
 
 
 def study_groups(entries):
-    """{(game, budget): {arm label: {seed: newest entry}}}, games and arms in the order they first appear."""
+    """{(test episodes, game, budget): {arm label: {seed: newest entry}}}, in the order they first appear: arms are
+    compared on tests of equal length only (the suite's version 2 tested the final elite on 30 episodes, version 3 on
+    200)."""
     grouped = {}
     for entry in entries:
-        arms = grouped.setdefault((entry["game"], entry["budget_frames"]), {})
+        arms = grouped.setdefault((entry["test_training_cap"]["episodes"], entry["game"], entry["budget_frames"]), {})
         arms.setdefault(arm_label(entry), {})[entry["seed"]] = entry
     return grouped
 
@@ -332,7 +334,7 @@ def study_summary(grouped):
     import statistics
 
     verdicts = {}
-    for (game, budget), arms in grouped.items():
+    for (episodes, game, budget), arms in grouped.items():
         baseline = {label.split(" + ")[0]: seeds for label, seeds in arms.items() if " + " not in label}
         for label, seeds in arms.items():
             reference = baseline.get(label.split(" + ")[0])
@@ -340,7 +342,7 @@ def study_summary(grouped):
                 continue
             ours = [e["test_training_cap"]["mean"] for e in seeds.values()]
             theirs = [e["test_training_cap"]["mean"] for e in reference.values()]
-            verdicts.setdefault(label, []).append(
+            verdicts.setdefault((episodes, label), []).append(
                 (game, budget, statistics.fmean(ours), statistics.fmean(theirs), min(ours) > max(theirs), len(ours), len(theirs))
             )
     if not verdicts:
@@ -348,18 +350,19 @@ def study_summary(grouped):
     lines = [
         "## Summary",
         "",
-        "| arm | game, frames | arm (mean over seeds) | preset (mean over seeds) | arm / preset | seeds (arm, preset) |",
-        "|---|---|---|---|---|---|",
+        "| arm | game, frames | test episodes | arm (mean over seeds) | preset (mean over seeds) | arm / preset "
+        "| seeds (arm, preset) |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for label, rows in verdicts.items():
+    for (episodes, label), rows in verdicts.items():
         for game, budget, ours, theirs, clearly, n_ours, n_theirs in rows:
             ratio = f"{ours / theirs:.2f}" if theirs > 0 else "n/a"
             lines.append(
-                f"| {label} | {game}, {budget / 1e6:g}M | {number(ours)} | {number(theirs)} | {ratio}"
+                f"| {label} | {game}, {budget / 1e6:g}M | {episodes} | {number(ours)} | {number(theirs)} | {ratio}"
                 f"{' (every seed ahead)' if clearly else ''} | {n_ours}, {n_theirs} |"
             )
         ahead = sum(1 for row in rows if row[2] > row[3])
-        lines.append(f"| **{label}** | **ahead on {ahead} of {len(rows)} games** | | | | |")
+        lines.append(f"| **{label}** | **ahead on {ahead} of {len(rows)} games** | | | | | |")
     return lines + [""]
 
 
@@ -396,9 +399,9 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
     ]
     grouped = study_groups(entries)
     lines += study_summary(grouped)
-    for (game, budget), arms in grouped.items():
+    for (episodes, game, budget), arms in grouped.items():
         lines += [
-            f"## {game}, {budget:,} frames",
+            f"## {game}, {budget:,} frames, {episodes} test episodes",
             "",
             "| arm | test mean per seed | mean over seeds [lowest, highest] | frames | frames/s | elite (training) per seed "
             "| time in tails: population rounds / elite rounds |",
@@ -420,7 +423,7 @@ def render_studies(results_path=STUDIES, page=STUDIES_PAGE):
                 + ", ".join(tails_cell(round_shares(e, runs)) for e in ordered)
                 + " |"
             )
-        name = f"{game}-{budget}.png"
+        name = f"{game}-{budget}.png" if episodes == 30 else f"{game}-{budget}-{episodes}.png"
         study_figure(game, budget, arms, os.path.join(figures, name))
         lines += ["", f"![{game}]({os.path.basename(figures)}/{name})", ""]
     with open(page, "w") as f:

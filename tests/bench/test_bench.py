@@ -331,8 +331,11 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     bench.main(common)
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     (stored,) = [json.loads(line) for line in open(results)]
-    assert printed["game"] == stored["game"] == "pong" and stored["suite_version"] == 2 and stored["mode"] == "smoke"
+    assert printed["game"] == stored["game"] == "pong" and stored["suite_version"] == 3 and stored["mode"] == "smoke"
     assert stored["frames"] > 0 and stored["generations"] == 1 and stored["test_ale_cap"]["episodes"] == 2
+    scores = stored["scores"]  # (a), (b), (c): the final elite, the best elite unbiased, the paper's way
+    assert scores["final"]["episodes"] == scores["best"]["episodes"] == scores["paper_way"]["episodes"] == 2
+    assert scores["final"]["mean"] == stored["test_training_cap"]["mean"] and scores["generation"] == 0
     assert stored["curve"][-1][0] == stored["frames"] and stored["commit"] is not None
     bench.main(common)
     assert "already" in capsys.readouterr().err and len(open(results).readlines()) == 1
@@ -352,10 +355,18 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
     longer = json.loads(open(results).readlines()[-1])
     assert longer["generations"] == 2 and longer["curve"][0] == stored["curve"][0]
+    # ... and a run that went on past a budget is scored as the budget ended it
+    bench.main(common + ["--rerun", "pong", "--append"])
+    rescored = json.loads(open(results).readlines()[-1])
+    assert (rescored["generations"], rescored["frames"], rescored["scores"]["generation"]) == (1, stored["frames"], 0)
+    assert rescored["scores"]["final"] == stored["scores"]["final"]
     # ... and an arm with --set changes is a run of its own, compared with the preset on the studies page
-    bench.main(common + ["--append", "--no-ale-cap", "--set", "mutation_rank=1", "--set", "perturbed_rank=1"])
+    bench.main(
+        common + ["--append", "--no-ale-cap", "--scores", "final", "--set", "mutation_rank=1", "--set", "perturbed_rank=1"]
+    )
     arm = json.loads(open(results).readlines()[-1])
     assert arm["changes"] == {"mutation_rank": 1, "perturbed_rank": 1} and arm["test_ale_cap"] is None
+    assert arm["scores"]["best"] is None and arm["scores"]["final"]["episodes"] == 2
     assert sorted(os.listdir(runs)) == ["ga-pc-mutation_rank=1-perturbed_rank=1-seed0", "ga-pc-seed0"]
     config = json.load(open(runs / "ga-pc-mutation_rank=1-perturbed_rank=1-seed0" / "pong" / "config.json"))
     assert config["hyperparameters"]["mutation_rank"] == 1 and config["perturbed_rank"] == 1

@@ -106,6 +106,9 @@ def test_live_hyperparameters_are_validated_applied_next_generation_and_recorded
         (dict(sigma_adaptation=2.5), "sigma_adaptation"),
         (dict(sigma_adaptation=float("nan")), "sigma_adaptation"),
         (dict(sigma_adaptation=True), "sigma_adaptation"),
+        (dict(initial_population=-1), "initial_population"),
+        (dict(initial_population=2.5), "initial_population"),
+        (dict(initial_episode_frames=-5), "initial_episode_frames"),
     ],
 )
 def test_invalid_configurations_are_refused(changes, match):
@@ -169,3 +172,28 @@ def test_low_rank_mutations_in_the_ga():
         np.testing.assert_array_equal(decoder.decode(child), decoder.decode_full(child))
     with pytest.raises(ValueError, match="needs layer shapes"):
         GeneticAlgorithm(GAConfig(mutation_rank=1), ParameterSpace(TABLE, np.ones(10, np.float32)))
+
+
+def test_a_large_random_first_generation_gives_the_first_parents_then_the_population_returns_to_its_size():
+    config = GAConfig(
+        population_size=6, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=1, initial_population=15,
+        initial_episode_frames=500,
+    )  # fmt: skip
+    ga, decoder = make(config)
+    assert ga.round_episode_cap == 500  # generation 0's population round only
+    first = ga.ask()
+    assert len(first) == 15 and all(len(r.genome) == 0 for r in first)  # random networks, no mutations
+    ga.tell([[float(i)] for i in range(15)])  # the last two are the best
+    assert [r.genome for r in ga.ask()] == [first[14].genome, first[13].genome] and ga.round_episode_cap is None
+    ga.tell([[2.0], [1.0]])
+    assert ga.round_episode_cap is None
+    assert ga.history[0].evaluations == 15 + 2 and len(ga.population) == 6
+    assert {g.parent for g in ga.population[1:]} <= {first[14].genome, first[13].genome}
+    state = ga.state_dict()
+    run(ga, decoder, sphere, 3)
+    assert all(len(ga.ask()) == 6 for _ in range(1))
+    resumed = GeneticAlgorithm.from_state(state, ga.space)
+    run(resumed, decoder, sphere, 3)
+    assert resumed.population == ga.population  # exact resume
+    small, _ = make(dataclasses.replace(config, initial_population=4))  # at most population_size: the paper's size
+    assert len(small.ask()) == 6

@@ -409,6 +409,21 @@ def test_the_episode_cap_changes_live_and_survives_a_resume(tmp_path):
     resumed.close()
 
 
+def test_a_strategy_caps_one_round_and_the_cap_in_force_returns_after_it(tmp_path):
+    hyperparameters = dict(
+        population_size=16, truncation=4, sigma=0.1, elite_candidates=2, elite_episodes=2, initial_population=40,
+        initial_episode_frames=12,
+    )  # fmt: skip
+    trainer = Trainer.from_config(cartpole_config(hyperparameters=hyperparameters), run_dir=str(tmp_path))
+    first, second = trainer.run(generations=2)
+    population, candidates = first.rounds
+    assert population["episodes"] == 40 and population["frames"] <= 40 * 12 and first.max <= 12  # 1 per step
+    assert candidates["episodes"] == 2 * 2 and first.elite > 12  # the elite candidates at the run's cap of 200
+    assert second.rounds[0]["episodes"] == 16 and second.max > 12  # later generations: the run's size and cap
+    assert trainer.evaluator.max_episode_frames == 200 and first.hyperparameters["max_episode_frames"] == 200
+    trainer.close()
+
+
 def test_frames_are_made_only_while_someone_receives_them(tmp_path):
     trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
     listeners = trainer.evaluator._frame_listeners

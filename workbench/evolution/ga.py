@@ -10,6 +10,17 @@ parent plus one mutation: sigma times a noise slice, or with mutation_rank r
 a rank-r perturbation per layer). truncation = 0 is random search: every
 generation is drawn fresh (the elite still carries over).
 
+With initial_population N > population_size, generation 0 draws N random
+networks instead (a random search's worth of them: the paper's random search
+found most of its 1B-frame score within 10-25M frames); its truncation best
+become the first parents, and every later generation has population_size
+members. 0 (the default; any N up to population_size) is the paper's:
+generation 0 is as large as the rest. It counts when the run starts: set
+live later, it changes nothing. initial_episode_frames C > 0 caps the
+episodes of generation 0's population round at C frames (Gymnasium: steps),
+so that many random networks cost at most N x C frames; the elite candidates
+are then re-evaluated at the run's cap, as in every generation.
+
 With sigma_adaptation tau > 0 the mutation power is self-adapted, as in the
 classic evolution strategies (Schwefel; Beyer and Schwefel 2002): each genome
 carries the sigma of its last mutation, and a child's sigma is its parent's
@@ -53,6 +64,24 @@ class GAConfig:
     episodes_per_member: int = hyperparameter(
         1, "episodes per member", "episodes of each member in the population round", scale="int"
     )
+    initial_population: int = hyperparameter(
+        0,
+        "random first generation",
+        "0 = generation 0 has population_size members (the paper); N > population_size = it draws N random "
+        "networks, then the population returns to its size",
+        scale="int",
+        low=0,
+        high=100_000,
+    )
+    initial_episode_frames: int = hyperparameter(
+        0,
+        "first generation's episode cap",
+        "0 = the run's cap; C = generation 0's population round plays at most C frames per episode (its elite "
+        "candidates the run's cap)",
+        scale="int",
+        low=0,
+        high=108_000,
+    )
     mutation_rank: int = hyperparameter(
         0, "mutation rank", "0 = full-rank mutations (the paper); r > 0 = rank-r mutations per layer", scale="int"
     )
@@ -78,6 +107,8 @@ class GAConfig:
             )
         check_int("elite_episodes", self.elite_episodes, 1)
         check_int("episodes_per_member", self.episodes_per_member, 1)
+        check_int("initial_population", self.initial_population, 0)
+        check_int("initial_episode_frames", self.initial_episode_frames, 0)
         check_rank(self.mutation_rank, "mutation_rank")
         check_real("sigma_adaptation", self.sigma_adaptation, 0, 2)
         return self
@@ -104,7 +135,8 @@ class GeneticAlgorithm(Strategy):
         super().__init__(config, space, seed)
         self._elite = None
         self.elite_fitness = None
-        self.population = [self._random_genome() for _ in range(self.config.population_size)]
+        first = max(self.config.initial_population, self.config.population_size)
+        self.population = [self._random_genome() for _ in range(first)]
         self.fitness = None
         self.candidates = None
 
@@ -130,6 +162,13 @@ class GeneticAlgorithm(Strategy):
     @property
     def phase(self) -> str:
         return "population" if self.fitness is None else "elite candidate"
+
+    @property
+    def round_episode_cap(self) -> int | None:
+        """initial_episode_frames for generation 0's population round (when set), else None: the run's cap."""
+        if self.generation == 0 and self.fitness is None and self.config.initial_episode_frames > 0:
+            return self.config.initial_episode_frames
+        return None
 
     @property
     def elite(self) -> Genome | None:

@@ -10,6 +10,7 @@ told their results, until a generation ends:
 
 What every strategy has (the interface the trainer, replays and the dashboard use):
   ask() / tell(results)    one round; `phase` names the round ("population", "elite candidate", ...)
+  round_episode_cap        a cap below the run's for the episodes of the round ask() returns (None: the run's)
   generation, history      generations finished, and their GenerationRecords
   elite, bases()           the best genome so far (None before the first generation) and the dense
                            bases ({key: weights}) genomes start from ({} for seed chains only)
@@ -266,6 +267,12 @@ class Strategy(abc.ABC):
     @abc.abstractmethod
     def phase(self) -> str:
         """The role of the current round's requests."""
+
+    @property
+    def round_episode_cap(self) -> int | None:
+        """The episode cap (Atari frames, Gymnasium steps) of the round ask() returns when the strategy wants one below
+        the run's (the trainer applies it to that round only; a higher one changes nothing); None: the run's cap."""
+        return None
 
     @property
     @abc.abstractmethod

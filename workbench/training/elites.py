@@ -36,6 +36,27 @@ class RunElite:
     generation: int | None
     history: list
 
+    def of_generation(self, generation: int) -> RunElite:
+        """The elite of `generation` of the same run (its genome from the history; the bases, spec and history
+        shared): ValueError when the generation is not in the history, recorded no elite, or its elite is an ES
+        center the checkpoint no longer holds."""
+        if isinstance(generation, bool) or not isinstance(generation, int):
+            raise ValueError(f"generation must be an integer, got {generation!r}")
+        matches = [r for r in self.history if r.generation == generation]
+        if not matches:
+            last = self.history[-1].generation if self.history else -1
+            raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
+        elite_genome = matches[0].elite_genome
+        if elite_genome is None:
+            raise ValueError(f"generation {generation} of {self.run_dir} recorded no elite")
+        genome = Genome.from_json(elite_genome)
+        if genome.has_base and genome.init not in self.bases:
+            raise ValueError(
+                f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
+                "only the newest centers are kept (leave out the generation)"
+            )
+        return dataclasses.replace(self, genome=genome, generation=generation)
+
     def decoder(self) -> GenomeDecoder:
         """A decoder holding the bases the genome starts from."""
         decoder = GenomeDecoder(self.space)
@@ -68,24 +89,7 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
     strategy = algorithm_spec(config.algorithm).strategy.from_state(state["strategy"], space)
     bases = strategy.bases()
     history = [GenerationRecord.from_json(record) for record in state["history"]]
-    if generation is None:
-        if strategy.elite is None:
-            raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
-        genome, of_generation = strategy.elite, (history[-1].generation if history else None)
-    else:
-        if isinstance(generation, bool) or not isinstance(generation, int):
-            raise ValueError(f"generation must be an integer, got {generation!r}")
-        matches = [r for r in history if r.generation == generation]
-        if not matches:
-            last = history[-1].generation if history else -1
-            raise ValueError(f"generation must be one of 0..{last}, got {generation!r}")
-        elite_genome = matches[0].elite_genome
-        if elite_genome is None:
-            raise ValueError(f"generation {generation} of {run_dir} recorded no elite")
-        genome, of_generation = Genome.from_json(elite_genome), generation
-        if genome.has_base and genome.init not in bases:
-            raise ValueError(
-                f"generation {generation}'s elite is an ES center the checkpoint no longer holds; "
-                "only the newest centers are kept (leave out the generation)"
-            )
-    return RunElite(run_dir, config, spec, space, genome, bases, of_generation, history)
+    if strategy.elite is None:
+        raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
+    newest = RunElite(run_dir, config, spec, space, strategy.elite, bases, history[-1].generation if history else None, history)
+    return newest if generation is None else newest.of_generation(generation)

@@ -60,6 +60,7 @@ class Score:
     generation: int | None = None
     algorithm: str | None = None
     final_positions: list | None = None  # MuJoCo: the main body's final (x, y) per episode
+    first_episode: int = 0  # the test set's index of the first episode (a test extended or split in parts)
 
     @property
     def mean(self) -> float:
@@ -136,6 +137,7 @@ def score_genome(
     protocol: str = "deep-ga",
     max_episode_frames: int | None = None,
     seed: int = 0,
+    first_episode: int = 0,
     run_seed: int = 0,
     training_generations: int = 0,
     subpopulations: int = 2,
@@ -144,10 +146,14 @@ def score_genome(
 ) -> Score:
     """Plays `genome` for `episodes` fresh test episodes on the in-graph evaluator and returns its Score.
 
-    run_seed / training_generations: the run's seed and finished generations, so that the test seed is
-    checked against every training round seed. progress(done, total) is called after each batch.
+    first_episode: the index of the first episode in test `seed`'s sequence: episodes k..k+n-1 of a test are
+    the same whichever call plays them, so a test can be extended (first_episode=30, episodes=170 makes a
+    30-episode test a 200-episode one). run_seed / training_generations: the run's seed and finished
+    generations, so that the test seed is checked against every training round seed. progress(done, total)
+    is called after each batch.
     """
     check_positive_int("episodes", episodes)
+    check_int("first_episode", first_episode, 0, 2**31 - 1 - episodes)
     tested, protocol_name = protocol_spec(spec, protocol, max_episode_frames)
     evaluation_seed = scoring_seed(run_seed, seed)
     if evaluation_seed in training_round_seeds(run_seed, training_generations):
@@ -162,7 +168,12 @@ def score_genome(
         for start in range(0, episodes, batch):
             count = min(batch, episodes - start)
             requests = [EvaluationRequest(genome, 1, "test", behaviour=behaviour is not None) for _ in range(count)]
-            results = evaluator.evaluate(requests, seed=evaluation_seed, bases=bases, request_ids=range(start, start + count))
+            results = evaluator.evaluate(
+                requests,
+                seed=evaluation_seed,
+                bases=bases,
+                request_ids=range(first_episode + start, first_episode + start + count),
+            )
             for result in results:
                 assert result.steps is not None and result.frames is not None, "the local evaluator counts them"
                 returns.append(float(result.returns[0]))
@@ -174,7 +185,16 @@ def score_genome(
             if progress is not None:
                 progress(len(returns), episodes)
     return Score(
-        tested.env, protocol_name, episodes, seed, tested.max_episode_frames, returns, steps, frames, final_positions=positions
+        tested.env,
+        protocol_name,
+        episodes,
+        seed,
+        tested.max_episode_frames,
+        returns,
+        steps,
+        frames,
+        final_positions=positions,
+        first_episode=first_episode,
     )
 
 
@@ -185,10 +205,12 @@ def score_elite(
     protocol: str = "deep-ga",
     max_episode_frames: int | None = None,
     seed: int = 0,
+    first_episode: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> Score:
     """Scores an elite loaded from a run directory (workbench.training.elites.load_elite) on fresh test episodes:
-    evaluate_run without loading it again, for scoring one elite on several test sets."""
+    evaluate_run without loading it again, for scoring one elite on several test sets (first_episode: as in
+    score_genome)."""
     config = elite.config
     score = score_genome(
         elite.genome,
@@ -198,6 +220,7 @@ def score_elite(
         protocol=protocol,
         max_episode_frames=max_episode_frames,
         seed=seed,
+        first_episode=first_episode,
         run_seed=config.seed,
         training_generations=len(elite.history),
         subpopulations=config.subpopulations,

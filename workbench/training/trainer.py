@@ -403,9 +403,10 @@ class Trainer:
                 phase = self.strategy.phase
                 requests = self.strategy.ask()
                 bases = self.strategy.bases()
+                round_cap = self.strategy.round_episode_cap
             seed = episode_seed(self.seed, self.strategy.generation, self._round)
             try:
-                results = self.evaluator.evaluate(requests, seed=seed, bases=bases, cancel=self._cancel)
+                results = self._evaluate_round(requests, seed, bases, round_cap)
             except EvaluationCancelled:
                 raise _Stopped from None
             with self._lock:
@@ -422,6 +423,18 @@ class Trainer:
         if self.run_dir is not None and self.checkpoint_every and self.strategy.generation % self.checkpoint_every == 0:
             self.checkpoint()
         return record
+
+    def _evaluate_round(self, requests, seed, bases, round_cap):
+        """The round's results, its episodes capped at the strategy's round cap when that is below the cap in force
+        (which is restored after the round)."""
+        live = self.evaluator.max_episode_frames
+        if round_cap is None or (live is not None and round_cap >= live):
+            return self.evaluator.evaluate(requests, seed=seed, bases=bases, cancel=self._cancel)
+        self.evaluator.set_episode_cap(round_cap)
+        try:
+            return self.evaluator.evaluate(requests, seed=seed, bases=bases, cancel=self._cancel)
+        finally:
+            self.evaluator.set_episode_cap(live)
 
     def _record(self, rounds, seconds):
         """The strategy's record of the generation that just ended, with the evaluation's measurements.
