@@ -33,6 +33,8 @@ DOCS = os.path.join(os.path.dirname(HERE), "docs")
 PAGE = os.path.join(DOCS, "atari_suite.md")
 COLUMNS = ("DQN", "ES", "A3C", "RS 1B", "GA 1B", "GA 6B")
 RESULTS = os.path.join(HERE, "results", "atari_suite.jsonl")  # the suite's committed results file
+RUN_SCORES = os.path.join(HERE, "results", "run_scores.jsonl")  # bench/run_scores.py: runs scored three ways
+PROTOCOL_PAGE = os.path.join(DOCS, "protocol.md")
 STUDIES = os.path.join(HERE, "results", "atari_studies.jsonl")  # the studies' lines (suite lines with --set)
 STUDIES_PAGE = os.path.join(DOCS, "atari_studies.md")
 PAPER_GAMES = ("asteroids", "assault", "asterix", "atlantis", "enduro", "frostbite", "gravitar", "seaquest", "venture")
@@ -199,6 +201,108 @@ def frostbite_goal_line(entries):
     )
 
 
+LEAD_GOALS = {"RS 1B": 8, "GA 1B": 3}  # the three-seed table: the median over seeds of score (a) above the paper's
+LEAD_SEEDS = (0, 1, 2)
+
+
+def final_scores(suite_entries, scored):
+    """{game: {seed: score (a)}} of the pc preset's GA runs at 50M frames (full mode, no changes): the suite's lines of
+    version 3 carry it (scores.final); runs of earlier versions get it from bench/run_scores.py's lines of their run
+    folder at the 50M-frame budget. Score (a): the final elite's mean over 200 fresh episodes at the training cap."""
+    result = {}
+    for game in PAPER_GAMES:
+        for seed in LEAD_SEEDS:
+            lines = [
+                e
+                for e in suite_entries
+                if e["game"] == game and e["seed"] == seed and e["suite_version"] >= 3 and e["mode"] == "full"
+                and e["budget_frames"] == GOAL_FRAMES and not e.get("changes") and e["algorithm"] == "ga" and e["preset"] == "pc"
+                and e.get("scores")
+            ]  # fmt: skip
+            run = f"bench/results/{RUNS_FOLDER['full']}/{run_name('ga', 'pc', seed, {})}/{game}"
+            rescored = [
+                line
+                for line in scored
+                if line["run"] == run and line["rule"] == "budget" and line["mark"] == GOAL_FRAMES and line["mode"] == "full"
+            ]
+            if lines:
+                result.setdefault(game, {})[seed] = lines[-1]["scores"]["final"]["mean"]
+            elif rescored:
+                result.setdefault(game, {})[seed] = rescored[-1]["final"]["mean"]
+    return result
+
+
+def lead_figure(medians, seeds, paper, path):
+    """Per game, the median of score (a) over seeds as a ratio to the paper's RS 1B and GA 1B (the seeds as dots)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7.5, 2.9))
+    for offset, (column, colour) in zip((-0.15, 0.15), (("RS 1B", "C0"), ("GA 1B", "C1"))):
+        for n, game in enumerate(medians):
+            k = PAPER_GAMES.index(game)
+            reference = paper[game][column]
+            axes.scatter([k + offset] * len(seeds[game]), [v / reference for v in seeds[game]], s=9, color=colour, alpha=0.5)
+            axes.scatter([k + offset], [medians[game] / reference], s=42, marker="D", color=colour,
+                         label=f"median / {column}" if n == 0 else None)  # fmt: skip
+    axes.axhline(1.0, color="black", lw=0.8)
+    axes.set_xticks(range(len(PAPER_GAMES)), PAPER_GAMES, fontsize=7)
+    axes.set_xlim(-0.5, len(PAPER_GAMES) - 0.5)
+    axes.set_ylim(bottom=0)
+    axes.set_ylabel("ours / the paper's", fontsize=8)
+    axes.tick_params(labelsize=7)
+    axes.grid(alpha=0.3, axis="y")
+    axes.legend(fontsize=7)
+    axes.set_title("Final elite, 200 fresh episodes, 50M frames (dots: seeds) against the paper's 1B frames", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def lead_lines(suite_entries, scored, figures):
+    """The page's first section: the picture and the compact table of score (a), median over seeds, against the
+    paper's RS 1B and GA 1B, and the goal's sentence; [] before any game has score (a)."""
+    import statistics
+
+    seeds = final_scores(suite_entries, scored)
+    paper = {e["game"]: e["paper"] for e in suite_entries if e.get("paper")}
+    seeds = {game: values for game, values in seeds.items() if game in paper}
+    if not seeds:
+        return []
+    medians = {game: statistics.median(values.values()) for game, values in seeds.items()}
+    lead_figure(medians, {g: list(v.values()) for g, v in seeds.items()}, paper, os.path.join(figures, "lead.png"))
+    lines = [
+        f"![score (a) against the paper]({os.path.basename(figures)}/lead.png)",
+        "",
+        "| game | ours: final elite, 200 episodes (median) | seeds | RS 1B | GA 1B | / RS 1B | / GA 1B |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for game, median in medians.items():
+        rs, ga = paper[game]["RS 1B"], paper[game]["GA 1B"]
+        lines.append(
+            f"| {game} | {number(median)} | "
+            + ", ".join(f"{number(v)} ({s})" for s, v in sorted(seeds[game].items()))
+            + f" | {number(rs)} | {number(ga)} | {ratio_text(median / rs)} | {ratio_text(median / ga)} |"
+        )
+    counts = {column: sorted(g for g, m in medians.items() if m > paper[g][column]) for column in LEAD_GOALS}
+    seed_count = sorted({len(v) for v in seeds.values()})
+    lines += [
+        "",
+        f"Score (a), the final elite at 50M frames on 200 fresh episodes, median over "
+        f"{' or '.join(str(n) for n in seed_count)} seed{'s' if seed_count != [1] else ''} of the "
+        f"{len(LEAD_SEEDS)} the goal asks for, on {len(medians)} of the {len(PAPER_GAMES)} games: "
+        + "; ".join(
+            f"above {column} on {len(games)} (goal {LEAD_GOALS[column]}" + (f": {', '.join(games)})" if games else ")")
+            for column, games in counts.items()
+        )
+        + ".",
+        "",
+    ]
+    return lines
+
+
 def ratio_text(ratio):
     """Two decimals, or three where two would round a shortfall up to 1.00."""
     return f"{ratio:.3f}" if ratio < 1 <= round(ratio, 2) else f"{ratio:.2f}"
@@ -209,13 +313,17 @@ def render(results_path, page=PAGE):
     entries = common.read_lines(results_path)
     figures = os.path.splitext(page)[0]
     os.makedirs(figures, exist_ok=True)
-    lines = [
-        "# The Deep GA paper's Atari table on this machine",
+    scored = common.read_lines(RUN_SCORES, benchmark="run_scores") if os.path.exists(RUN_SCORES) else []
+    lines = ["# The Deep GA paper's Atari table on this machine", ""]
+    lines += lead_lines(entries, scored, figures)
+    lines += [
+        "## Method",
         "",
         "Generated by `bench/render_atari_suite.py` from "
         f"`{os.path.relpath(results_path, os.path.dirname(HERE))}` (the JSON lines of `bench/atari_suite.py`); "
         "edit neither by hand. Scores are test means over fresh episodes (deep-ga protocol: up to 30 no-ops, "
-        "the final elite, 30 episodes in a full run) at the training cap and at ALE's 108,000-frame cap; the "
+        "the final elite; 30 episodes in a full run of suite version 2, 200 from version 3) "
+        "at the training cap and at ALE's 108,000-frame cap; the "
         "paper's columns and our ratio to each (ours at ALE's cap / theirs) come from "
         "[protocol](protocol.md). RS and GA were trained for 1B (or 6B) frames there. Hours are the time the "
         "generations took (the sum over the run's history: a stopped and resumed run counts only the time it "
@@ -278,9 +386,97 @@ def render(results_path, page=PAGE):
     frostbite = frostbite_goal_line(entries)
     if frostbite:
         lines += ["## Frostbite's own goal", "", frostbite, ""]
+    if scored:
+        lines += rescored_lines(scored, entries)
     with open(page, "w") as f:
         f.write("\n".join(lines))
     return page
+
+
+def paper_code_scores(page=PROTOCOL_PAGE):
+    """{game: {"10M": text, ...}} of the table of the Deep GA paper's own code at 10M, 25M and 50M frames on the
+    protocol page (cells as written there: a range over runs, or one run's score)."""
+    with open(page) as f:
+        lines = f.read().splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("| game | 10M | 25M | 50M |"))
+    table = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        table[cells[0]] = dict(zip(("10M", "25M", "50M"), cells[1:]))
+    return table
+
+
+def rescored_lines(scored, suite_entries, seed_runs="bench/results/atari_runs/ga-pc-seed0/"):
+    """The page's section on the seed-0 runs scored three ways (bench/run_scores.py lines of the runs in seed_runs:
+    at the suite's 50M-frame budget, and at the marks of the paper code's logs)."""
+    newest = {}
+    for line in scored:
+        if line["mode"] == "full" and line["run"].startswith(seed_runs):
+            newest[(line["game"], line["rule"], line["mark"], line["final_only"])] = line
+    paper = {e["game"]: e["paper"] for e in suite_entries if e.get("paper")}
+    thirty = {e["game"]: e["test_training_cap"]["mean"] for e in suite_entries if e["budget_frames"] == GOAL_FRAMES}
+    lines = [
+        "## The nine seed-0 runs scored three ways",
+        "",
+        "From `bench/results/run_scores.jsonl` (`bench/run_scores.py`; the method is on the "
+        "[protocol page](protocol.md#how-the-paper-scored-a-run)): each run of the table above as its 50M-frame budget "
+        "ended it, (a) the final elite on 200 fresh episodes, (b) the best of the run's elites chosen on a selection set "
+        "and reported on 200 other episodes, (c) the paper's way, the highest 200-episode selection-set mean among the "
+        "elites, biased upward. All at the training cap of 20,000 frames; the generation scored is in brackets. The "
+        "30-episode test is the table's. Ratios are to the paper's RS 1B and GA 1B.",
+        "",
+        "| game | (a) final elite | (b) best elite, unbiased | (c) the paper's way (biased) | 30-episode test "
+        "| RS 1B | GA 1B | (a) / RS 1B | (a) / GA 1B | (b) / GA 1B | (c) / GA 1B |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    rows = 0
+    for game in PAPER_GAMES:
+        full = newest.get((game, "budget", GOAL_FRAMES, False))
+        final = full or newest.get((game, "budget", GOAL_FRAMES, True))
+        if final is None:
+            continue
+        rows += 1
+        columns = paper.get(game, {})
+        rs, ga = columns.get("RS 1B"), columns.get("GA 1B")
+
+        def cell(score):
+            if score is None:
+                return "not yet scored"
+            return f"{number(score['mean'])} ± {number(score['std'])} ({score['generation']})"
+
+        def ratio(score, column):
+            return "" if score is None or not column else f"{score['mean'] / column:.2f}"
+
+        best, paper_way = (full["best"], full["paper_way"]) if full else (None, None)
+        lines.append(
+            f"| {game} | {cell(final['final'])} | {cell(best)} | {cell(paper_way)} | {number(thirty.get(game))} "
+            f"| {number(rs)} | {number(ga)} | {ratio(final['final'], rs)} | {ratio(final['final'], ga)} "
+            f"| {ratio(best, ga)} | {ratio(paper_way, ga)} |"
+        )
+    if not rows:
+        return []
+    code = paper_code_scores()
+    marks = sorted((key for key in newest if key[1] == "before"), key=lambda key: (PAPER_GAMES.index(key[0]), key[2]))
+    if marks:
+        lines += [
+            "",
+            "Per frame against the paper's own GA code (its logs: the elite of the last generation before each mark on "
+            "200 episodes, [protocol](protocol.md#the-papers-own-ga-code-at-10m-25m-and-50m-frames)); ours the same way, "
+            "score (a) of the last generation that ended before the mark:",
+            "",
+            "| game | frames | ours: final elite, 200 episodes (generation, frames) | the paper's code |",
+            "|---|---|---|---|",
+        ]
+        for key in marks:
+            line = newest[key]
+            label = f"{key[2] / 1e6:g}M"
+            lines.append(
+                f"| {key[0]} | {label} | {number(line['final']['mean'])} ± {number(line['final']['std'])} "
+                f"({line['generation']}, {line['frames'] / 1e6:.1f}M) | {code.get(key[0], {}).get(label, '')} |"
+            )
+    return lines + [""]
 
 
 def arm_label(entry):

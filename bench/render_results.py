@@ -43,7 +43,7 @@ REGION_PAGES = (
     "docs/learning.md",
     "docs/continuous_control.md",
 )
-OWN_RENDERER = ("atari_suite", "atari_studies")  # results files (and their -quick forms) with pages of their own
+OWN_RENDERER = ("atari_suite", "atari_studies", "run_scores")  # results files (and their -quick forms) with pages of their own
 TITLES = {  # benchmark -> (title, the page that explains it)
     "population_inference": ("Population inference", "benchmarks.md#benchmark-population-inference"),
     "emulation": ("Atari emulation", "benchmarks.md#benchmark-emulation"),
