@@ -4,7 +4,7 @@
 # bench/results/atari_runs/ (both committed); a stopped study resumes (each run from its newest checkpoint;
 # finished runs are skipped). The page docs/atari_studies.md is generated from the lines at the end.
 #
-#   bench/atari_studies.sh 4          # one study (1-4); PYTHON=.venv/bin/python by default
+#   bench/atari_studies.sh 4          # one study (1-5); PYTHON=.venv/bin/python by default
 #
 # Studies 1-3 were made with suite version 2 (the final elite tested on 30 episodes at the training cap); running
 # them again now would make version-3 lines (200 test episodes) beside them. Study 4 on, each study first scores
@@ -21,6 +21,9 @@
 # them at most 2,500 frames each (initial_population=1000, initial_episode_frames=2500: at most 2.5M frames, 5 %
 # of a 50M-frame budget on any game); its 5 best are re-evaluated at the full cap as elite candidates and its 20
 # best are the first parents; from generation 1 on the run is the preset's.
+# Study 5, progressive episode caps: population rounds play shorter episodes (generation 1 at half the mean length
+# of generation 0's episodes, each later generation 1.2 times longer, never shorter than the elite's episodes, up
+# to the 20,000-frame cap; progressive_caps=1.2); elite candidates always play at the full cap.
 #
 # The decision rule of every study, set before its results: an arm replaces the preset's setting when its mean
 # over seeds of the final elite's test mean is ahead of the preset's on at least two of the three games and more
@@ -49,6 +52,7 @@ case "${1:-}" in
   2) arm 0 1 -- && arm 0 1 -- --set population_size=100 --set truncation=10 ;;
   3) arm 0 1 -- && arm 0 1 -- --set sigma_adaptation=0.3 ;;
   4) arm 0 1 -- && arm 0 1 -- --set initial_population=1000 --set initial_episode_frames=2500 ;;
-  *) echo "usage: $0 STUDY (1-4)" >&2; exit 2 ;;
+  5) arm 0 1 -- && arm 0 1 -- --set progressive_caps=1.2 ;;
+  *) echo "usage: $0 STUDY (1-5)" >&2; exit 2 ;;
 esac
 "$PYTHON" bench/render_atari_suite.py --studies

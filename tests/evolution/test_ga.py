@@ -109,6 +109,8 @@ def test_live_hyperparameters_are_validated_applied_next_generation_and_recorded
         (dict(initial_population=-1), "initial_population"),
         (dict(initial_population=2.5), "initial_population"),
         (dict(initial_episode_frames=-5), "initial_episode_frames"),
+        (dict(progressive_caps=0.5), "progressive_caps"),
+        (dict(progressive_caps=5.0), "progressive_caps"),
     ],
 )
 def test_invalid_configurations_are_refused(changes, match):
@@ -197,3 +199,46 @@ def test_a_large_random_first_generation_gives_the_first_parents_then_the_popula
     assert resumed.population == ga.population  # exact resume
     small, _ = make(dataclasses.replace(config, initial_population=4))  # at most population_size: the paper's size
     assert len(small.ask()) == 6
+
+
+def test_progressive_caps_grow_from_half_the_first_episodes_never_cut_the_elites_and_resume_exactly():
+    from workbench.evolution import EvaluationResult
+
+    config = GAConfig(population_size=6, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=2, progressive_caps=2.0)
+    ga, decoder = make(config)
+
+    def answer(lengths):  # a round's results with frame counts: every episode of request k lasts lengths(k) frames
+        requests = ga.ask()
+        ga.tell([EvaluationResult([float(k)] * r.episodes, frames=[lengths(k)] * r.episodes) for k, r in enumerate(requests)])
+
+    assert ga.round_episode_cap is None  # generation 0: the run's cap, measured
+    answer(lambda k: 1000 + 100 * k)  # mean 1,250 frames
+    assert ga.round_episode_cap is None  # elite candidates: the run's cap
+    answer(lambda k: 300)  # the elite's episodes: 300 frames
+    assert ga.first_length == 1250 and ga.elite_length == 300 and ga.round_episode_cap == 625  # half the first
+    state = ga.state_dict()
+    answer(lambda k: 600)
+    answer(lambda k: 1500)  # the new elite plays 1,500 frames: above the schedule's 1,250
+    assert ga.round_episode_cap == 1500
+    answer(lambda k: 600)
+    answer(lambda k: 400)
+    assert ga.round_episode_cap == 2500  # 625 x 2 x 2
+    resumed = GeneticAlgorithm.from_state(state, ga.space)
+    assert resumed.round_episode_cap == 625 and resumed.first_length == 1250 and state["version"] == 2
+    old = {k: v for k, v in state.items() if k not in ("first_length", "elite_length")}  # a run made before them
+    older = GeneticAlgorithm.from_state(dict(old, version=1), ga.space)
+    assert older.first_length is None and older.round_episode_cap is None
+    with pytest.raises(ValueError, match="corrupt"):
+        GeneticAlgorithm.from_state(old, ga.space)  # version 2 without them
+    ga.set(progressive_caps=0.0)
+    answer(lambda k: 600)
+    answer(lambda k: 400)
+    assert ga.round_episode_cap is None  # off: the run's cap
+    for _ in range(70):  # far along the schedule the cap stays a finite integer (above any run's cap)
+        ga.set(progressive_caps=4.0)
+        answer(lambda k: 10)
+        answer(lambda k: 10)
+    assert isinstance(ga.round_episode_cap, int)
+    plain, _ = make(config)  # results without frame counts: nothing measured, the run's cap throughout
+    run(plain, decoder, sphere, 3)
+    assert plain.first_length is None and plain.round_episode_cap is None

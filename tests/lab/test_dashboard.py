@@ -39,6 +39,7 @@ def test_slider_and_typed_values_reach_trainer_set(dashboard, trainer):
     assert set(controls.sliders) == {
         "sigma",
         "sigma_adaptation",
+        "progressive_caps",
         "truncation",
         "population_size",
         "elite_episodes",

@@ -21,6 +21,17 @@ episodes of generation 0's population round at C frames (Gymnasium: steps),
 so that many random networks cost at most N x C frames; the elite candidates
 are then re-evaluated at the run's cap, as in every generation.
 
+With progressive_caps g >= 1, population rounds play shorter episodes than the
+run's cap (progressive episode lengths, Fuks et al. 2019): generation 1's at
+half the mean length of generation 0's population episodes, each later
+generation's g times the one before, until the run's cap. The cap never cuts
+the episodes the current elite plays (it is at least their mean length in the
+last elite round): where a game pays late in an episode, or its episodes have a
+fixed length, the elite's episodes are long and so is the cap; that is how the
+schedule knows. Elite candidates always play at the run's cap, so the elite is
+chosen on full episodes. The lengths come from the results' frame counts (an
+evaluator that reports none leaves every cap at the run's).
+
 With sigma_adaptation tau > 0 the mutation power is self-adapted, as in the
 classic evolution strategies (Schwefel; Beyer and Schwefel 2002): each genome
 carries the sigma of its last mutation, and a child's sigma is its parent's
@@ -68,19 +79,24 @@ class GAConfig:
         0,
         "random first generation",
         "0 = generation 0 has population_size members (the paper); N > population_size = it draws N random "
-        "networks, then the population returns to its size",
+        "networks, then the population returns to its size (no slider: it counts when the run starts)",
         scale="int",
-        low=0,
-        high=100_000,
     )
     initial_episode_frames: int = hyperparameter(
         0,
         "first generation's episode cap",
         "0 = the run's cap; C = generation 0's population round plays at most C frames per episode (its elite "
-        "candidates the run's cap)",
+        "candidates the run's cap; no slider: it counts when the run starts)",
         scale="int",
-        low=0,
-        high=108_000,
+    )
+    progressive_caps: float = hyperparameter(
+        0.0,
+        "progressive episode caps",
+        "0 = population rounds at the run's cap (the paper); g >= 1 = generation 1 at half generation 0's mean episode "
+        "length, each later one g times longer, never below the elite's episodes, up to the run's cap",
+        low=0.0,
+        high=4.0,
+        step=0.05,
     )
     mutation_rank: int = hyperparameter(
         0, "mutation rank", "0 = full-rank mutations (the paper); r > 0 = rank-r mutations per layer", scale="int"
@@ -109,6 +125,9 @@ class GAConfig:
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_int("initial_population", self.initial_population, 0)
         check_int("initial_episode_frames", self.initial_episode_frames, 0)
+        check_real("progressive_caps", self.progressive_caps, 0, 4)
+        if 0 < self.progressive_caps < 1:
+            raise ValueError(f"progressive_caps must be 0 (off) or a growth of at least 1, got {self.progressive_caps}")
         check_rank(self.mutation_rank, "mutation_rank")
         check_real("sigma_adaptation", self.sigma_adaptation, 0, 2)
         return self
@@ -123,6 +142,14 @@ class GAConfig:
         return cls(truncation=0, **changes)
 
 
+def _mean_frames(results) -> float | None:
+    """Mean frames per episode of the results (None when any result carries no frame counts)."""
+    counts = [result.frames for result in results]
+    if not counts or any(frames is None for frames in counts):
+        return None
+    return float(np.mean(np.concatenate([np.asarray(frames, np.float64) for frames in counts])))
+
+
 class GeneticAlgorithm(Strategy):
     """The Deep GA on genomes of a ParameterSpace; `seed` drives every random choice."""
 
@@ -130,6 +157,7 @@ class GeneticAlgorithm(Strategy):
     config_class = GAConfig
     rank_field = "mutation_rank"
     EXTRAS = ("sigma_median",)  # the median mutation power the generation's members carry (with self-adaptation)
+    STATE_VERSIONS = (1, 2)  # 2: the episode lengths progressive caps measure (version 1 had none)
 
     def __init__(self, config: GAConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
@@ -139,6 +167,8 @@ class GeneticAlgorithm(Strategy):
         self.population = [self._random_genome() for _ in range(first)]
         self.fitness = None
         self.candidates = None
+        self.first_length: float | None = None  # mean frames of generation 0's population episodes
+        self.elite_length: float | None = None  # mean frames of the elite's episodes in the last elite round
 
     # -- ask/tell -------------------------------------------------------------------------
     def _ask(self):
@@ -148,6 +178,8 @@ class GeneticAlgorithm(Strategy):
 
     def _tell(self, requests, results, means):
         if self.fitness is None:
+            if self.generation == 0:
+                self.first_length = _mean_frames(results)
             self.fitness = means
             order = np.argsort(-means, kind="stable")
             candidates = [self.population[i] for i in order[: self.config.elite_candidates]]
@@ -157,6 +189,7 @@ class GeneticAlgorithm(Strategy):
         else:
             best = int(np.argmax(means))  # first of equals: the better-ranked member
             self._elite, self.elite_fitness = self.candidates[best], float(means[best])
+            self.elite_length = _mean_frames(results[best : best + 1])
             self._end_generation()
 
     @property
@@ -165,10 +198,19 @@ class GeneticAlgorithm(Strategy):
 
     @property
     def round_episode_cap(self) -> int | None:
-        """initial_episode_frames for generation 0's population round (when set), else None: the run's cap."""
-        if self.generation == 0 and self.fitness is None and self.config.initial_episode_frames > 0:
-            return self.config.initial_episode_frames
-        return None
+        """The population round's cap: initial_episode_frames in generation 0 (when set), the progressive schedule
+        after it (when on and measured); None for elite rounds and otherwise: the run's cap."""
+        if self.fitness is not None:
+            return None
+        if self.generation == 0:
+            return self.config.initial_episode_frames or None
+        growth = self.config.progressive_caps
+        if growth == 0 or self.first_length is None:
+            return None
+        cap = self.first_length / 2 * growth ** min(self.generation - 1, 64)  # 4 ** 64: far above any cap, finite
+        if self.elite_length is not None:
+            cap = max(cap, self.elite_length)
+        return int(min(math.ceil(cap), 2**31 - 1))
 
     @property
     def elite(self) -> Genome | None:
@@ -230,6 +272,8 @@ class GeneticAlgorithm(Strategy):
             candidates=None if self.candidates is None else [g.to_json() for g in self.candidates],
             elite=None if self._elite is None else self._elite.to_json(),
             elite_fitness=self.elite_fitness,
+            first_length=self.first_length,
+            elite_length=self.elite_length,
         )
 
     def _load(self, state):
@@ -238,3 +282,6 @@ class GeneticAlgorithm(Strategy):
         self.candidates = None if state["candidates"] is None else [Genome.from_json(g) for g in state["candidates"]]
         self._elite = None if state["elite"] is None else Genome.from_json(state["elite"])
         self.elite_fitness = state["elite_fitness"]
+        measured = state["version"] >= 2  # version 1 (runs made before progressive caps) measured no lengths
+        self.first_length = state["first_length"] if measured else None
+        self.elite_length = state["elite_length"] if measured else None

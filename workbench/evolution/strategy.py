@@ -211,13 +211,16 @@ class Strategy(abc.ABC):
 
     Subclasses name their `kind`, `config_class` (a frozen dataclass with a validated() method that
     returns it or raises ValueError), the config field holding the mutation rank (`rank_field`, None
-    when there is none) and the names of the numbers their records add (`EXTRAS`).
+    when there is none) and the names of the numbers their records add (`EXTRAS`). STATE_VERSIONS: the
+    versions of state_dict() from_state reads, the newest (the one state_dict writes) last; _load sees
+    state["version"] and fills in what an older version lacks.
     """
 
     kind: ClassVar[str]
     config_class: ClassVar[type]
     rank_field: ClassVar[str | None] = None
     EXTRAS: ClassVar[tuple[str, ...]] = ()
+    STATE_VERSIONS: ClassVar[tuple[int, ...]] = (1,)
 
     def __init__(self, config: Any, space: ParameterSpace, seed: int = 0) -> None:
         from workbench.evolution.space import ParameterSpace
@@ -352,7 +355,7 @@ class Strategy(abc.ABC):
     def _common_state(self) -> dict:
         return {
             "kind": self.kind,
-            "version": 1,
+            "version": self.STATE_VERSIONS[-1],
             "config": dataclasses.asdict(self.config),
             "space": self.space.describe(),
             "rng": self.rng.bit_generator.state,
@@ -369,8 +372,9 @@ class Strategy(abc.ABC):
     def from_state(cls, state: dict, space: ParameterSpace) -> Strategy:
         """A strategy that continues from state_dict() output in `space` (ValueError for foreign or corrupt state)."""
         article = "an" if cls.kind[0] in "AEIOU" else "a"
-        if not isinstance(state, dict) or state.get("kind") != cls.kind or state.get("version") != 1:
-            raise ValueError(f"not {article} {cls.kind} state (version 1)")
+        versions = cls.STATE_VERSIONS
+        if not isinstance(state, dict) or state.get("kind") != cls.kind or state.get("version") not in versions:
+            raise ValueError(f"not {article} {cls.kind} state (version {' or '.join(str(v) for v in versions)})")
         try:
             space.check_compatible(state["space"], f"{cls.kind} state")
             strategy = cls(cls.config_class(**state["config"]), space)
