@@ -18,6 +18,7 @@ from workbench.training.run_scores import (
     FINAL_SEED,
     REPORT_SEED,
     SELECTION_SEED,
+    EpisodeCache,
     budget_generation,
     distinct_elites,
     generation_before,
@@ -115,6 +116,19 @@ def test_the_cache_resumes_and_never_plays_an_episode_twice(run_dir, tmp_path):
         "episodes_played": 0,
         "frames_played": 0,
     }
+
+
+def test_two_processes_scoring_one_run_keep_each_others_episodes(run_dir, tmp_path):
+    path = copy_run(run_dir, tmp_path)
+    first, second = EpisodeCache(path), EpisodeCache(path)  # both loaded before either wrote
+    entry = dict(generation=0, seed=0, returns=[1.0], steps=[1], frames=[4])
+    first.entries["a"] = entry
+    first.save()
+    second.entries["b"] = dict(entry, returns=[2.0])
+    second.entries["a"] = dict(entry, returns=[])  # a shorter copy of a test loses to the longer one
+    second.entries["a"].update(steps=[], frames=[])
+    second.save()
+    assert EpisodeCache(path).entries == {"a": entry, "b": dict(entry, returns=[2.0])}
 
 
 def test_a_corrupt_cache_is_named(run_dir, tmp_path):

@@ -28,6 +28,7 @@ grow into the 200-episode test.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import hashlib
 import json
 import math
@@ -110,21 +111,24 @@ class EpisodeCache:
 
     def __init__(self, run_dir: str) -> None:
         self.path = os.path.join(run_dir, CACHE_FILE)
-        self.entries: dict[str, dict] = {}
-        if os.path.exists(self.path):
-            try:
-                with open(self.path) as f:
-                    data = json.load(f)
-                if data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
-                    raise ValueError(f"not a version-{CACHE_VERSION} episode cache")
-                for entry in data["entries"].values():
-                    if not (len(entry["returns"]) == len(entry["steps"]) == len(entry["frames"])):
-                        raise ValueError("an entry's returns, steps and frames differ in length")
-                self.entries = data["entries"]
-            except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-                raise CheckpointError(
-                    f"{self.path} is corrupt ({error}); move it away to score the run again from the start"
-                ) from None
+        self.entries: dict[str, dict] = self._read()
+
+    def _read(self) -> dict[str, dict]:
+        if not os.path.exists(self.path):
+            return {}
+        try:
+            with open(self.path) as f:
+                data = json.load(f)
+            if data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
+                raise ValueError(f"not a version-{CACHE_VERSION} episode cache")
+            for entry in data["entries"].values():
+                if not (len(entry["returns"]) == len(entry["steps"]) == len(entry["frames"])):
+                    raise ValueError("an entry's returns, steps and frames differ in length")
+            return data["entries"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise CheckpointError(
+                f"{self.path} is corrupt ({error}); move it away to score the run again from the start"
+            ) from None
 
     @staticmethod
     def key(elite: RunElite, seed: int, cap: int | None, protocol: str) -> str:
@@ -132,10 +136,17 @@ class EpisodeCache:
         return hashlib.sha1(text.encode()).hexdigest()[:20]
 
     def save(self) -> None:
-        temporary = self.path + ".tmp"
-        with open(temporary, "w") as f:
-            json.dump(dict(version=CACHE_VERSION, entries=self.entries), f, separators=(",", ":"))
-        os.replace(temporary, self.path)
+        """Writes the entries, merged with what another process scoring the same run wrote meanwhile (the longer of
+        two entries of one test: both hold the same first episodes), under a lock, atomically."""
+        with open(self.path + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for key, entry in self._read().items():
+                if len(entry["returns"]) > len(self.entries.get(key, {}).get("returns", ())):
+                    self.entries[key] = entry
+            temporary = self.path + ".tmp"
+            with open(temporary, "w") as f:
+                json.dump(dict(version=CACHE_VERSION, entries=self.entries), f, separators=(",", ":"))
+            os.replace(temporary, self.path)
 
 
 class _Scorer:
