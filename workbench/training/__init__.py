@@ -5,6 +5,7 @@ Trainer          generations of a strategy on an evaluator; start/pause/resume/s
 RunConfig        what defines a run, as JSON-able data
 EventBus         publish/subscribe that never blocks the trainer
 save_checkpoint / load_checkpoint   JSON + npz, atomic, versioned
+evaluate_run / score_run   an elite on fresh test episodes / a whole run scored three ways (run_scores.py)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
     from workbench.training.events import Event, EventBus
     from workbench.training.replay import replay_run
     from workbench.training.run_config import RunConfig
+    from workbench.training.run_scores import score_run
     from workbench.training.scoring import evaluate_run
     from workbench.training.trainer import Trainer, TrainerError
 
@@ -35,6 +37,7 @@ __all__ = [
     "load_checkpoint",
     "replay_run",
     "save_checkpoint",
+    "score_run",
 ]
 
 __getattr__ = lazy_exports(__name__)
