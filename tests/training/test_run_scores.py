@@ -144,6 +144,19 @@ def test_a_corrupt_cache_is_named(run_dir, tmp_path):
             score_run(path, episodes=2, screen_episodes=1)
 
 
+@pytest.mark.parametrize("damage", [None, {"init": "nonsense"}])
+def test_a_run_whose_history_lacks_an_elite_is_named(run_dir, tmp_path, damage):
+    path = copy_run(run_dir, tmp_path)
+    for state_file in [os.path.join(d, "state.json") for d, _, files in os.walk(path) if "state.json" in files]:
+        with open(state_file) as f:
+            state = json.load(f)
+        state["state"]["history"][1]["elite_genome"] = damage
+        with open(state_file, "w") as f:
+            json.dump(state, f)
+    with pytest.raises(ValueError, match=r"run_dir .*generation 1"):
+        score_run(path, episodes=2, screen_episodes=1)
+
+
 def test_frame_marks_choose_the_generation(run_dir, tmp_path):
     history = load_elite(run_dir).history
     totals = [r.frames_total for r in history]

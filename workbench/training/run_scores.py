@@ -38,6 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from workbench.checks import check_choice, check_int, check_path, check_positive_int
+from workbench.evolution import Genome
 from workbench.training.checkpoint import CheckpointError
 from workbench.training.elites import RunElite, load_elite
 from workbench.training.scoring import PROTOCOLS, Score, score_elite
@@ -215,17 +216,22 @@ def generation_before(history: list, frames: int) -> int | None:
 
 def distinct_elites(elite: RunElite, generation: int | None = None) -> list[tuple[int, int]]:
     """(first, last) generation of each distinct elite in the run's history up to `generation` (None: all), in
-    order of appearance. Elites the history does not hold (ES centers of earlier generations) are left out."""
+    order of appearance. Elites the checkpoint does not hold (ES centers of earlier generations) are left out;
+    ValueError naming run_dir and the generation when a generation recorded no elite or a corrupt one."""
     spans: dict[str, list[int]] = {}
     for record in elite.history:
         if generation is not None and record.generation > generation:
             break
         if record.elite_genome is None:
-            continue
+            raise ValueError(f"run_dir {elite.run_dir!r}: generation {record.generation} recorded no elite genome")
         try:
-            elite.of_generation(record.generation)
-        except ValueError:
-            continue
+            genome = Genome.from_json(record.elite_genome)
+        except (ValueError, TypeError) as error:
+            raise ValueError(
+                f"run_dir {elite.run_dir!r}: generation {record.generation}'s elite genome is corrupt: {error}"
+            ) from None
+        if genome.has_base and genome.init not in elite.bases:
+            continue  # an ES center of an earlier generation: not kept
         key = json.dumps(record.elite_genome, sort_keys=True)
         spans.setdefault(key, [record.generation, record.generation])[1] = record.generation
     return [(first, last) for first, last in spans.values()]
