@@ -79,6 +79,31 @@ def test_train_resume_replay(tmp_path, capsys):
     assert code != 0 and "already holds a run" in out + err
 
 
+@pytest.mark.slow
+def test_a_run_in_training_is_not_resumed_or_trained_again_by_another_process(tmp_path, capsys):
+    import time
+
+    run = str(tmp_path / "run")
+    live = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "train", *TINY, "--generations", "1000", "--out", run, "--no-gif"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, cwd=REPO,
+    )  # fmt: skip
+    try:
+        lock = os.path.join(run, "trainer.lock")
+        deadline = time.monotonic() + 300
+        while not (os.path.exists(lock) and open(lock).read()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        code, out, err = in_process(capsys, "resume", run, "--generations", "1", "--no-gif")
+        assert code == 2 and f"in use by process {live.pid}" in err, out + err
+        code, out, err = in_process(capsys, "train", *TINY, "--generations", "1", "--out", run)
+        assert code != 0 and ("already holds a run" in out + err or "in use by process" in err), out + err
+    finally:
+        live.kill()
+        live.wait()
+    code, out, err = in_process(capsys, "resume", run, "--generations", "1", "--no-gif")  # killed: its lock went with it
+    assert code == 0, err[-3000:]
+
+
 def test_errors_name_the_argument(tmp_path, capsys):
     code, _, err = in_process(capsys, "train", *TINY, "--sigma", "-1", "--generations", "1", "--out", str(tmp_path / "x"))
     assert code == 2 and "sigma" in err

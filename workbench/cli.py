@@ -412,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return code
         return 0
     quiet_tensorflow(args.verbose)  # TensorFlow only once there is work: --help and bad options answer at once
-    from workbench.training import CheckpointError, Trainer, list_checkpoints
+    from workbench.training import CheckpointError, RunInUseError, Trainer, list_checkpoints
 
     try:
         if args.command == "train":
@@ -445,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             episode = replay_run(args.run_dir, args.generation, seed=args.seed)
             save_video(episode, args.out)
             print(f"{args.out}: {len(episode.actions)} steps, score {episode.score:g}")
-    except (ValueError, TypeError, CheckpointError, FileNotFoundError) as error:  # bad input, named by the checks
+    except (ValueError, TypeError, CheckpointError, FileNotFoundError, RunInUseError) as error:  # named by the checks
         if args.verbose:
             raise
         print(f"error: {error}", file=sys.stderr)

@@ -17,6 +17,7 @@ from workbench.training import (
     CheckpointError,
     EventBus,
     RunConfig,
+    RunInUseError,
     Trainer,
     TrainerError,
     list_checkpoints,
@@ -218,7 +219,8 @@ def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path, damage, match):
 def test_a_directory_without_a_run_is_refused_and_one_with_a_run_is_not_overwritten(tmp_path):
     with pytest.raises(CheckpointError, match="not a run directory"):
         Trainer.resume_from(str(tmp_path))
-    Trainer.from_config(cartpole_config(), run_dir=str(tmp_path)).run(generations=1)
+    with Trainer.from_config(cartpole_config(), run_dir=str(tmp_path)) as first:
+        first.run(generations=1)
     with pytest.raises(ValueError, match="holds a run already"):
         Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
     for empty in ("", " "):  # not the current folder
@@ -228,6 +230,24 @@ def test_a_directory_without_a_run_is_refused_and_one_with_a_run_is_not_overwrit
             Trainer.resume_from(empty)
     with pytest.raises(TypeError, match="run_dir must be a path"):
         Trainer.from_config(cartpole_config(), run_dir=5)
+
+
+def test_one_trainer_writes_a_run_at_a_time(tmp_path):
+    run_dir = str(tmp_path / "run")
+    first = Trainer.from_config(cartpole_config(), run_dir=run_dir)
+    first.run(generations=1)
+    for attempt in (lambda: Trainer.resume_from(run_dir), lambda: Trainer.from_config(cartpole_config(), run_dir=run_dir)):
+        with pytest.raises(RunInUseError, match="in use by another Trainer of this process"):
+            attempt()
+    script = (  # another process: refused, naming this one
+        f"import sys; sys.path.insert(0, {TESTS!r}); from workbench.training import Trainer, RunInUseError\n"
+        f"try:\n    Trainer.resume_from({run_dir!r})\nexcept RunInUseError as error:\n    print(error)\n"
+    )
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert f"in use by process {os.getpid()}" in other.stdout, other.stdout + other.stderr
+    first.close()
+    with Trainer.resume_from(run_dir) as again:  # closed: the next trainer takes the run
+        assert again.run(generations=1)[0].generation == 1
 
 
 KILL_SCRIPT = """

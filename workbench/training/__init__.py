@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
     from workbench.training.events import Event, EventBus
     from workbench.training.replay import replay_run
     from workbench.training.run_config import RunConfig
+    from workbench.training.run_lock import RunInUseError
     from workbench.training.run_scores import score_run
     from workbench.training.scoring import evaluate_run
     from workbench.training.trainer import Trainer, TrainerError
@@ -30,6 +31,7 @@ __all__ = [
     "Event",
     "EventBus",
     "RunConfig",
+    "RunInUseError",
     "Trainer",
     "TrainerError",
     "evaluate_run",

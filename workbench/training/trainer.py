@@ -44,6 +44,7 @@ from workbench.models.observation_normalization import ObservationStatistics
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
 from workbench.training.run_config import RunConfig
+from workbench.training.run_lock import RunLock
 from workbench.training.run_logger import RunLogger
 from workbench.training.warm_start import load_warm_start
 
@@ -126,12 +127,14 @@ class Trainer:
         self._checkpointed = None  # _position() of the newest checkpoint written by this trainer
         self._pending_observations = None  # ObservationStatistics of this generation's episodes so far
         self.logger: RunLogger | None = None
+        self._run_lock: RunLock | None = None
         if run_dir is not None:
+            self._run_lock = RunLock.acquire(run_dir)  # RunInUseError while another trainer writes the run
             if not _resuming and list_checkpoints(run_dir):
+                self._run_lock.release()
                 raise ValueError(
                     f"run_dir {run_dir!r} holds a run already: continue it with Trainer.resume_from, or choose another directory"
                 )
-            os.makedirs(run_dir, exist_ok=True)
             if config is not None:
                 self._write_json("config.json", config.to_json())
             self.logger = RunLogger(run_dir)
@@ -151,9 +154,12 @@ class Trainer:
         _resuming: bool = False,
         _reference_batch: Any = None,
     ) -> Trainer:
-        """A new run of `config` (run_dir: where its logs and checkpoints go; None = nowhere)."""
+        """A new run of `config` (run_dir: where its logs and checkpoints go; None = nowhere). RunInUseError when
+        another trainer writes run_dir."""
         if not isinstance(config, RunConfig):
             raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
+        if run_dir is not None:
+            RunLock.check(check_path("run_dir", run_dir))  # before building anything heavy
         strategy, evaluator = config.build(reference_batch=_reference_batch)
         try:
             if config.init_from is not None and not _resuming:  # a resumed run has its own checkpoint
@@ -178,7 +184,8 @@ class Trainer:
     def resume_from(cls, run_dir: str, checkpoint_every: int = 1) -> Trainer:
         """The trainer of a run directory, continuing from its newest checkpoint. A run stopped before its first
         checkpoint (config.json and no checkpoint) starts again from generation 0 with its config; whatever its
-        first generation had logged is dropped."""
+        first generation had logged is dropped. RunInUseError when another trainer writes run_dir."""
+        RunLock.check(check_path("run_dir", run_dir))
         config = RunConfig.from_run_dir(run_dir)
         if not list_checkpoints(run_dir):
             trainer = cls.from_config(config, run_dir=run_dir, checkpoint_every=checkpoint_every)
@@ -625,6 +632,8 @@ class Trainer:
         if self.logger is not None:
             self.logger.close()
         self.evaluator.close()
+        if self._run_lock is not None:
+            self._run_lock.release()
         self._closed = True
 
     def __enter__(self) -> Trainer:
