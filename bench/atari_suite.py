@@ -189,10 +189,18 @@ def train_game(config, run_dir, budget):
     try:
         if trainer.frames < budget:
             trainer.run(frames=budget - trainer.frames)
-        trainer.checkpoint()  # the run's final state, which evaluate_run scores
+            trainer.checkpoint()  # the run's final state, which the scoring reads (a run at its budget is untouched)
     finally:
         trainer.close()
     return list(trainer.history)
+
+
+def test_file(run_dir, cap_name, generation, newest):
+    """Where the test of `generation` at a cap goes: test_<cap>.json for the run's newest generation (the run as
+    it stands), test_<cap>-generation<g>.json for an earlier one (a run that went on past this budget keeps the
+    test of its own end)."""
+    suffix = "" if generation == newest else f"-generation{generation}"
+    return os.path.join(run_dir, f"test_{cap_name}{suffix}.json")
 
 
 def write_score(score, path):
@@ -266,6 +274,7 @@ def run_suite(args, mode, games):
             continue
         print(f"{game}: {args.algorithm}, preset {preset}, {budget:,} frames -> {run_dir}", file=sys.stderr)
         history = train_game(config, run_dir, budget)
+        newest = history[-1].generation
         history = history[: budget_generation(history, budget) + 1]  # a run that went on is scored at the budget
         seconds = sum(record.seconds for record in history)
         scores = score_run(
@@ -279,21 +288,15 @@ def run_suite(args, mode, games):
             log=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
         )
         at_training_cap = scores.final
-        write_score(at_training_cap, os.path.join(run_dir, "test_training_cap.json"))
+        write_score(at_training_cap, test_file(run_dir, "training_cap", history[-1].generation, newest))
         at_ale_cap = None
         if not args.no_ale_cap:
             ale_cap = ALE_MAX_EPISODE_FRAMES if mode != "smoke" else 2 * config.max_episode_frames
             if at_training_cap.capped == 0:  # every episode ended before the training cap: the same under a higher one
                 at_ale_cap = dataclasses.replace(at_training_cap, max_episode_frames=ale_cap)
-                write_score(at_ale_cap, os.path.join(run_dir, "test_ale_cap.json"))
             else:
-                at_ale_cap = evaluate_run(
-                    run_dir,
-                    episodes=episodes,
-                    max_episode_frames=ale_cap,
-                    json_path=os.path.join(run_dir, "test_ale_cap.json"),
-                    overwrite=True,
-                )
+                at_ale_cap = evaluate_run(run_dir, history[-1].generation, episodes=episodes, max_episode_frames=ale_cap)
+            write_score(at_ale_cap, test_file(run_dir, "ale_cap", history[-1].generation, newest))
         paper = paper_scores(game)
         frames = history[-1].frames_total
         entry = dict(

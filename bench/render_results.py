@@ -345,6 +345,28 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
             list(games.values()),
             "atari_suite.md",
         )
+    scored_path = render_atari_suite.RUN_SCORES
+    scored = common.read_lines(scored_path, benchmark="run_scores") if os.path.exists(scored_path) else []
+    finals = render_atari_suite.final_scores(suite, scored)
+    paper = {e["game"]: e["paper"] for e in suite if e.get("paper")}
+    finals = {game: seeds for game, seeds in finals.items() if game in paper}
+    if finals:  # score (a): the final elite on 200 fresh episodes, the median over seeds
+        import statistics
+
+        medians = {game: statistics.median(seeds.values()) for game, seeds in finals.items()}
+        counts = sorted({len(seeds) for seeds in finals.values()})
+        above = {c: sum(m > paper[g][c] for g, m in medians.items()) for c in render_atari_suite.LEAD_GOALS}
+        row(
+            "Atari suite, GA `pc`, 50M frames: final elite on 200 fresh episodes, median over seeds",
+            ", ".join(f"{game} {number:,.0f}" for game, number in medians.items())
+            + f" ({' or '.join(map(str, counts))} seed{'s' if counts != [1] else ''} of 3); above the paper's "
+            + ", ".join(f"{column} on {count}" for column, count in above.items())
+            + f" of these {len(medians)} (the goal: "
+            + ", ".join(f"{column} on {need}" for column, need in render_atari_suite.LEAD_GOALS.items())
+            + " of 9, over 3 seeds)",
+            [line for line in scored if line["game"] in finals] or [e for e in suite if e["game"] in finals],
+            "atari_suite.md",
+        )
     ars = [
         newest(learning, game=task, algorithm="ars", preset="paper")
         for task in ("HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Humanoid-v5")

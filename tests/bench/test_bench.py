@@ -355,11 +355,17 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     bench.main(common + ["--frames", str(stored["frames"] + 1), "--append"])
     longer = json.loads(open(results).readlines()[-1])
     assert longer["generations"] == 2 and longer["curve"][0] == stored["curve"][0]
-    # ... and a run that went on past a budget is scored as the budget ended it
+    # ... and a run that went on past a budget is scored as the budget ended it, its own files untouched
+    run_dir = runs / "ga-pc-seed0" / "pong"
+    kept = {path: path.read_bytes() for path in run_dir.rglob("*") if path.is_file() and "checkpoints" in path.parts}
+    own_test = (run_dir / "test_training_cap.json").read_bytes()
     bench.main(common + ["--rerun", "pong", "--append"])
     rescored = json.loads(open(results).readlines()[-1])
     assert (rescored["generations"], rescored["frames"], rescored["scores"]["generation"]) == (1, stored["frames"], 0)
     assert rescored["scores"]["final"] == stored["scores"]["final"]
+    assert {path: path.read_bytes() for path in kept} == kept and (run_dir / "test_training_cap.json").read_bytes() == own_test
+    assert json.load(open(run_dir / "test_training_cap-generation0.json"))["generation"] == 0
+    assert json.load(open(run_dir / "test_ale_cap-generation0.json"))["generation"] == 0
     # ... and an arm with --set changes is a run of its own, compared with the preset on the studies page
     bench.main(
         common + ["--append", "--no-ale-cap", "--scores", "final", "--set", "mutation_rank=1", "--set", "perturbed_rank=1"]
