@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from workbench.training import RunConfig, Trainer
+from support import cartpole_config
+from workbench.training import Trainer
 from workbench.training.checkpoint import CheckpointError
 from workbench.training.elites import load_elite
 from workbench.training.run_scores import (
@@ -27,13 +28,9 @@ from workbench.training.run_scores import (
 )
 from workbench.training.scoring import score_elite
 
-CARTPOLE = dict(
-    env="CartPole-v1",
-    model="mlp",
-    algorithm="ga",
+CARTPOLE = dict(  # a four-generation GA run on CartPole in seconds (support.cartpole_config, smaller)
     subpopulations=1,
     slots=4,
-    max_episode_frames=200,
     noise_size=2**16,
     model_options=dict(hidden_sizes=[4]),
     hyperparameters=dict(population_size=8, truncation=3, sigma=0.3, elite_candidates=2, elite_episodes=2),
@@ -46,7 +43,7 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 def run_dir(tmp_path_factory):
     """A four-generation CartPole GA run."""
     path = str(tmp_path_factory.mktemp("run") / "ga")
-    with Trainer.from_config(RunConfig(**CARTPOLE), run_dir=path) as trainer:
+    with Trainer.from_config(cartpole_config(**CARTPOLE), run_dir=path) as trainer:
         trainer.run(generations=4)
     return path
 
