@@ -316,6 +316,7 @@ def render(results_path, page=PAGE):
     scored = common.read_lines(RUN_SCORES, benchmark="run_scores") if os.path.exists(RUN_SCORES) else []
     lines = ["# The Deep GA paper's Atari table on this machine", ""]
     lines += lead_lines(entries, scored, figures)
+    lines += seed_lines(entries, figures)
     lines += [
         "## Method",
         "",
@@ -391,6 +392,77 @@ def render(results_path, page=PAGE):
     with open(page, "w") as f:
         f.write("\n".join(lines))
     return page
+
+
+def seed_lines(suite_entries, figures):
+    """The page's section on every seed of the pc preset's 50M-frame runs made by suite version 3 (the three-seed
+    table): per game the three scores of each seed and their medians, and one figure per game with every seed's
+    curve; [] before there is such a line."""
+    import statistics
+
+    runs = {}
+    for e in suite_entries:
+        if (e["suite_version"] >= 3 and e["mode"] == "full" and e["budget_frames"] == GOAL_FRAMES and not e.get("changes")
+                and e["algorithm"] == "ga" and e["preset"] == "pc" and e.get("scores")):  # fmt: skip
+            runs.setdefault(e["game"], {})[e["seed"]] = e  # the newest line of each seed
+    if not runs:
+        return []
+    lines = [
+        "## Every seed: the three scores",
+        "",
+        "The pc preset's runs of suite version 3 at 50M frames: per game each seed's (a) final elite on 200 fresh "
+        "episodes, (b) best elite, unbiased, (c) the paper's way (biased upward), with the generation scored in "
+        "brackets, then the median over seeds (the paper's statistic over its 5 runs) and its ratios to the paper.",
+        "",
+        "| game | seed | (a) final elite | (b) best elite, unbiased | (c) the paper's way | (a) / RS 1B | (a) / GA 1B |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def cell(score):
+        return "not scored" if score is None else f"{number(score['mean'])} ({score['generation']})"
+
+    for game in [g for g in PAPER_GAMES if g in runs] + sorted(set(runs) - set(PAPER_GAMES)):
+        seeds = runs[game]
+        paper = next(iter(seeds.values())).get("paper") or {}
+        for seed, entry in sorted(seeds.items()):
+            scores = entry["scores"]
+            cells = " | ".join(cell(scores[key]) for key in ("final", "best", "paper_way"))
+            lines.append(f"| {game} | {seed} | {cells} | | |")
+        medians = {
+            key: statistics.median(e["scores"][key]["mean"] for e in seeds.values())
+            if all(e["scores"][key] for e in seeds.values()) else None
+            for key in ("final", "best", "paper_way")
+        }  # fmt: skip
+        ratios = [
+            "" if not paper.get(c) else ratio_text(medians["final"] / paper[c]) for c in ("RS 1B", "GA 1B")
+        ]  # fmt: skip
+        lines.append(
+            f"| **{game}** | **median of {len(seeds)}** | **{number(medians['final'])}** | {number(medians['best'])} "
+            f"| {number(medians['paper_way'])} | {ratios[0]} | {ratios[1]} |"
+        )
+    lines.append("")
+    for game, seeds in runs.items():
+        name = f"seeds-{game}.png"
+        seeds_figure(game, seeds, os.path.join(figures, name))
+        lines.append(f"![{game}, every seed]({os.path.basename(figures)}/{name})")
+    return lines + [""]
+
+
+def seeds_figure(game, seeds, path):
+    """One game's elite and population-mean curves, every seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(3.6, 2.4))
+    for k, (seed, entry) in enumerate(sorted(seeds.items())):
+        frames = [point[0] / 1e6 for point in entry["curve"]]
+        axes.plot(frames, [float("nan") if p[1] is None else p[1] for p in entry["curve"]], "-", color=f"C{k}", lw=1.3,
+                  label=f"elite, seed {seed}")  # fmt: skip
+        axes.plot(frames, [float("nan") if p[2] is None else p[2] for p in entry["curve"]], "--", color=f"C{k}", lw=0.8,
+                  alpha=0.6)  # fmt: skip
+    save_figure(figure, axes, f"{game} (dashed: population mean)", path, legend_size=6)
 
 
 def paper_code_scores(page=PROTOCOL_PAGE):

@@ -560,6 +560,34 @@ def test_the_readme_suite_row_counts_only_the_newest_preset_revision():
     assert "50M frames per game" in text and "enduro 40" in text and "enduro 45" not in text, text
 
 
+def test_the_suite_page_leads_with_the_median_over_seeds_and_shows_every_seed(tmp_path):
+    """Score (a) of every seed and their median lead the page (a picture, a compact table, the goal's counts); the
+    three scores of each seed and their medians follow, with one figure of every seed's curve per game."""
+    render = load_bench("render_atari_suite")
+    paper = {"RS 1B": 1_000.0, "GA 1B": 2_000.0}
+
+    def line(game, seed, final, best=None):
+        score = lambda mean: None if mean is None else dict(mean=mean, std=1.0, generation=9)  # noqa: E731
+        return dict(
+            benchmark="atari_suite", suite_version=3, mode="full", algorithm="ga", preset="pc", budget_frames=50_000_000,
+            seed=seed, changes={}, game=game, paper=paper, curve=[[1, 1.0, 0.5], [2, 2.0, 1.0]],
+            scores=dict(final=score(final), best=score(best), paper_way=score(best and best + 100)),
+        )  # fmt: skip
+
+    entries = [line("asterix", 0, 900.0, 950.0), line("asterix", 1, 1_500.0, 1_400.0), line("asterix", 2, 2_500.0, 2_600.0)]
+    entries.append(line("enduro", 0, 3_000.0))  # one seed so far, (b) and (c) not asked for
+    lead = "\n".join(render.lead_lines(entries, [], str(tmp_path)))
+    assert "| asterix | 1,500 | 900 (0), 1,500 (1), 2,500 (2) | 1,000 | 2,000 | 1.50 | 0.75 |" in lead, lead
+    assert "median over 1 or 3 seeds" in lead and "above RS 1B on 2 (goal 8: asterix, enduro)" in lead, lead
+    assert "above GA 1B on 1 (goal 3: enduro)" in lead and (tmp_path / "lead.png").exists()
+    seeds = "\n".join(render.seed_lines(entries, str(tmp_path)))
+    assert "| asterix | 1 | 1,500 (9) | 1,400 (9) | 1,500 (9) | | |" in seeds, seeds
+    assert "| **asterix** | **median of 3** | **1,500** | 1,400 | 1,500 | 1.50 | 0.75 |" in seeds, seeds
+    assert "| enduro | 0 | 3,000 (9) | not scored | not scored | | |" in seeds, seeds
+    assert (tmp_path / "seeds-asterix.png").exists() and (tmp_path / "seeds-enduro.png").exists()
+    assert render.seed_lines([dict(e, suite_version=2) for e in entries], str(tmp_path)) == []
+
+
 def test_the_suite_page_says_how_far_each_goal_is():
     """The goals' sentence names the games above the paper and the ratios of the others, nearest first (three
     decimals where two would round a shortfall up to 1.00), and the games whose verdict lies within two standard
