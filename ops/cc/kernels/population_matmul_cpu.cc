@@ -176,25 +176,35 @@ struct RowLayout {
   static RowLayout Matrix(int64_t ldx, int64_t depth) { return {ldx, 1, 0, depth}; }
 };
 
+// The GEMM tiles' vector: 16 floats with AVX-512, 8 without. GCC lowers a
+// 64-byte vector on AVX2 to memory operations: a tile of them ran at 2-3
+// GFLOP/s on an AVX2 machine, one of native 8-float vectors at ~30.
+#ifdef __AVX512F__
+typedef float GemmVec __attribute__((vector_size(64)));
+#else
+typedef float GemmVec __attribute__((vector_size(32)));
+#endif
+constexpr int64_t kGemmLanes = sizeof(GemmVec) / sizeof(float);
+
 // Register-blocked float GEMM for the per-member tasks (convolutions):
 // y[rows, width] = x[rows, depth] @ w[depth, width], w and y row-major with
-// strides, x as `layout` says. A tile keeps kRows x (16 * kVecs) sums in vector
+// strides, x as `layout` says. A tile keeps kRows x (kGemmLanes * kVecs) sums in vector
 // registers (24 AVX-512 registers for the shapes used) and reads x in place, so
 // unlike a packing GEMM it needs no copy of the patches. Depth is summed in
 // order, one multiply-add per step, whatever the layout: the same bits for
 // patches read in place or copied. GCC vector extensions make the register
 // blocking explicit (plain loops vectorised unreliably: 8 to 118 GFLOP/s for
 // the same tile); measured here ~115 GFLOP/s per core, against ~95 for Eigen's
-// GEMM. Without AVX-512 each vector is two AVX2 registers and GemmStrips
-// takes a smaller tile (its comment says why).
+// GEMM. Without AVX-512 the vectors are AVX2's 8 floats and GemmStrips takes
+// a tile that fits 16 registers.
 template <int kRows, int kVecs>
 inline void GemmTile(const float* x, const RowLayout& layout, const float* w, int64_t ldw, float* y, int64_t ldy,
                      bool accumulate) {
-  Vec16 acc[kRows][kVecs];
+  GemmVec acc[kRows][kVecs];
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVecs; ++v) {
-      acc[r][v] = Vec16{};
-      if (accumulate) std::memcpy(&acc[r][v], y + r * ldy + 16 * v, sizeof(Vec16));
+      acc[r][v] = GemmVec{};
+      if (accumulate) std::memcpy(&acc[r][v], y + r * ldy + kGemmLanes * v, sizeof(GemmVec));
     }
   }
   const int64_t ldx = layout.ldx;
@@ -202,9 +212,9 @@ inline void GemmTile(const float* x, const RowLayout& layout, const float* w, in
     const float* xs = x + s * layout.segment_stride;
     const float* ws = w + s * layout.span * ldw;
     for (int64_t k = 0; k < layout.span; ++k) {
-      Vec16 wk[kVecs];
+      GemmVec wk[kVecs];
       for (int v = 0; v < kVecs; ++v) {
-        std::memcpy(&wk[v], ws + k * ldw + 16 * v, sizeof(Vec16));
+        std::memcpy(&wk[v], ws + k * ldw + kGemmLanes * v, sizeof(GemmVec));
       }
       for (int r = 0; r < kRows; ++r) {
         const float a = xs[r * ldx + k];
@@ -214,7 +224,7 @@ inline void GemmTile(const float* x, const RowLayout& layout, const float* w, in
   }
   for (int r = 0; r < kRows; ++r) {
     for (int v = 0; v < kVecs; ++v) {
-      std::memcpy(y + r * ldy + 16 * v, &acc[r][v], sizeof(Vec16));
+      std::memcpy(y + r * ldy + kGemmLanes * v, &acc[r][v], sizeof(GemmVec));
     }
   }
 }
@@ -260,13 +270,14 @@ int64_t GemmStrips(const float* x, const RowLayout& layout, int64_t rows, const 
     c += 16;
   }
 #else
-  // 16 vector registers of 8 floats (AVX2): the tiles above need 24 to 48 of
-  // them and spill on every step (measured on an AVX2 machine: the op ran at
-  // 0.12-0.15 of its roofline, below plain TensorFlow; 0.19-0.22 with this
-  // tile). 6 rows x 16 columns keep their 12 sums and the 2 weight vectors in
-  // registers. Each sum is the same chain in the same order: the same bits.
+  // 16 vector registers (AVX2): the tiles above would need 24 to 48 and spill.
+  // 6 rows x 16 columns (two 8-float vectors) keep their 12 sums and the 2
+  // weight vectors in registers. Each sum is the same chain in the same order:
+  // the same bits as the AVX-512 tiles. (With the 64-byte vectors and tiles
+  // of AVX-512 the op ran at 0.12-0.15 of its roofline here, below plain
+  // TensorFlow.)
   for (; c + 16 <= width; c += 16) {
-    GemmColumns<6, 1>(x, layout, rows, w + c, ldw, y + c, ldy, accumulate);
+    GemmColumns<6, 2>(x, layout, rows, w + c, ldw, y + c, ldy, accumulate);
   }
 #endif
   return c;
