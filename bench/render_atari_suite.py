@@ -215,7 +215,7 @@ def final_scores(suite_entries, scored):
             lines = [
                 e
                 for e in suite_entries
-                if e["game"] == game and e["seed"] == seed and e["suite_version"] >= 3 and e["mode"] == "full"
+                if e["game"] == game and e.get("seed") == seed and e.get("suite_version", 0) >= 3 and e.get("mode") == "full"
                 and e["budget_frames"] == GOAL_FRAMES and not e.get("changes") and e["algorithm"] == "ga" and e["preset"] == "pc"
                 and e.get("scores")
             ]  # fmt: skip
@@ -402,8 +402,8 @@ def seed_lines(suite_entries, figures):
 
     runs = {}
     for e in suite_entries:
-        if (e["suite_version"] >= 3 and e["mode"] == "full" and e["budget_frames"] == GOAL_FRAMES and not e.get("changes")
-                and e["algorithm"] == "ga" and e["preset"] == "pc" and e.get("scores")):  # fmt: skip
+        if (e.get("suite_version", 0) >= 3 and e.get("mode") == "full" and e["budget_frames"] == GOAL_FRAMES
+                and not e.get("changes") and e["algorithm"] == "ga" and e["preset"] == "pc" and e.get("scores")):  # fmt: skip
             runs.setdefault(e["game"], {})[e["seed"]] = e  # the newest line of each seed
     if not runs:
         return []
