@@ -204,9 +204,13 @@ def test_file(run_dir, cap_name, generation, newest):
 
 
 def write_score(score, path):
-    """A test's Score as JSON in the run directory (test_training_cap.json, test_ale_cap.json)."""
+    """A test's Score as JSON in the run directory (test_training_cap.json, test_ale_cap.json); its run_dir relative
+    to the checkout when the run lies in it (committed files name no machine's folders)."""
+    data = score.to_json()
+    if data.get("run_dir") and os.path.abspath(data["run_dir"]).startswith(common.CHECKOUT + os.sep):
+        data["run_dir"] = os.path.relpath(os.path.abspath(data["run_dir"]), common.CHECKOUT)
     with open(path, "w") as f:
-        json.dump(score.to_json(), f, indent=1)
+        json.dump(data, f, indent=1)
 
 
 def curve_points(history):
