@@ -128,7 +128,7 @@ test-sanitize: sanitize-build
 	@echo "test-sanitize: no AddressSanitizer or UndefinedBehaviorSanitizer report"
 
 # System packages: Debian's Chromium for the browser test (tests/notebooks/test_browser.py), and EGL with Mesa's
-# software OpenGL for headless MuJoCo rendering (workbench/envs/mujoco_render.py). As root, the
+# software OpenGL for headless MuJoCo rendering (workbench/envs/mujoco/render.py). As root, the
 # missing ones are installed with apt-get; otherwise the command to install them is printed.
 SYSTEM_PACKAGES := chromium libegl1 libegl-mesa0 libgl1-mesa-dri
 system:

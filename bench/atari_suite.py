@@ -66,7 +66,8 @@ from render_atari_suite import (  # noqa: E402
 from workbench.envs import resolve_atari_game  # noqa: E402
 from workbench.evolution import ALGORITHMS  # noqa: E402
 from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
-from workbench.training.presets import PC_CORES, PRESET_REVISIONS, PRESETS  # noqa: E402
+from workbench.training.presets import PC_CORES, PRESET_REVISIONS  # noqa: E402
+from workbench.training.presets import PRESET_NAMES as PRESETS  # noqa: E402
 from workbench.training.run_scores import budget_generation, score_run  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run  # noqa: E402
 

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from workbench.envs import AtariBatch, resolve_atari_game  # noqa: E402
-from workbench.envs.games import rom_path  # noqa: E402
+from workbench.envs.atari.games import rom_path  # noqa: E402
 from workbench.ops import atari_env  # noqa: E402
 
 TARGETS = {"op_vs_vector_env": 1.3, "op_vs_raw_limit": 0.8}

@@ -44,7 +44,7 @@ except ImportError:  # python bench/learning.py
 common.quiet_start()
 
 from workbench.envs import find_mujoco_task, resolve_atari_game  # noqa: E402
-from workbench.envs.humanoid_trap import REGIONS, trap_region  # noqa: E402
+from workbench.envs.mujoco.humanoid_trap import REGIONS, trap_region  # noqa: E402
 from workbench.evolution import (  # noqa: E402
     ALGORITHMS,  # noqa: E402
     Genome,
@@ -52,9 +52,9 @@ from workbench.evolution import (  # noqa: E402
 )
 from workbench.lab.plots import trap_positions_figure  # noqa: E402
 from workbench.training import CheckpointError, RunConfig, Trainer  # noqa: E402
-from workbench.training.presets import PRESETS, preset_fields  # noqa: E402
+from workbench.training.presets import PRESET_NAMES as PRESETS  # noqa: E402
 from workbench.training.scoring import ALE_MAX_EPISODE_FRAMES, evaluate_run, score_genome  # noqa: E402
-from workbench.training.warm_start import inherited_fields, load_warm_start  # noqa: E402
+from workbench.training.warm_start import load_warm_start  # noqa: E402
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
 PROTOCOL_PAGE = os.path.join(DOCS, "protocol.md")
@@ -149,7 +149,7 @@ def parse_compare(text):
         if (
             algorithm not in ALGORITHMS
             or suffix not in ("", "vbn", "lowrank")
-            or (suffix == "lowrank" and ALGORITHMS[algorithm].family != "ga")
+            or (suffix == "lowrank" and ALGORITHMS[algorithm].preset_group != "ga")
         ):
             raise ValueError(
                 f"--compare must list algorithms of {sorted(ALGORITHMS)}, each optionally with +vbn "
@@ -365,7 +365,7 @@ def main(argv=None):
     def preset_config(algorithm, **fields):
         """The preset's RunConfig for `algorithm` with the mode's overrides (hyperparameters it does not take dropped)."""
         overrides = dict(settings["overrides"], **fields)
-        known = preset_fields(args.preset, algorithm, game)["hyperparameters"]
+        known = RunConfig.resolve(args.preset, algorithm=algorithm, env=game).hyperparameters
         wanted = dict(overrides.get("hyperparameters", {}))
         if task is not None and ALGORITHMS[algorithm].vector_only:
             wanted.setdefault("center_episodes", 1)  # the policy's own training score, for the curve
@@ -375,9 +375,9 @@ def main(argv=None):
         )
         if args.model is not None:
             overrides["model"] = args.model
-        if args.init_from is not None:  # a warm start: the source's model and normalisation, so its policy
-            overrides.update(inherited_fields(args.init_from), init_from=args.init_from)
-        return RunConfig.from_preset(args.preset, algorithm, env=game, seed=args.seed, **overrides)
+        if args.init_from is not None:  # a warm start: the resolver takes the source's model and normalisation
+            overrides["init_from"] = args.init_from
+        return RunConfig.resolve(args.preset, algorithm=algorithm, env=game, seed=args.seed, **overrides)
 
     arms = None  # a study's or a comparison's RunConfigs, by arm
     try:  # a clear error now for an invalid preset/override combination or warm start, before anything is written

@@ -144,7 +144,7 @@ def test_errors_name_the_argument(tmp_path, capsys):
 
 def test_a_bad_config_file_or_budget_is_named_and_leaves_no_run_directory(tmp_path, capsys):
     """--config files that are not a RunConfig's JSON (not JSON, not an object, unknown fields, fields of the wrong
-    type) and bad budgets are refused with the option's name, before a run directory is written; an unknown game
+    type) are refused naming the file, bad budgets with the option's name, before a run directory is written; an unknown game
     is refused before its family's defaults are printed."""
     out = str(tmp_path / "run")
     files = {
@@ -162,7 +162,7 @@ def test_a_bad_config_file_or_budget_is_named_and_leaves_no_run_directory(tmp_pa
             path.write_text(text)
         for preset in ([], ["--preset", "pc"]):
             code, _, err = in_process(capsys, "train", "--config", str(path), *preset, "--generations", "1", "--out", out)
-            assert code == 2 and f"--config {path}: " in err, (name, err)
+            assert code == 2 and f"config file {path}" in err, (name, err)
             assert "Traceback" not in err
     for budget, said in (
         (["--minutes", "-1"], "--minutes must be"),
@@ -263,7 +263,8 @@ def test_without_a_preset_the_environment_family_chooses_the_model_and_says_so(t
     assert config.model == "mlp" and config.model_options == {} and config.observation_normalization is None
     assert config_of("--env", "CartPole-v1", "--algo", "ga").model == "mlp"
     capsys.readouterr()
-    assert config_of("--env", "pong").model == "small" and capsys.readouterr().err == ""
+    assert config_of("--env", "pong").model == "small"
+    assert "pong: the defaults of its family for ga: model 'small'" in capsys.readouterr().err
     config = config_of(
         "--env",
         "HalfCheetah-v5",

@@ -11,6 +11,7 @@ the chosen item, so a caller can store what it returns.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from collections.abc import Iterable
@@ -132,3 +133,9 @@ def check_annotated(name: str, value: Any, annotation: str) -> Any:
         return value
     wanted = " or ".join([what for _, what in known] + (["None"] if "None" in kinds else []))
     raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
+
+
+def close_matches(name: str, choices: Iterable[str], count: int = 5) -> list[str]:
+    """Up to `count` of `choices` close to `name` (case-insensitive), for "did you mean" hints in errors."""
+    lowered = {choice.lower(): choice for choice in choices}
+    return [lowered[m] for m in difflib.get_close_matches(str(name).lower(), list(lowered), n=count, cutoff=0.5)]

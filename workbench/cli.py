@@ -100,6 +100,9 @@ def _add_train_options(parser):
     _add_hyperparameter_options(parser)
     _add_budget_options(parser)
     parser.add_argument("--out", required=True, help="run directory (created; must not hold a run already)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the resolved run's config.json and stop (nothing is written)"
+    )
 
 
 def _add_hyperparameter_options(parser):
@@ -176,76 +179,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _family_defaults(args: argparse.Namespace, data: dict) -> dict:
-    """Without a preset: the environment family's model, observation normalisation and episode cap for each of
-    them neither the options nor --config chose (workbench.training.presets.family_defaults); said on stderr."""
-    from workbench.training.presets import family_defaults
-    from workbench.training.run_config import RunConfig
-
-    algorithm = args.algorithm or data.get("algorithm", RunConfig.algorithm)
-    env = args.env or data.get("env", RunConfig.env)
-    algorithm_spec(algorithm, "--algo")
-    chosen = {name for name in ("model", "max_episode_frames") if getattr(args, name) is not None or name in data}
-    if args.observation_normalization is not None or "observation_normalization" in data:
-        chosen.add("observation_normalization")
-    if "model" in chosen:
-        chosen.add("model_options")  # options for the family's model would not fit the chosen one
-    defaults = {name: value for name, value in family_defaults(algorithm, env).items() if name not in chosen}
-    if defaults:
-        said = ", ".join(f"{name} {value!r}" for name, value in defaults.items())
-        print(
-            f"{env}: the defaults of its family for {algorithm}: {said} (--model, --max-episode-frames, "
-            "--[no-]observation-normalization or --preset choose others)",
-            file=sys.stderr,
-        )
-    return defaults
+def explicit_fields(args: argparse.Namespace) -> dict:
+    """The RunConfig fields the options of `train` give (run settings and hyperparameters), nothing else:
+    --observation-normalization gives True (on, with the settings below it), --no-observation-normalization
+    None (off)."""
+    fields = {name: getattr(args, name) for name in run_setting_options() if getattr(args, name) is not None}
+    if fields.get("observation_normalization") is False:
+        fields["observation_normalization"] = None
+    hyperparameters = {name: getattr(args, name) for name in hyperparameter_options() if getattr(args, name, None) is not None}
+    if hyperparameters:
+        fields["hyperparameters"] = hyperparameters
+    return fields
 
 
 def run_config_from(args: argparse.Namespace) -> RunConfig:
-    from workbench.training.run_config import RunConfig
-    from workbench.training.warm_start import inherited_fields  # TensorFlow: imported when work starts
+    """The run `train`'s options describe: workbench.training.resolve with --preset, --config, --cores and the
+    options (the same run RunConfig.resolve builds from the same words). The fields the environment family chose
+    are said on stderr."""
+    from workbench.training.resolve import resolve_run
 
-    data = {}
-    if args.config:
-        try:
-            with open(args.config) as f:
-                data = json.load(f)
-            RunConfig.from_json(data)  # its fields' names and types, before they are merged with a preset's
-        except (OSError, ValueError, TypeError) as error:
-            raise ValueError(f"--config {args.config}: {error}") from error
     if args.cores is not None and not args.preset:
         raise ValueError("--cores sizes a preset: give --preset too")
-    if args.preset:
-        algorithm = args.algorithm or data.get("algorithm", "ga")
-        env = args.env or data.get("env", RunConfig.env)
-        model = args.model or data.get("model")  # a model other than the preset's drops its model_options
-        options = dict({"model": model} if model else {}, cores=args.cores)
-        preset = RunConfig.from_preset(args.preset, algorithm, env=env, **options).to_json()
-        data = dict(preset, **data, hyperparameters=dict(preset["hyperparameters"], **data.get("hyperparameters", {})))
-    else:
-        data = dict(data, **_family_defaults(args, data))
-    config = RunConfig.from_json(data)
-    # the source's model and normalisation first, so that its weights compute the same policy; then the options
-    changes = dict(inherited_fields(args.init_from)) if args.init_from is not None else {}
-    options = run_setting_options()
-    changes.update(
-        {name: getattr(args, name) for name in options if getattr(args, name) is not None and name != "observation_normalization"}
-    )
-    if args.observation_normalization is not None:  # --no-observation-normalization turns a preset's off
-        current = changes.get("observation_normalization", config.observation_normalization)
-        changes["observation_normalization"] = (
-            (current if current not in (None, False) else True) if args.observation_normalization else None
+    fields = explicit_fields(args)
+    algorithm_spec(fields.get("algorithm", "ga"), "--algo")
+    resolved = resolve_run(args.preset, config=args.config, cores=args.cores, **fields)
+    defaults = resolved.family_defaults()
+    if defaults:
+        config = resolved.config
+        said = ", ".join(f"{name} {value!r}" for name, value in defaults.items())
+        print(
+            f"{config.env}: the defaults of its family for {config.algorithm}: {said} (--model, --max-episode-frames, "
+            "--[no-]observation-normalization or --preset choose others)",
+            file=sys.stderr,
         )
-    config = dataclasses.replace(config, **changes)
-    hyperparameters = dict(config.hyperparameters)
-    for name in hyperparameter_options():
-        value = getattr(args, name, None)
-        if value is not None:
-            hyperparameters[name] = value
-    config = dataclasses.replace(config, hyperparameters=hyperparameters)
-    config.algorithm_config()  # a clear error now for an invalid value
-    config.check()
-    return config
+    return resolved.config
 
 
 def check_writable(option: str, path: str, *, directory: bool = False) -> None:
@@ -417,6 +384,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "train":
             config = run_config_from(args)
+            if args.dry_run:
+                print(json.dumps(config.to_json(), indent=2))
+                return 0
             budget = budget_of(args)
             if os.path.exists(os.path.join(args.out, "config.json")):
                 raise SystemExit(f"{args.out} already holds a run: resume it with `python -m workbench resume {args.out}`")

@@ -12,7 +12,7 @@ import tensorflow as tf
 from ale_py import roms
 
 from workbench.envs import AtariBatch, atari_game_ids
-from workbench.envs.games import rom_path, unsupported_rom_ids
+from workbench.envs.atari.games import rom_path, unsupported_rom_ids
 from workbench.ops import atari_env
 
 EQUIVALENCE_GAMES = ["pong", "breakout", "frostbite", "space_invaders", "seaquest"]

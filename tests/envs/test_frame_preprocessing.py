@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from workbench.envs.preprocessing import area_resize, area_weights, max_and_resize, round_half_even_divide
+from workbench.envs.atari.preprocessing import area_resize, area_weights, max_and_resize, round_half_even_divide
 
 
 @pytest.mark.parametrize("in_size,out_size", [(210, 84), (160, 84), (84, 84), (10, 5), (5, 10), (7, 3)])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from workbench.envs.games import atari_game_ids, find_atari_game, resolve_atari_game
+from workbench.envs.atari.games import atari_game_ids, find_atari_game, resolve_atari_game
 from workbench.envs.rng import SplitMix64, episode_seed
 
 

@@ -67,7 +67,7 @@ def test_make_batch_picks_the_kind_from_the_name():
     ]
     with pytest.raises(ValueError, match="Did you mean: .*CartPole-v1"):
         env_family("CartPol-v1")
-    with pytest.raises(TypeError, match="env must be a game or Gymnasium id string"):
+    with pytest.raises(TypeError, match="env must be a game, task or Gymnasium id string"):
         env_family(5)
 
 

@@ -23,8 +23,8 @@ import tensorflow as tf
 
 from support import DATA
 from workbench.envs import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, RAM, MujocoBatch, make_batch
-from workbench.envs.mujoco_reference import reset_noise
-from workbench.envs.mujoco_tasks import INFO_TERMS, TASKS, find_mujoco_task, resolve_mujoco_task
+from workbench.envs.mujoco.reference import reset_noise
+from workbench.envs.mujoco.tasks import INFO_TERMS, TASKS, find_mujoco_task, resolve_mujoco_task
 from workbench.ops import mujoco_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -418,8 +418,8 @@ def test_run_specs_know_the_mujoco_family():
     from workbench.evaluation import RunSpec
 
     spec = RunSpec("hopper", "mlp", model_options=dict(hidden_sizes=(8,)))
-    assert spec.family == "mujoco" and RunSpec("pong", "small").family == "atari"
-    assert RunSpec("CartPole-v1", "mlp").family == "gymnasium"
+    assert spec.family.name == "mujoco" and RunSpec("pong", "small").family.name == "atari"
+    assert RunSpec("CartPole-v1", "mlp").family.name == "gymnasium"
     batch = spec.make_batch(2)
     model = spec.build_model(batch, 2)
     assert model.action_size == 3 and model.num_actions is None
@@ -432,7 +432,7 @@ def test_run_specs_know_the_mujoco_family():
 def test_the_humanoid_trap_walls_stop_a_humanoid_pushed_forward():
     """HumanoidTrap-v5: Humanoid-v5's observations and rules on a model with a U-shaped wall ahead; a torso
     thrown forward at 6 m/s stops at the back wall, while on Humanoid-v5 it flies past it."""
-    from workbench.envs import humanoid_trap
+    from workbench.envs.mujoco import humanoid_trap
 
     final = {}
     for task_id in ("Humanoid-v5", "HumanoidTrap-v5"):
@@ -453,7 +453,7 @@ def test_the_humanoid_trap_walls_stop_a_humanoid_pushed_forward():
 
 
 def test_trap_regions_name_where_an_episode_ended():
-    from workbench.envs.humanoid_trap import REGIONS, trap_region
+    from workbench.envs.mujoco.humanoid_trap import REGIONS, trap_region
 
     places = {
         (0.5, 0.0): "short",

@@ -201,7 +201,7 @@ def test_bad_input_is_refused():
         Evaluator("CartPole-v1", "resnet")
     with pytest.raises(TypeError, match=r"model_options \['hidden'\] are not options of model 'mlp'; it takes .*hidden_sizes"):
         Evaluator("CartPole-v1", "mlp", model_options=dict(hidden=[8]))
-    with pytest.raises(ValueError, match="env .* is neither an Atari game"):
+    with pytest.raises(ValueError, match="env 'pongg' is in no environment family .* Did you mean: pong"):
         Evaluator("pongg", "small")
     with pytest.raises(ValueError, match="needs layer shapes|rank"):
         cartpole(perturbed_rank=-1)

@@ -30,8 +30,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from workbench.envs.games import rom_path  # noqa: E402
-from workbench.envs.mujoco_tasks import FLAGS, TASKS  # noqa: E402
+from workbench.envs.atari.games import rom_path  # noqa: E402
+from workbench.envs.mujoco.tasks import FLAGS, TASKS  # noqa: E402
 from workbench.ops import _loader, atari_env, mujoco_env  # noqa: E402
 
 DTYPES = [tf.float32, tf.float64, tf.bfloat16, tf.int32, tf.int64, tf.uint8, tf.bool, tf.string]

@@ -31,7 +31,7 @@ class ToySearch(GeneticAlgorithm):
 
 @contextlib.contextmanager
 def toy_registered():
-    register(AlgorithmSpec(NAME, ToySearch, ToyConfig, "a toy: the GA with a boldness", family="ga"))
+    register(AlgorithmSpec(NAME, ToySearch, ToyConfig, "a toy: the GA with a boldness", preset_group="ga"))
     try:
         yield NAME
     finally:

@@ -1,24 +1,31 @@
-"""Environment batches: many episodes stepped together, each environment addressed by index.
+"""Environment batches: many episodes stepped together, each environment addressed by index, in families.
 
-AtariBatch   Atari games with the Deep GA preprocessing, emulated inside TensorFlow ops
-             (backend "custom") or on ale-py (backend "reference")
-MujocoBatch  Gymnasium v5's MuJoCo locomotion tasks, simulated inside TensorFlow ops (backend
-             "custom") or by Gymnasium itself (backend "reference")
-GymBatch     any Gymnasium environment with vector observations (discrete or Box actions)
-make_batch   any of them, from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1"
-env_family   which of them a name is ("atari", "mujoco" or "gymnasium"), with close matches for a wrong name
-EnvBatch     the interface they share; optional features are the capabilities SCREEN, RAM, IN_GRAPH,
-             PHYSICS_STATE, BODY_POSITION, RENDER_STATES
-SimulatorBatch  the template of a simulator family's batch (AtariBatch and MujocoBatch derive from it)
-check_batch  checks a batch (any EnvBatch, yours too) against the contract they all keep
+Families (each a subpackage ending with one registration in the registry, families.py):
+  atari/       AtariBatch: Atari games with the Deep GA preprocessing, emulated inside TensorFlow ops
+               (backend "custom") or on ale-py (backend "reference")
+  mujoco/      MujocoBatch: Gymnasium v5's MuJoCo locomotion tasks, simulated inside TensorFlow ops (backend
+               "custom") or by Gymnasium itself (backend "reference")
+  gymnasium/   GymBatch: any other Gymnasium id with vector observations (discrete or Box actions)
+
+The shared floor:
+  families.py        EnvFamily, register_env_family, find_env_family: which family a name is, and everything
+                     the layers above ask a family instead of naming it
+  batch.py           EnvBatch, the interface every batch keeps; optional features are the capabilities SCREEN,
+                     RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES
+  simulator_batch.py SimulatorBatch, the template of a simulator family's batch over an ops backend and its twin
+  backends.py        the choice between a family's ops backend and its reference twin
+  contract.py        check_batch: checks a batch (any EnvBatch, yours too) against the contract they all keep
+  rng.py             the episode seeds every family draws its starts from
+
+make_batch(name, n) builds any of them from a name: "pong", "ALE/Pong-v5", "HalfCheetah-v5", "hopper", "CartPole-v1".
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workbench.envs.atari import AtariBatch
-from workbench.envs.atari_config import AtariConfig
+# the built-in families, in the order they register (the fallback family is asked last whatever its place)
+from workbench.envs.atari import AtariBatch, AtariConfig, atari_game_ids, find_atari_game, resolve_atari_game  # noqa: I001
 from workbench.envs.batch import (
     BODY_POSITION,
     CAPABILITIES,
@@ -30,52 +37,42 @@ from workbench.envs.batch import (
     EnvBatch,
 )
 from workbench.envs.contract import BatchContractError, check_batch
-from workbench.envs.games import atari_game_ids, close_matches, find_atari_game, resolve_atari_game
-from workbench.envs.gym_batch import GymBatch
-from workbench.envs.mujoco import MujocoBatch
-from workbench.envs.mujoco_tasks import TASKS as MUJOCO_TASKS
-from workbench.envs.mujoco_tasks import find_mujoco_task, resolve_mujoco_task
+from workbench.envs.families import (
+    ENV_FAMILIES,
+    FAMILY_FIELDS,
+    EnvFamily,
+    TestSetup,
+    env_family_names,
+    find_env_family,
+    register_env_family,
+    unregister_env_family,
+)
+from workbench.envs.gymnasium import GymBatch
+from workbench.envs.mujoco import TASKS as MUJOCO_TASKS
+from workbench.envs.mujoco import MujocoBatch, find_mujoco_task, resolve_mujoco_task
 from workbench.envs.simulator_batch import SimulatorBatch
-
-ENV_FAMILIES = ("atari", "mujoco", "gymnasium")
 
 
 def env_family(name: str) -> str:
-    """Which family of ENV_FAMILIES `name` is: an Atari game of ale-py, one of the MuJoCo tasks of the ops (Gymnasium
-    id or short name) or another Gymnasium id; TypeError or ValueError (with close matches) for anything else."""
-    if not isinstance(name, str):
-        raise TypeError(f"env must be a game or Gymnasium id string, got {type(name).__name__}")
-    if find_atari_game(name) is not None:
-        return "atari"
-    if find_mujoco_task(name) is not None:
-        return "mujoco"
-    import gymnasium
-
-    if name in gymnasium.registry:
-        return "gymnasium"
-    suggestions = close_matches(name, list(atari_game_ids()) + list(MUJOCO_TASKS) + list(gymnasium.registry))
-    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-    raise ValueError(f"env {name!r} is neither an Atari game of ale-py, a MuJoCo task nor a Gymnasium id.{hint}")
+    """The name of the family `name` is in ("atari", "mujoco", "gymnasium", or a family registered since):
+    find_env_family(name).name; TypeError or ValueError (with close matches) for anything else."""
+    return find_env_family(name).name
 
 
 def make_batch(name: str, batch_size: int, *, seed: int = 0, **kwargs: Any) -> EnvBatch:
-    """An AtariBatch when `name` is an Atari game, a MujocoBatch when it is one of the MuJoCo tasks of the ops
-    (Gymnasium id or short name), else a GymBatch of the Gymnasium id `name` (env_family).
+    """A batch of the family that recognises `name` (find_env_family): AtariBatch for an Atari game, MujocoBatch
+    for a MuJoCo task of the ops (Gymnasium id or short name), GymBatch for another Gymnasium id.
 
     max_episode_frames caps episodes for all (Atari: frames, no-ops included; MuJoCo and Gymnasium: steps).
     """
-    family = env_family(name)
-    if family == "atari":
-        return AtariBatch(name, batch_size, seed=seed, **kwargs)
-    if family == "mujoco":
-        return MujocoBatch(name, batch_size, seed=seed, **kwargs)
-    return GymBatch(name, batch_size, seed=seed, **kwargs)
+    return find_env_family(name).make_batch(name, batch_size, seed=seed, **kwargs)
 
 
 __all__ = [
     "BODY_POSITION",
     "CAPABILITIES",
     "ENV_FAMILIES",
+    "FAMILY_FIELDS",
     "MUJOCO_TASKS",
     "PHYSICS_STATE",
     "RENDER_STATES",
@@ -86,15 +83,21 @@ __all__ = [
     "AtariConfig",
     "BatchContractError",
     "EnvBatch",
+    "EnvFamily",
     "GymBatch",
     "MujocoBatch",
     "SimulatorBatch",
+    "TestSetup",
     "atari_game_ids",
     "check_batch",
     "env_family",
+    "env_family_names",
     "find_atari_game",
+    "find_env_family",
     "find_mujoco_task",
     "make_batch",
+    "register_env_family",
     "resolve_atari_game",
     "resolve_mujoco_task",
+    "unregister_env_family",
 ]

@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 
 from workbench.checks import check_int, check_optional_positive_int, check_real, check_type
-from workbench.envs import EnvBatch, env_family, make_batch
-from workbench.envs.games import find_atari_game
+from workbench.envs import EnvBatch, EnvFamily, find_env_family, make_batch
 from workbench.evaluation import spec_cache
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.space import ParameterSpace
@@ -175,13 +174,10 @@ class RunSpec:
         return dataclasses.replace(self, observation_statistics=statistics)
 
     @property
-    def is_atari(self) -> bool:
-        return find_atari_game(self.env) is not None
-
-    @property
-    def family(self) -> str:
-        """ "atari", "mujoco" (the MuJoCo tasks of the ops) or "gymnasium" (any other Gymnasium id): env_family."""
-        return env_family(self.env)
+    def family(self) -> EnvFamily:
+        """The environment family of `env` (workbench.envs.find_env_family): what differs between Atari games,
+        MuJoCo tasks and other Gymnasium ids."""
+        return find_env_family(self.env)
 
     def noise(self) -> NoiseTable:
         """The process-wide noise table of this spec (built on first use)."""

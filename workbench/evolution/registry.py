@@ -5,13 +5,16 @@
     spec.config_for({"sigma": 0.01})          # the validated config: the dataclass's defaults, the name's, the changes
 
 Everything above the evolution layer reads it: the run configuration (which strategy and config a name
-builds, which traits it has), the presets (which family's settings a name takes), the command line (choices),
+builds, which traits it has), the presets (which preset group's settings a name takes), the command line (choices),
 the dashboard and the strategy contract test. Adding an algorithm is a module with its Strategy and config
 dataclass, and one register() call (the built-in ones are registered at the end of this module).
 
-Traits: family, the preset family whose settings a name takes ("ga", "es", "ars", "pgpe"); has_center, a weight
-vector the search moves (it can start from another run's weights: init_from); vector_only, for vector
-observations only (not Atari screens); needs_behaviour, a behaviour characterisation per episode (novelty).
+Traits:
+  preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe"; an environment
+                   family's presets give settings per group)
+  has_center       a weight vector the search moves (it can start from another run's weights: init_from)
+  vector_only      for vector observations only (not Atari screens)
+  needs_behaviour  a behaviour characterisation per episode (novelty search)
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class AlgorithmSpec:
     strategy: type[Strategy]
     config: type
     description: str
-    family: str
+    preset_group: str
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # config fields the name sets
     has_center: bool = False
     vector_only: bool = False

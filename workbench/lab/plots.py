@@ -246,7 +246,7 @@ def returns_histogram(returns: Sequence[float], width: float = 4.0, height: floa
 def trap_positions_figure(positions: dict[str, Sequence[Sequence[float]]], width: float = 6.0, height: float = 4.0) -> Any:
     """A matplotlib Figure of where episodes ended in the humanoid trap: the U's walls, the start and each
     label's final torso positions [(x, y), ...] (Score.final_positions), with how many ended in each region."""
-    from workbench.envs import humanoid_trap as trap
+    from workbench.envs.mujoco import humanoid_trap as trap
 
     check_type("positions", positions, Mapping, "a dict of label -> [(x, y), ...]")
     points_of = {}

@@ -51,7 +51,7 @@ def create(
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Creates the simulations; returns (handle, sizes [obs, action, nq, nv], ctrl_range float32 [action, 2]).
 
-    parameters: float64 [15], the task's real settings in the order of workbench.envs.mujoco_tasks
+    parameters: float64 [15], the task's real settings in the order of workbench.envs.mujoco.tasks
     (SCALARS, then the (low, high) pairs of RANGES).
     """
     return _library().workbench_mujoco_env_create(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
 
 import numpy as np
 
@@ -56,8 +55,7 @@ def replay(
         raise TypeError(f"spec must be a RunSpec (evaluator.spec, RunConfig.spec()), got {type(spec).__name__}")
     seed = check_int("seed", seed)  # any integer: it is mixed into the episode's seed
     cap = spec.max_episode_frames if max_episode_frames is None else max_episode_frames
-    extra: dict[str, Any] = {"render_mode": "rgb_array"} if spec.family == "gymnasium" else {}
-    batch = spec.make_batch(1, max_episode_frames=cap, **extra)
+    batch = spec.make_batch(1, max_episode_frames=cap, **spec.family.replay_options)
     try:
         network = spec.build_model(batch, 1)
         weights = decoder.decode(genome) if isinstance(genome, Genome) else np.asarray(genome, np.float32)

@@ -3,15 +3,17 @@ JSON-able data, so that a run directory can rebuild its trainer (Trainer.resume_
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.checks import check_annotated, check_path
+from workbench.envs import FAMILY_FIELDS, find_env_family
 from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evolution import ALGORITHMS, Strategy, algorithm_names, algorithm_spec
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE
@@ -32,7 +34,7 @@ class CommandLineOption:
     kind: type | None = None
     choices: Callable[[], list[str]] | None = None
     metavar: str | None = None
-    show_default: bool = True  # False where the environment family chooses the default (presets.family_defaults)
+    show_default: bool = True  # False where the environment family chooses the default (EnvFamily.run_defaults)
 
 
 def _setting(default: Any, help: str, *flags: str, **option: Any) -> Any:
@@ -40,9 +42,27 @@ def _setting(default: Any, help: str, *flags: str, **option: Any) -> Any:
     return dataclasses.field(default=default, metadata={"option": CommandLineOption(help, flags, **option)})
 
 
+class _FamilyDefault:
+    """The default of a field the environment family chooses (EnvFamily.run_defaults): RunConfig replaces it
+    when it is built, so no RunConfig, config.json or JSON form ever holds it."""
+
+    def __repr__(self) -> str:
+        return "<the environment family's>"
+
+    def __copy__(self) -> _FamilyDefault:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> _FamilyDefault:
+        return self
+
+
+FAMILY_DEFAULT: Any = _FamilyDefault()
+
+
 REFERENCE_BATCH_SIZE = 128  # observations of the virtual batch normalisation's reference batch (Salimans et al. 2017)
 __all__ = [
     "ALGORITHMS",
+    "FAMILY_DEFAULT",
     "REFERENCE_BATCH_SIZE",
     "CommandLineOption",
     "RunConfig",
@@ -66,14 +86,19 @@ class RunConfig:
         "frostbite", "Atari game (frostbite, ALE/Pong-v5), MuJoCo task (HalfCheetah-v5) or Gymnasium id", "--game", "--env"
     )
     model: str = _setting(
-        "small", 'network: "small", "large" (Atari), "mlp" or "linear" (default: the environment family\'s)', show_default=False
+        FAMILY_DEFAULT,
+        'network: "small", "large" (Atari), "mlp" or "linear" (default: the environment family\'s)',
+        show_default=False,
     )
     algorithm: str = _setting("ga", "search algorithm", "--algo", choices=lambda: sorted(ALGORITHMS))
     hyperparameters: dict = dataclasses.field(default_factory=dict)  # options of their own, from the registry
     subpopulations: int = _setting(EvaluatorLayout.subpopulations, "sub-populations of the evaluator, run side by side")
     slots: int = _setting(EvaluatorLayout.slots, "episode slots per sub-population")
     max_episode_frames: int = _setting(
-        20_000, "frame cap of a training episode (default: the environment family's)", show_default=False
+        FAMILY_DEFAULT,
+        "frame cap of a training episode (default: the environment family's: Atari 20,000 frames, a Gymnasium "
+        "id its registered limit)",
+        show_default=False,
     )
     perturbed_rank: int = _setting(
         EvaluatorLayout.perturbed_rank, "evaluate children as parent + low-rank perturbation up to this mutation rank"
@@ -83,7 +108,7 @@ class RunConfig:
     noise_seed: int = _setting(DEFAULT_SEED, "seed of the shared noise table")
     seed: int = _setting(0, "seed of the search")
     env_options: dict = dataclasses.field(default_factory=dict)  # --config only
-    model_options: dict = dataclasses.field(default_factory=dict)  # --config only
+    model_options: dict = dataclasses.field(default=FAMILY_DEFAULT)  # --config only
     ray: bool = _setting(False, "evaluate on Ray actors on a local cluster (127.0.0.1, no dashboard) unless --ray-address")
     ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. head:6379, auto)")
     ray_actors: int | None = _setting(None, "Ray actors, each a full pipelined evaluator (default: one per CPU of the cluster)")
@@ -93,9 +118,11 @@ class RunConfig:
         "paper and pc presets)",
     )
     observation_normalization: Any = _setting(
-        None,
-        "normalise inputs by the running mean and std of the states seen (continuous control; on by default for MuJoCo)",
+        FAMILY_DEFAULT,
+        "normalise inputs by the running mean and std of the states seen (continuous control; default: the environment "
+        "family's, on for MuJoCo)",
         kind=bool,
+        show_default=False,
     )
     action_noise: float = _setting(
         EvaluatorLayout.action_noise, "std of Gaussian noise on continuous actions in training (OpenAI-ES: 0.01)"
@@ -108,9 +135,36 @@ class RunConfig:
     )
 
     def __post_init__(self) -> None:
-        """A TypeError naming the first field whose value does not have its type, before any value is used."""
+        """Fills the fields left to the environment family (FAMILY_FIELDS: _fill_family_fields), then a TypeError
+        naming the first field whose value does not have its type, before any value is used."""
+        if any(getattr(self, name) is FAMILY_DEFAULT for name in FAMILY_FIELDS):
+            self._fill_family_fields()
         for field in dataclasses.fields(self):
             check_annotated(field.name, getattr(self, field.name), str(field.type))
+
+    def _fill_family_fields(self) -> None:
+        """The FAMILY_FIELDS nobody chose: the model, its options and the observation normalisation of the
+        init_from run when there is one (so that its weights compute the same policy here), else the environment
+        family's defaults for the algorithm's preset group (EnvFamily.run_defaults); the episode cap is the
+        family's. Model options go with the model they were chosen for: a model given without options takes the
+        family's options only when it is the family's model."""
+        for name, annotation in (("env", "str"), ("algorithm", "str"), ("init_from", "str | None")):
+            check_annotated(name, getattr(self, name), annotation)
+        family = find_env_family(self.env)
+        defaults = dict(family.run_defaults(self.env, algorithm_spec(self.algorithm).preset_group))
+        if self.init_from is not None and FAMILY_DEFAULT in (self.model, self.model_options, self.observation_normalization):
+            from workbench.training.warm_start import inherited_fields  # reads the source's config.json
+
+            defaults.update(inherited_fields(self.init_from))
+        if self.model is not FAMILY_DEFAULT and self.model_options is FAMILY_DEFAULT and self.model != defaults["model"]:
+            self.model_options = {}
+        for name in FAMILY_FIELDS:
+            if getattr(self, name) is FAMILY_DEFAULT:
+                setattr(self, name, copy.deepcopy(defaults[name]))
+        if self.max_episode_frames is None:
+            raise ValueError(
+                f"max_episode_frames: {self.env} has no episode limit of its own (Gymnasium registers none): give one"
+            )
 
     def algorithm_config(self) -> Any:
         """The algorithm's config dataclass with this run's hyperparameters (validated)."""
@@ -146,16 +200,22 @@ class RunConfig:
 
     def check(self) -> None:
         """ValueError naming the field when the algorithm, model and environment do not go together."""
-        spec = self.spec()
+        family = find_env_family(self.env)
         algorithm = algorithm_spec(self.algorithm)
-        if algorithm.vector_only and spec.is_atari:
+        if algorithm.vector_only and not family.vector_observations:
             raise ValueError(
-                f'algorithm "{self.algorithm}" is for vector observations (MuJoCo and Gymnasium tasks, '
-                f'models "linear" and "mlp"); for Atari use {", ".join(algorithm_names(vector_only=False))}'
+                f'algorithm "{self.algorithm}" is for vector observations (models "linear" and "mlp"); {self.env} is in '
+                f"the {family.name} family: use {', '.join(algorithm_names(vector_only=False))}"
             )
-        if spec.normalization is not None and spec.is_atari:
+        if isinstance(self.model, str) and self.model not in family.models:
             raise ValueError(
-                "observation_normalization is for vector observations; Atari runs normalise hidden layers with virtual_batch_norm"
+                f"model {self.model!r} does not fit {self.env} (the {family.name} family): its models are "
+                f"{', '.join(family.models)}"
+            )
+        if self.observation_normalization not in (None, False) and not family.vector_observations:
+            raise ValueError(
+                f"observation_normalization is for vector observations; {self.env} is in the {family.name} family "
+                "(Atari runs normalise hidden layers with virtual_batch_norm)"
             )
         if self.init_from is not None:
             if not algorithm.has_center:
@@ -181,7 +241,7 @@ class RunConfig:
             spec = dataclasses.replace(spec, reference_batch=reference)
         behaviour = self.behaviour
         if behaviour is None and algorithm_spec(self.algorithm).needs_behaviour:
-            behaviour = {"atari": "final_ram", "mujoco": "final_position"}.get(spec.family, "final_observation")
+            behaviour = find_env_family(self.env).behaviour
         layout = self.layout(behaviour)
         evaluator: BaseEvaluator
         if self.ray or self.ray_address is not None:
@@ -209,18 +269,22 @@ class RunConfig:
         return data
 
     @classmethod
-    def from_preset(cls, name: str, algorithm: str = "ga", cores: int | None = None, **fields: Any) -> RunConfig:
-        """A RunConfig with preset `name`'s hyperparameters and layout (workbench.training.presets); `fields`
-        override them (hyperparameters merge). A model other than the preset's drops the preset's model_options
-        (they were chosen for its model, e.g. the hidden sizes of an MLP) unless `fields` gives its own. The Atari
-        pc preset is sized for `cores` cores (default: this machine's)."""
-        from workbench.training.presets import preset_fields
+    def resolve(
+        cls, preset: str | None = None, *, config: str | Mapping[str, Any] | None = None, cores: int | None = None, **fields: Any
+    ) -> RunConfig:
+        """The run that `preset`, a config file (its path, or its data as a dict), the init_from run and `fields`
+        describe together, each over the ones before it, on the environment family's defaults: the same run the
+        command line builds from the same words (workbench.training.resolve says the precedence and its rules).
+        The Atari pc preset is sized for `cores` cores (default: this machine's)."""
+        from workbench.training.resolve import resolve_run
 
-        base = preset_fields(name, algorithm, fields.get("env", cls.env), cores)
-        if "model" in fields and fields["model"] != base.get("model", fields["model"]):
-            base.pop("model_options", None)
-        hyperparameters = dict(base.pop("hyperparameters"), **fields.pop("hyperparameters", {}))
-        return cls(algorithm=algorithm, hyperparameters=hyperparameters, **dict(base, **fields))
+        return resolve_run(preset, config=config, cores=cores, **fields).config
+
+    @classmethod
+    def from_preset(cls, name: str, algorithm: str = "ga", cores: int | None = None, **fields: Any) -> RunConfig:
+        """RunConfig.resolve(name, algorithm=algorithm, cores=cores, **fields): preset `name`'s hyperparameters and
+        layout for `algorithm`, overridden by `fields` (hyperparameters merge)."""
+        return cls.resolve(name, cores=cores, algorithm=algorithm, **fields)
 
     @classmethod
     def from_run_dir(cls, run_dir: str) -> RunConfig:
@@ -233,7 +297,7 @@ class RunConfig:
                 data = json.load(f)
             if (
                 isinstance(data, dict)
-                and data.get("model", cls.model) in ATARI_MODELS
+                and data.get("model") in ATARI_MODELS
                 and "flatten" not in (data.get("model_options") or {})
             ):  # saved before the option existed
                 data["model_options"] = dict(data.get("model_options") or {}, flatten="channels_last")

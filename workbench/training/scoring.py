@@ -4,11 +4,12 @@
     score.mean, score.std, score.capped, score.returns        # and score.to_json() for the file
     trainer.evaluate_elite(episodes=30)                         # the same for a live trainer
 
-Protocols (docs/protocol.md): "deep-ga" (Such et al. 2017: sticky actions off, 1-30 no-op starts,
-FIRE at reset, frame skip 4, unclipped rewards) and "machado" (Machado et al. 2018: sticky actions
-0.25, no no-ops, full episodes). The test cap is explicit and recorded with the result: ALE's 108,000
-frames by default for Atari (the environment's own limit for Gymnasium tasks), not the training cap.
-Gymnasium tasks have no protocol options; their result records protocol "gymnasium".
+Protocols are the environment family's (EnvFamily.test_protocols and test_setup). Atari's (docs/protocol.md,
+workbench/envs/atari/protocols.py): "deep-ga" (Such et al. 2017: sticky actions off, 1-30 no-op starts, FIRE
+at reset, frame skip 4, unclipped rewards) and "machado" (Machado et al. 2018: sticky actions 0.25, no no-ops,
+full episodes). The test cap is explicit and recorded with the result: ALE's 108,000 frames by default for
+Atari (the environment's own limit for MuJoCo and Gymnasium tasks), not the training cap. MuJoCo and Gymnasium
+tasks have no protocol options; their result records protocol "gymnasium".
 
 Test episodes never reuse a training seed: training round k of generation g evaluates with the seed
 episode_seed(run seed, g, k) (generations and rounds are non-negative), and its episodes with
@@ -30,16 +31,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from workbench.checks import check_choice, check_int, check_positive_int
+from workbench.envs import ENV_FAMILIES
+from workbench.envs.atari.protocols import ALE_MAX_EPISODE_FRAMES, PROTOCOLS  # noqa: F401 (Atari's, named here too)
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import Evaluator, RunSpec
 from workbench.evolution import EvaluationRequest, Genome
 from workbench.training.elites import RunElite, load_elite
 
-PROTOCOLS = {
-    "deep-ga": dict(repeat_action_probability=0.0, noop_max=30, fire_reset=True, frame_skip=4),
-    "machado": dict(repeat_action_probability=0.25, noop_max=0, fire_reset=True, frame_skip=4),
-}
-ALE_MAX_EPISODE_FRAMES = 108_000  # ALE's cap: 30 minutes of play at 60 frames/s
 TEST_SALT = 0x7E57_5EED_0F_7E57  # separates the test seeds' stream from the training seeds'
 MAX_TRAINING_ROUNDS = 4  # rounds per generation of any strategy (GA: 2; ES: 1; novelty search: 2, 3 at first)
 
@@ -100,6 +98,11 @@ class Score:
         )
 
 
+def test_protocols() -> tuple[str, ...]:
+    """Every protocol a registered environment family's tests take (EnvFamily.test_protocols)."""
+    return tuple(dict.fromkeys(protocol for family in ENV_FAMILIES.values() for protocol in family.test_protocols))
+
+
 def scoring_seed(run_seed: int, seed: int = 0) -> int:
     """The evaluation seed of test number `seed` of a run seeded `run_seed` (see the module docstring)."""
     check_int("seed", seed, 0, 2**31 - 1)
@@ -112,20 +115,11 @@ def training_round_seeds(run_seed: int, generations: int) -> set[int]:
 
 
 def protocol_spec(spec: RunSpec, protocol: str = "deep-ga", max_episode_frames: int | None = None) -> tuple[RunSpec, str]:
-    """The spec a test runs in: the protocol's emulation options and the test cap; and the protocol's name."""
-    check_choice("protocol", protocol, PROTOCOLS)
-    if not spec.is_atari:
-        cap = max_episode_frames if max_episode_frames is not None else None
-        return dataclasses.replace(spec, max_episode_frames=cap), "gymnasium"
-    cap = ALE_MAX_EPISODE_FRAMES if max_episode_frames is None else check_positive_int("max_episode_frames", max_episode_frames)
-    options = dict(spec.env_options, **PROTOCOLS[protocol])
-    starts = options["noop_max"] + (1 if options["fire_reset"] else 0)
-    if cap <= starts:
-        raise ValueError(
-            f"max_episode_frames must exceed the {starts} frames an episode can spend starting "
-            f"(no-ops and FIRE) under the {protocol} protocol, got {cap}"
-        )
-    return dataclasses.replace(spec, env_options=options, max_episode_frames=cap), protocol
+    """The spec a test runs in: the protocol's options and the test cap of the spec's environment family
+    (EnvFamily.test_setup); and the protocol's name as the result records it."""
+    check_choice("protocol", protocol, test_protocols())
+    setup = spec.family.test_setup(protocol, spec.env_options, max_episode_frames)
+    return dataclasses.replace(spec, env_options=setup.env_options, max_episode_frames=setup.max_episode_frames), setup.protocol
 
 
 def score_genome(
@@ -161,8 +155,8 @@ def score_genome(
     lanes = max(1, min(subpopulations, episodes))
     per_lane = max(1, min(slots, math.ceil(episodes / lanes)))
     returns, steps, frames = [], [], []
-    positions: list[list[float]] | None = [] if tested.family == "mujoco" else None  # where each test episode left the body
-    behaviour = "final_position" if positions is not None else None
+    behaviour = tested.family.test_behaviour  # MuJoCo: where each test episode left the body
+    positions: list[list[float]] | None = [] if behaviour is not None else None
     batch = lanes * per_lane * 2  # episodes per evaluate() call: a progress step, slots kept full
     with Evaluator.from_spec(tested, subpopulations=lanes, slots=per_lane, behaviour=behaviour) as evaluator:
         for start in range(0, episodes, batch):
@@ -249,7 +243,7 @@ def evaluate_run(
     if json_path is not None and os.path.exists(json_path) and not overwrite:
         raise ValueError(f"json_path {json_path!r} exists already; choose another file or overwrite it explicitly")
     check_positive_int("episodes", episodes)
-    check_choice("protocol", protocol, PROTOCOLS)
+    check_choice("protocol", protocol, test_protocols())
     elite = load_elite(run_dir, generation)
     score = score_elite(
         elite, episodes=episodes, protocol=protocol, max_episode_frames=max_episode_frames, seed=seed, progress=progress

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.checks import check_optional_positive_int
+from workbench.checks import check_optional_positive_int, close_matches
 from workbench.envs.batch import SCREEN, EnvBatch, Indices
-from workbench.envs.games import close_matches
 
 
 def _make_env(env_id, max_episode_steps, render_mode, kwargs):

@@ -10,7 +10,7 @@ so observations keep Humanoid-v5's 348 values), written once per wall geometry i
 cache directory. Walls (metres, the humanoid starts at the origin facing +x):
   back wall   x = BACK_X, y in [-HALF_WIDTH, HALF_WIDTH]
   side walls  y = +-HALF_WIDTH, x in [MOUTH_X, BACK_X]
-all WALL_HEIGHT high. The MuJoCo task "HumanoidTrap-v5" (mujoco_tasks.py) uses it.
+all WALL_HEIGHT high. The MuJoCo task "HumanoidTrap-v5" (tasks.py) uses it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ with a warning when the ops library cannot be loaded or WORKBENCH_PURE_TF=1.
 
 Episodes end as Gymnasium's do (terminated by the task's health rule, truncated at
 max_episode_steps, default 1,000), and also, truncated and flagged `unstable`, when the simulation
-goes unstable (workbench.envs.mujoco_reference): after a step, and after a reset or set_physics_state
+goes unstable (workbench.envs.mujoco.reference): after a step, and after a reset or set_physics_state
 whose observation is not finite in float32 (a huge reset_noise_scale or state), which end the episode
 at once.
 
@@ -26,7 +26,7 @@ Actions are float32 [n, action_size]; MuJoCo clamps them to the control range (a
 action_high) when it computes forces, while the control cost uses them as given, as in Gymnasium.
 
 screen() renders RGB frames of the simulations' current states with Gymnasium's own renderer and
-camera for the task, in a render process (workbench.envs.mujoco_render: OpenGL and TensorFlow cannot
+camera for the task, in a render process (workbench.envs.mujoco.render: OpenGL and TensorFlow cannot
 share a process). Headless machines render through EGL (Mesa's software renderer) or OSMesa.
 """
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from workbench.checks import check_optional_positive_int, check_positive_int
 from workbench.envs.batch import BODY_POSITION, PHYSICS_STATE, RENDER_STATES, SCREEN, Indices
-from workbench.envs.mujoco_tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
+from workbench.envs.mujoco.tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
 from workbench.envs.simulator_batch import SimulatorBackend, SimulatorBatch
 
 
@@ -81,7 +81,7 @@ class MujocoBackend(SimulatorBackend, Protocol):
 
 class MujocoBatch(SimulatorBatch):
     """batch_size simulations of one MuJoCo task; see the module docstring. `task_kwargs` are the task's
-    Gymnasium v5 keyword arguments (workbench.envs.mujoco_tasks lists them with their defaults)."""
+    Gymnasium v5 keyword arguments (workbench.envs.mujoco.tasks lists them with their defaults)."""
 
     observation_dtype = np.float32
     family_capabilities = frozenset({SCREEN, PHYSICS_STATE, BODY_POSITION, RENDER_STATES})
@@ -118,12 +118,12 @@ class MujocoBatch(SimulatorBatch):
         arguments = (self.task, self.settings, self.batch_size, self.max_episode_steps, self.main_body)
 
         def custom():
-            from workbench.envs.mujoco_ops_backend import OpsMujocoBackend
+            from workbench.envs.mujoco.ops_backend import OpsMujocoBackend
 
             return OpsMujocoBackend(*arguments)
 
         def reference():
-            from workbench.envs.mujoco_reference import ReferenceMujocoBackend
+            from workbench.envs.mujoco.reference import ReferenceMujocoBackend
 
             return ReferenceMujocoBackend(*arguments)
 
@@ -206,7 +206,7 @@ class MujocoBatch(SimulatorBatch):
 
     def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB frames uint8 [n, height, width, 3] (render_size) of the simulations' current states, rendered by
-        Gymnasium's renderer with the task's default camera (in a render process: workbench.envs.mujoco_render)."""
+        Gymnasium's renderer with the task's default camera (in a render process: workbench.envs.mujoco.render)."""
         return self.render_states(*self.physics_state(indices))
 
     def render_states(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
@@ -214,7 +214,7 @@ class MujocoBatch(SimulatorBatch):
         physics_state() returns them): screen() of a state taken earlier, so that rendering (about 40 ms a frame
         in software) can happen outside the thread that steps the simulations. Thread-safe."""
         if self._renderer is None:
-            from workbench.envs.mujoco_render import MujocoRenderer
+            from workbench.envs.mujoco.render import MujocoRenderer
 
             kwargs = dict(self.settings, xml_file=self.task.xml_path(self.settings))
             if "main_body" in kwargs:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.envs.preprocessing import max_and_resize
+from workbench.envs.atari.preprocessing import max_and_resize
 from workbench.envs.rng import SplitMix64
 
 NOOP, FIRE = 0, 1
@@ -27,7 +27,7 @@ def _quiet_ale():
 
 
 if TYPE_CHECKING:
-    from workbench.envs.atari_config import AtariConfig
+    from workbench.envs.atari.config import AtariConfig
 
 
 class _ReferenceEmulator:

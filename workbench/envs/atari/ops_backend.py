@@ -14,7 +14,7 @@ from workbench.ops import atari_env
 from workbench.ops._resources import OwnedResource
 
 if TYPE_CHECKING:
-    from workbench.envs.atari_config import AtariConfig
+    from workbench.envs.atari.config import AtariConfig
 
 
 class OpsAtariBackend(OwnedResource):

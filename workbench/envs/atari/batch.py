@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from workbench.envs.atari_config import ALE_SPELLINGS, AtariConfig
+from workbench.envs.atari.config import ALE_SPELLINGS, AtariConfig
 from workbench.envs.batch import RAM, SCREEN, Indices
 from workbench.envs.simulator_batch import SimulatorBackend, SimulatorBatch
 
@@ -84,12 +84,12 @@ class AtariBatch(SimulatorBatch):
         config, size = self.config, self.batch_size
 
         def custom():
-            from workbench.envs.atari_ops_backend import OpsAtariBackend
+            from workbench.envs.atari.ops_backend import OpsAtariBackend
 
             return OpsAtariBackend(config, size)
 
         def reference():
-            from workbench.envs.atari_reference import ReferenceAtariBackend
+            from workbench.envs.atari.reference import ReferenceAtariBackend
 
             return ReferenceAtariBackend(config, size)
 

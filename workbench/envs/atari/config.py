@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from workbench.checks import check_bool, check_int, check_real
-from workbench.envs.games import resolve_atari_game, rom_path
+from workbench.envs.atari.games import resolve_atari_game, rom_path
 
 # ALE's and Gymnasium's ALE/...-v5 spellings, accepted where users type them (AtariBatch keywords)
 # and mapped once onto the workbench's names (Gymnasium's AtariPreprocessing uses frame_skip too).

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.envs.mujoco_tasks import INFO_TERMS, MujocoTask
+from workbench.envs.mujoco.tasks import INFO_TERMS, MujocoTask
 from workbench.envs.rng import SplitMix64
 
 

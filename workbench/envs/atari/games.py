@@ -10,10 +10,10 @@ names raise a ValueError listing the closest known names.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
-from collections.abc import Iterable
+
+from workbench.checks import close_matches
 
 _GYM_ATARI_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+?)(?:NoFrameskip|Deterministic)?(?:-ram)?(?:-v\d+)?$")
 
@@ -57,11 +57,6 @@ def find_atari_game(name: str) -> str | None:
     if match:
         return _by_pascal_name().get(match.group("name").lower())
     return None
-
-
-def close_matches(name: str, choices: Iterable[str], count: int = 5) -> list[str]:
-    lowered = {choice.lower(): choice for choice in choices}
-    return [lowered[m] for m in difflib.get_close_matches(str(name).lower(), list(lowered), n=count, cutoff=0.5)]
 
 
 def resolve_atari_game(name: str) -> str:

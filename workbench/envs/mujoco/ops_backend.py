@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from workbench.envs.mujoco_tasks import FLAGS, INFO_TERMS, MujocoTask
+from workbench.envs.mujoco.tasks import FLAGS, INFO_TERMS, MujocoTask
 from workbench.ops import mujoco_env
 from workbench.ops._resources import OwnedResource
 

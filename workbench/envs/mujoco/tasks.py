@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks import check_bool, check_int, check_positive_int, check_real
-from workbench.envs import humanoid_trap
-from workbench.envs.games import close_matches
+from workbench.checks import check_bool, check_int, check_positive_int, check_real, close_matches
+from workbench.envs.mujoco import humanoid_trap
 
 INFO_TERMS = (
     "x_position",

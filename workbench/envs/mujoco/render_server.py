@@ -1,6 +1,6 @@
 """The MuJoCo render server: a child process that renders frames of MuJoCo tasks with Gymnasium's renderer.
 
-Run as a script by workbench.envs.mujoco_render (never imported by the workbench): Mesa's OpenGL
+Run as a script by workbench.envs.mujoco.render (never imported by the workbench): Mesa's OpenGL
 (EGL or OSMesa, software rendering through LLVM) and TensorFlow, which carries its own LLVM, crash
 when they share a process, so rendering lives in a process that never imports TensorFlow.
 

@@ -1,4 +1,4 @@
-"""MujocoRenderer: RGB frames of MuJoCo physics states, rendered in a child process (mujoco_render_server.py).
+"""MujocoRenderer: RGB frames of MuJoCo physics states, rendered in a child process (render_server.py).
 
     renderer = MujocoRenderer("Humanoid-v5", kwargs, (240, 320))
     frames = renderer.render(qpos, qvel)      # uint8 [n, 240, 320, 3], Gymnasium's camera for the task
@@ -18,9 +18,9 @@ import threading
 
 import numpy as np
 
-from workbench.envs import mujoco_render_server as protocol
+from workbench.envs.mujoco import render_server as protocol
 
-SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mujoco_render_server.py")
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "render_server.py")
 HINT = (
     "Headless machines need EGL (libegl1 and Mesa: apt-get install libegl1 libgl1-mesa-dri) or OSMesa "
     "(MUJOCO_GL=osmesa: apt-get install libosmesa6), and the Python packages glfw and PyOpenGL"
