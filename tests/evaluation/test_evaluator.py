@@ -39,8 +39,8 @@ def cartpole(subpopulations=1, slots=16, **kwargs):
     )
 
 
-def random_requests(space, count, episodes, rng, role="population"):
-    return [EvaluationRequest(Genome(space.sample_offset(rng)), episodes, role) for _ in range(count)]
+def random_requests(space, count, episodes, rng, phase="population"):
+    return [EvaluationRequest(Genome(space.sample_offset(rng)), episodes, phase) for _ in range(count)]
 
 
 def test_ga_with_a_small_mlp_solves_cartpole():
@@ -127,7 +127,7 @@ def test_perturbed_mode_never_materialises_children_and_stays_independent_of_lay
 def test_behaviours_caps_and_es_bases():
     evaluator = cartpole(2, 4, max_episode_frames=5, behaviour="final_observation")
     es = EvolutionStrategy(ESConfig(population_size=6, sigma=0.1), evaluator.space)
-    requests = [EvaluationRequest(r.genome, 2, r.role, behaviour=True) for r in es.ask()]
+    requests = [EvaluationRequest(r.genome, 2, r.phase, behaviour=True) for r in es.ask()]
     results = evaluator.evaluate(requests, bases=es.bases())
     assert all((r.steps <= 5).all() and r.behaviours.shape == (2, 4) for r in results)
     assert evaluator.decoder.base_keys == sorted(es.bases())

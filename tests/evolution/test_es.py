@@ -84,7 +84,7 @@ def test_low_rank_perturbations_also_follow_the_gradient(rng):
 def test_requests_are_mirrored_pairs_plus_the_center():
     es = make(ESConfig(population_size=6, sigma=0.1, center_episodes=2))
     requests = es.ask()
-    assert [r.role for r in requests] == ["perturbation"] * 6 + ["center"] and requests[-1].episodes == 2
+    assert [r.phase for r in requests] == ["perturbation"] * 6 + ["center"] and requests[-1].episodes == 2
     for plus, minus in zip(requests[0:6:2], requests[1:6:2]):
         (i, s, rank), (j, t, _) = plus.genome.mutations[0], minus.genome.mutations[0]
         assert i == j and s == -t == np.float32(0.1) and rank == 0

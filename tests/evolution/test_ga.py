@@ -48,10 +48,10 @@ def test_random_search_draws_every_generation_fresh():
 def test_rounds_and_elite_reevaluation():
     ga, decoder = make(GAConfig(population_size=6, truncation=2, sigma=0.1, elite_candidates=2, elite_episodes=3))
     first = ga.ask()
-    assert len(first) == 6 and {r.role for r in first} == {"population"} and first[0].episodes == 1
+    assert len(first) == 6 and {r.phase for r in first} == {"population"} and first[0].episodes == 1
     ga.tell([[float(i)] for i in range(6)])
     second = ga.ask()
-    assert [r.role for r in second] == ["elite candidate"] * 2 and second[0].episodes == 3
+    assert [r.phase for r in second] == ["elite candidate"] * 2 and second[0].episodes == 3
     assert [r.genome for r in second] == [first[5].genome, first[4].genome]
     ga.tell([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
     assert ga.elite == first[4].genome and ga.elite_fitness == 2.0

@@ -46,10 +46,10 @@ def test_novelty_is_the_mean_distance_to_the_k_nearest(rng):
 def test_first_round_evaluates_every_center_then_generations_alternate():
     ns = make(NoveltyConfig.ns_es(population_size=4, meta_population_size=3, center_episodes=2))
     first = ns.ask()
-    assert [r.role for r in first] == ["center"] * 3 and all(r.behaviour and r.episodes == 2 for r in first)
+    assert [r.phase for r in first] == ["center"] * 3 and all(r.behaviour and r.episodes == 2 for r in first)
     run(ns, lambda theta: 0.0, 1)
     assert ns.archive.shape == (4, 2)  # three centers, then the updated one
-    assert ns.phase == "perturbation" and [r.role for r in ns.ask()] == ["perturbation"] * 4
+    assert ns.phase == "perturbation" and [r.phase for r in ns.ask()] == ["perturbation"] * 4
     record = ns.history[-1]
     assert record.extras["archive_size"] == 4 and 0 <= record.extras["center"] < 3 and record.extras["novelty_mean"] > 0
 
@@ -100,7 +100,7 @@ def test_nsr_es_ranks_rewards_minus_the_survival_bonus(rng):
         returns, steps = rng.normal(50, 5, len(requests)), rng.integers(1, 40, len(requests))
         behaviours = rng.normal(size=(len(requests), 1, 2))
         shifted.tell([EvaluationResult([v], b, steps=[n]) for v, b, n in zip(returns, behaviours, steps)])
-        told = returns - 1.5 * steps if requests[0].role == "perturbation" else returns  # centers: unshifted
+        told = returns - 1.5 * steps if requests[0].phase == "perturbation" else returns  # centers: unshifted
         plain.tell([EvaluationResult([v], b) for v, b in zip(told, behaviours)])
         for a, b in zip(shifted.centers, plain.centers):
             np.testing.assert_array_equal(a, b)

@@ -90,7 +90,7 @@ def test_ask_tell_round_trip_and_typed_records(algorithm):
     assert strategy.elite is None or isinstance(strategy.elite, Genome)  # ES centers are elites from the start
     requests = strategy.ask()
     assert requests == strategy.ask() and all(isinstance(r, EvaluationRequest) for r in requests)
-    assert strategy.phase in {r.role for r in requests}  # a round may also carry other roles (ES: its center)
+    assert strategy.phase in {r.phase for r in requests}  # a round may also carry other roles (ES: its center)
     with pytest.raises(ValueError, match="one result per request"):
         strategy.tell([[0.0]] * (len(requests) + 1))
     assert strategy.ask() == requests  # a refused tell consumes nothing

@@ -192,8 +192,8 @@ class _EvaluatorActor:
         if max_episode_frames != self.evaluator.max_episode_frames:
             self.evaluator.set_episode_cap(max_episode_frames)
         requests = [
-            EvaluationRequest(Genome.from_bytes(g), episodes, role, behaviour)
-            for g, episodes, role, behaviour in chunk["requests"]
+            EvaluationRequest(Genome.from_bytes(g), episodes, phase, behaviour)
+            for g, episodes, phase, behaviour in chunk["requests"]
         ]
         self._ids = list(chunk["ids"])
         results = self.evaluator.evaluate(
@@ -505,7 +505,7 @@ class RayEvaluator(BaseEvaluator):
                     round=round_index,
                     ids=ids,
                     requests=[
-                        (requests[i].genome.to_bytes(), requests[i].episodes, requests[i].role, requests[i].behaviour)
+                        (requests[i].genome.to_bytes(), requests[i].episodes, requests[i].phase, requests[i].behaviour)
                         for i in ids
                     ],
                 ),

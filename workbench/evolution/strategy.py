@@ -48,14 +48,15 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationRequest:
-    """Evaluate `genome` for `episodes` episodes; `role` says why ("population", "elite candidate", ...).
+    """Evaluate `genome` for `episodes` episodes; `phase` says in which phase of the strategy's generation
+    ("population", "elite candidate", "perturbation", "center", ...: a round may carry several).
 
     behaviour: the result must carry a behaviour characterisation per episode.
     """
 
     genome: Genome
     episodes: int
-    role: str
+    phase: str
     behaviour: bool = False
 
 
@@ -269,7 +270,7 @@ class Strategy(abc.ABC):
     @property
     @abc.abstractmethod
     def phase(self) -> str:
-        """The role of the current round's requests."""
+        """The phase of the current round's requests (EvaluationRequest.phase)."""
 
     @property
     def round_episode_cap(self) -> int | None:
@@ -318,11 +319,9 @@ class Strategy(abc.ABC):
     def start_from(self, weights: np.ndarray) -> None:
         """Searches from `weights` (float32 [n], e.g. another run's elite) instead of the seeded initialisation;
         only before the first round. ValueError for a strategy without a center, or one that has started."""
-        from workbench.evolution.registry import algorithm_names  # the registry imports this module
-
         raise ValueError(
-            f"{self.kind} cannot start from given weights (init_from): only strategies with a center "
-            f"({', '.join(algorithm_names(has_center=True))}) can"
+            f"{self.kind} cannot start from given weights (init_from): it has no center (a weight vector the search "
+            "moves); the algorithms with the registry's has_center trait can"
         )
 
     def _starting_weights(self, weights: Any) -> np.ndarray:
