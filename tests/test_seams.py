@@ -22,7 +22,7 @@ from workbench.evolution import (
     Strategy,
 )
 from workbench.lab.run_monitor import RunMonitor
-from workbench.training import Trainer, load_checkpoint
+from workbench.training import RunConfig, Trainer, load_checkpoint
 from workbench.training.run_logger import read_history
 
 LEGACY = os.path.join(DATA, "legacy_runs")
@@ -120,3 +120,24 @@ def test_run_directories_from_before_the_typed_records_resume_exactly(algorithm,
     for name, value in expected.items():
         assert getattr(record, name) == value, name
     assert [r.generation for r in read_history(run_dir)] == [0, 1, 2, 3]  # old lines read, new line appended
+
+
+def test_a_run_directory_from_before_the_environment_families_resumes_as_it_ran(tmp_path):
+    """Written by the workbench before the families and the resolver (CartPole-v1 with the old default cap of 20,000
+    steps in its config.json): it keeps that cap, not Gymnasium's 500, and continues as that workbench continued it;
+    a config.json without the fields the family now fills is read with the values it had when written."""
+    run_dir = str(tmp_path / "run")
+    shutil.copytree(os.path.join(LEGACY, "before_families"), run_dir)
+    with open(os.path.join(LEGACY, "before_families", "expected_continuation.json")) as f:
+        expected = json.load(f)
+    trainer = Trainer.resume_from(run_dir)
+    assert trainer.config.max_episode_frames == 20_000 and trainer.generation == 3
+    record = trainer.run(generations=1)[0]
+    trainer.close()
+    assert {name: getattr(record, name) for name in expected} == expected
+    old = {"env": "Hopper-v5", "algorithm": "es", "model": "mlp", "max_episode_frames": 1000}
+    os.makedirs(tmp_path / "old")
+    with open(tmp_path / "old" / "config.json", "w") as f:
+        json.dump(old, f)
+    config = RunConfig.from_run_dir(str(tmp_path / "old"))
+    assert config.observation_normalization is None and config.model_options == {}  # not the family's (on, 64-64)
