@@ -53,19 +53,21 @@ demo: install
 	@echo "  make lab   JupyterLab: the live dashboard (notebooks/00_quickstart.ipynb) and the tutorials"
 	@echo "  make docs-serve   the documentation site on http://127.0.0.1:8000"
 
+# The throughput benchmarks record into experiments/results (--record; the pages are rendered after each), then
+# the quick forms of the learning experiments.
 bench: install
-	$(PY) bench/population_inference.py
-	$(PY) bench/emulation.py
-	$(PY) bench/end_to_end.py
-	$(PY) bench/ray_scaling.py
-	$(PY) bench/mujoco_steps.py --quick
-	$(PY) bench/learning.py --quick
-	$(PY) bench/atari_suite.py --quick
-	$(PY) bench/elite_retest.py --quick bench/results/atari_runs-quick/ga-pc-seed0/frostbite
-	$(PY) bench/run_scores.py --quick bench/results/atari_runs-quick/ga-pc-seed0/frostbite
-	$(PY) bench/render_results.py
+	$(PY) -m workbench.bench.population_inference --record
+	$(PY) -m workbench.bench.emulation --record
+	$(PY) -m workbench.bench.end_to_end --record
+	$(PY) -m workbench.bench.ray_scaling --record
+	$(PY) -m workbench.bench.mujoco_steps --quick --record
+	$(PY) experiments/learning.py --quick
+	$(PY) experiments/atari_suite.py --quick
+	$(PY) experiments/elite_retest.py --quick experiments/results/atari_runs-quick/ga-pc-seed0/frostbite
+	$(PY) experiments/run_scores.py --quick experiments/results/atari_runs-quick/ga-pc-seed0/frostbite
+	$(PY) experiments/render_results.py
 
-# The type-checked code (mypy, settings in pyproject.toml): the whole package.
+# The type-checked code (mypy, settings in pyproject.toml): the whole installed package, its benchmarks too.
 TYPED_PACKAGES := workbench
 
 lint: install

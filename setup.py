@@ -136,10 +136,10 @@ setup(
     description="Evolve deep networks that play Atari with GA and ES on one computer, from JupyterLab.",
     license="Apache-2.0",
     python_requires=">=3.10",
-    # bench/ installs as workbench.bench: the tutorials and `python -m workbench bench` run the benchmarks from any
-    # install, not only from a source checkout
-    packages=find_packages(include=["workbench", "workbench.*"]) + ["workbench.bench"],
-    package_dir={"workbench.bench": "bench"},
+    # the throughput benchmarks are workbench.bench (`python -m workbench bench` runs them from any install); the
+    # experiments (experiments/: learning suites, studies, results) are scripts of a checkout, not installed
+    packages=find_packages(include=["workbench", "workbench.*"]),
+    package_data={"workbench.bench": ["native/*.cc"]},
     ext_modules=[
         Extension(name, sources=files, include_dirs=[os.path.join(HERE, "ops", "cc")], language="c++")
         for name, files in (
@@ -189,8 +189,8 @@ setup(
         "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],
         # Scale-out on a Ray cluster (workbench.evaluation.ray_evaluator); every node needs the same install.
         "ray": ["ray>=2.40,<3"],
-        # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (bench/mujoco_steps.py); 1.2.5 is the
-        # newest EnvPool with Python 3.11 wheels. psutil: the soak benchmark samples the process (bench/soak.py).
+        # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (workbench/bench/mujoco_steps.py); 1.2.5 is the
+        # newest EnvPool with Python 3.11 wheels. psutil: the soak benchmark samples the process (workbench/bench/soak.py).
         "bench": ["envpool>=1.2.5", "psutil>=5.9"],
         # The documentation site (make docs): MkDocs with the Material theme, the API reference from the docstrings,
         # the tutorials rendered from the notebooks.

@@ -19,7 +19,7 @@ import os
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# the benchmarks the tests run (and the tutorials run) record their JSON lines here, not in bench/results
+# the benchmarks the tests run (and the tutorials run) record their JSON lines here, not in experiments/results
 os.environ["WORKBENCH_BENCH_RESULTS"] = tempfile.mkdtemp(prefix="workbench-bench-results-")
 from workbench.quiet import skip_keras  # noqa: E402
 

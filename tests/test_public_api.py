@@ -9,6 +9,9 @@ from support import REPO
 
 PACKAGE = pathlib.Path(REPO) / "workbench"
 MODULES = sorted(PACKAGE.rglob("*.py"))
+# The benchmarks are scripts (python -m workbench.bench.NAME), not an API to call: type-checked with the package,
+# but their helpers need no annotations; every module still says what it is for.
+API_MODULES = [path for path in MODULES if path.parent != PACKAGE / "bench"]
 DUNDERS = ("__init__", "__call__", "__enter__", "__exit__", "__len__")
 
 
@@ -26,7 +29,7 @@ def public_functions(tree):
     yield from visit(tree, "")
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+@pytest.mark.parametrize("path", API_MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_public_functions_are_annotated(path):
     missing = []
     for name, function in public_functions(ast.parse(path.read_text())):

@@ -4,7 +4,7 @@
   python -m workbench resume runs/NAME --generations 5
   python -m workbench evaluate runs/NAME --episodes 30 --protocol deep-ga --json runs/NAME/test.json
   python -m workbench replay runs/NAME --generation 3 --out elite.gif
-  python -m workbench bench --quick
+  python -m workbench bench --quick [--record]
 
 Every hyperparameter of the registered algorithms (workbench.evolution.ALGORITHMS) is an option (--sigma,
 --truncation, --learning-rate, --top-directions, --max-speed, ...), grouped by algorithm in `train --help` with
@@ -171,8 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--generation", type=int, help="generation whose elite to replay (default: the newest)")
     replay.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
     replay.add_argument("--out", required=True, help="output file, .gif or .mp4")
-    bench = commands.add_parser("bench", help="run the benchmarks in bench/")
+    bench = commands.add_parser("bench", help="run the throughput benchmarks (workbench.bench)")
     bench.add_argument("--quick", action="store_true")
+    bench.add_argument(
+        "--record",
+        action="store_true",
+        help="append each line to the committed results (a source checkout's experiments/results)",
+    )
     bench.add_argument(
         "names", nargs="*", help="benchmarks (default: all): population_inference emulation end_to_end ray_scaling"
     )
@@ -348,8 +353,7 @@ def plot_history(history: Sequence[GenerationRecord], path: str) -> str:
 
 
 def benchmark_names() -> list[str]:
-    """The benchmarks `bench` runs: the modules of workbench.bench (bench/ installed, setup.py) that have a main(),
-    not their shared helpers."""
+    """The benchmarks `bench` runs: the modules of workbench.bench that have a main(), not their shared helpers."""
     import pathlib
 
     import workbench.bench
@@ -360,7 +364,7 @@ def benchmark_names() -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "bench":  # the benchmarks install with the package as workbench.bench (setup.py)
+    if args.command == "bench":  # the throughput benchmarks are the package's workbench.bench
         import difflib
 
         names = args.names or ["population_inference", "emulation", "end_to_end", "ray_scaling"]
@@ -374,7 +378,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     + f"; the benchmarks: {', '.join(known)}"
                 )
         for name in names:
-            code = subprocess.call([sys.executable, "-m", f"workbench.bench.{name}"] + (["--quick"] if args.quick else []))
+            options = (["--quick"] if args.quick else []) + (["--record"] if args.record else [])
+            code = subprocess.call([sys.executable, "-m", f"workbench.bench.{name}", *options])
             if code:
                 return code
         return 0

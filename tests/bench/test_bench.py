@@ -13,19 +13,19 @@ import sys
 
 import pytest
 
-from support import REPO, TESTS, bench_script, module_available, requires_component
+from support import EXPERIMENTS, REPO, TESTS, bench_script, module_available, requires_component
 
 BENCH = bench_script("population_inference.py")
 
 
 def load_bench(name):
-    """The benchmark script bench/<name>.py as a module, to call its main(argv) in this process (the argument
-    checks run before any work; a subprocess would spend its seconds importing TensorFlow first)."""
+    """The benchmark or experiment script <name>.py as a module, to call its main(argv) in this process (the
+    argument checks run before any work; a subprocess would spend its seconds importing TensorFlow first)."""
     import importlib.util
 
-    if os.path.dirname(BENCH) not in sys.path:  # as `python bench/NAME.py` has it: its siblings import as modules
-        sys.path.insert(0, os.path.dirname(BENCH))
-    spec = importlib.util.spec_from_file_location(f"{name}_bench", os.path.join(os.path.dirname(BENCH), f"{name}.py"))
+    if EXPERIMENTS not in sys.path:  # as `python experiments/NAME.py` has it: its siblings import as modules
+        sys.path.insert(0, EXPERIMENTS)
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", bench_script(f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     environment = dict(os.environ)
     spec.loader.exec_module(module)
@@ -149,7 +149,7 @@ def test_end_to_end_bench_refuses_bad_arguments(capsys):
 @pytest.mark.ray
 def test_ray_scaling_smoke_run_prints_ratios_as_json():
     requires_component(module_available("ray"), "ray (pip install -e '.[ray]')")
-    bench = os.path.join(os.path.dirname(BENCH), "ray_scaling.py")
+    bench = bench_script("ray_scaling.py")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, bench, "--smoke"], capture_output=True, text=True, timeout=600, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -248,7 +248,7 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path, ca
 
 @pytest.mark.slow
 def test_mujoco_smoke_run_measures_every_contender(capsys):
-    bench = os.path.join(os.path.dirname(BENCH), "mujoco_steps.py")
+    bench = bench_script("mujoco_steps.py")
     result = subprocess.run(
         [sys.executable, bench, "--smoke", "--task", "InvertedPendulum-v5", "--simulations", "4"],
         capture_output=True,
@@ -452,19 +452,19 @@ def test_the_committed_atari_pages_are_generated_from_the_committed_results(tmp_
         fresh = tmp_path / os.path.basename(page)
         write(results, str(fresh))
         assert fresh.read_text() == open(page).read(), (
-            f"{os.path.relpath(page, root)} is stale: run python bench/render_atari_suite.py"
+            f"{os.path.relpath(page, root)} is stale: run python experiments/render_atari_suite.py"
             + (" --studies" if write is render.render_studies else "")
         )
 
 
 def test_the_results_pages_and_the_readme_summary_are_generated_from_the_committed_results():
     """docs/results.md, the README's "results at a glance" and the JSON lines quoted in the docs are what
-    bench/render_results.py makes of the committed results files: a new line without the pages rendered again, or
+    experiments/render_results.py makes of the committed results files: a new line without the pages rendered again, or
     a number typed into a generated region, fails here."""
     render = load_bench("render_results")
     for page, text in render.rendered(REPO).items():
         with open(os.path.join(REPO, page)) as f:
-            assert f.read() == text, f"{page} is stale: run python bench/render_results.py"
+            assert f.read() == text, f"{page} is stale: run python experiments/render_results.py"
 
 
 def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
@@ -528,8 +528,14 @@ def test_a_benchmark_line_is_printed_even_when_its_results_file_cannot_be_writte
     args = common.parser(None, quick="q", smoke="s").parse_args(["--results", str(written)])
     common.record({"benchmark": "b", "mode": "full", "x": 2}, args)
     assert [line["x"] for line in common.read_lines(str(written))] == [2]
-    assert common.results_file("b", "full", common.parser(None, quick="q", smoke="s").parse_args(["--no-record"])) is None
+    benchmark, experiment = common.parser(None, quick="q", smoke="s"), common.parser(None, quick="q", smoke="s", record=True)
+    assert common.results_file("b", "full", benchmark.parse_args([])) is None  # a benchmark records when asked
+    assert common.results_file("b", "full", benchmark.parse_args(["--record"])).endswith("b.jsonl")
+    assert common.results_file("b", "full", experiment.parse_args([])).endswith("b.jsonl")  # an experiment unless told
+    assert common.results_file("b", "full", experiment.parse_args(["--no-record"])) is None
     assert common.results_file("b", "smoke").endswith(os.path.join("smoke", "b.jsonl"))
+    with pytest.raises(SystemExit):
+        benchmark.parse_args(["--no-record"])
 
 
 def test_the_results_renderer_names_a_corrupt_results_file(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from workbench.envs.atari.games import rom_path, unsupported_rom_ids
 from workbench.ops import atari_env
 
 EQUIVALENCE_GAMES = ["pong", "breakout", "frostbite", "space_invaders", "seaquest"]
-# The parity tier plays these too at full length: the nine games of the Deep GA paper's table (bench/atari_suite.py).
+# The parity tier plays these too at full length: the nine games of the Deep GA paper's table (experiments/atari_suite.py).
 PAPER_GAMES = ["asteroids", "assault", "asterix", "atlantis", "enduro", "gravitar", "venture"]
 
 

@@ -12,7 +12,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository's root
 TESTS = os.path.join(REPO, "tests")
 DATA = os.path.join(TESTS, "data")  # the tests' fixtures (legacy run directories, tiny MuJoCo models)
-BENCH = os.path.join(REPO, "bench")
+BENCH = os.path.join(REPO, "workbench", "bench")  # the throughput benchmarks (installed as workbench.bench)
+EXPERIMENTS = os.path.join(REPO, "experiments")  # the experiments: learning suites, studies, result pages
 
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -42,8 +43,9 @@ def launch_chromium(playwright):
 
 
 def bench_script(name):
-    """The path of bench/<name>."""
-    return os.path.join(BENCH, name)
+    """The path of the benchmark workbench/bench/<name>, else of the experiment experiments/<name>."""
+    path = os.path.join(BENCH, name)
+    return path if os.path.exists(path) else os.path.join(EXPERIMENTS, name)
 
 
 def in_ci():

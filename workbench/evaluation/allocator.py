@@ -9,7 +9,7 @@ page fault and the kernel's zeroing for every 4 KiB it touches, every time. Meas
 
 tune_allocator() raises the threshold to 1 GiB and the heap's trim threshold to 2 GiB, once per
 process, so freed buffers are reused. The cost: the process keeps what it freed up to those sizes
-(its resident memory stays near its peak instead of shrinking between rounds; bench/soak.py
+(its resident memory stays near its peak instead of shrinking between rounds; workbench/bench/soak.py
 measures the growth over 200 generations). WORKBENCH_MALLOC_TUNING=0 leaves the allocator alone.
 Elsewhere than glibc, or when the settings are refused, nothing changes.
 """

@@ -443,7 +443,7 @@ class RayEvaluator(BaseEvaluator):
                 results.append(EvaluationResult(returns, behaviours, steps, frames, observation_sums))
         return results
 
-    # -- the transport: what evaluate() asks of Ray (bench/ray_scaling.py replaces it to time the master alone)
+    # -- the transport: what evaluate() asks of Ray (workbench/bench/ray_scaling.py replaces it to time the master alone)
     def _submit(self, index, chunk):
         """Starts actor `index` on a pickled chunk; returns the reference of its result."""
         return self.actors[index].evaluate.remote(

@@ -61,7 +61,7 @@ FAMILY_DEFAULT: Any = _FamilyDefault()
 
 # The values of the FAMILY_FIELDS a config.json written before they were left to the environment family meant
 # when one of them is missing (RunConfig's defaults then): from_run_dir reads old run directories as they ran.
-STORED_DEFAULTS = dict(model="small", model_options={}, observation_normalization=None, max_episode_frames=20_000)
+STORED_DEFAULTS: dict[str, Any] = dict(model="small", model_options={}, observation_normalization=None, max_episode_frames=20_000)
 REFERENCE_BATCH_SIZE = 128  # observations of the virtual batch normalisation's reference batch (Salimans et al. 2017)
 __all__ = [
     "ALGORITHMS",
