@@ -201,7 +201,7 @@ def test_the_benchmark_scores_each_run_once_and_names_a_broken_one(run_dir, tmp_
     broken = str(tmp_path / "broken")
     os.makedirs(broken)
     results = str(tmp_path / "run_scores.jsonl")
-    command = [sys.executable, os.path.join(CHECKOUT, "bench", "run_scores.py"), "--smoke", "--results", results]
+    command = [sys.executable, os.path.join(CHECKOUT, "experiments", "run_scores.py"), "--smoke", "--results", results]
     run = subprocess.run(command + [path, broken], capture_output=True, text=True, timeout=600)
     assert run.returncode == 1 and "broken" in run.stderr and "not scored" in run.stderr
     lines = [json.loads(line) for line in open(results)]

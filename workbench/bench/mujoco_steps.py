@@ -40,7 +40,7 @@ import tensorflow as tf  # noqa: E402
 from workbench.envs import MujocoBatch, resolve_mujoco_task  # noqa: E402
 from workbench.ops import mujoco_env  # noqa: E402
 
-sys.path.append(os.path.join(os.path.dirname(HERE), "ops"))
+sys.path.append(os.path.join(common.CHECKOUT, "ops"))  # the checkout's build helpers
 import build_mujoco  # noqa: E402  (ops/build_mujoco.py)
 
 TARGETS = {"op_vs_raw": 0.8, "op_vs_envpool": 1.2}
