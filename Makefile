@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` (installs, then runs the main job) and
-# `make test` (installs, then lints and runs the test suite but its parity tier). Both create ./.venv on first use.
-# `make test-fast` is the edit-test loop: lint and every test but the slow, notebook, browser, Ray and parity tiers.
+# `make test` (installs, then lints and runs the test suite but its long and parity tiers). Both create ./.venv on
+# first use. `make test-fast` is the edit-test loop: lint and every test but the slow, notebook, browser, Ray,
+# long and parity tiers. `make test-long` runs the long tier (robustness rehearsals); CI runs it.
 # `make test-parity` runs the parity tier (the twins at full length, the op fuzzer's long form); CI runs it.
 # `make test-sanitize` runs the op fuzzer and the ops' equivalence tests on a build of the ops under
 # AddressSanitizer and UndefinedBehaviorSanitizer (docs/sanitizers.md); CI runs it after make test.
@@ -17,7 +18,7 @@ MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install system demo docs docs-serve lint test test-fast test-parity test-sanitize sanitize-build bench lab clean
+.PHONY: install system demo docs docs-serve lint test test-fast test-long test-parity test-sanitize sanitize-build bench lab clean
 
 install: $(INSTALLED)
 
@@ -77,16 +78,21 @@ lint: install
 	$(VENV)/bin/clang-format --dry-run -Werror $(OPS_SOURCES)
 
 # Three pytest-xdist workers on 2 cores: most test time is single-threaded Python or waiting (a Ray cluster or
-# JupyterLab starting), which a third worker fills (make test: 10 min 15 s with two, 9 min 24 s with three;
-# tests/conftest.py says which tests stay serial). PYTEST_WORKERS=0 runs in one process (pytest's own output, pdb).
+# JupyterLab starting), which a third worker fills (two were about a minute slower; docs/architecture.md has the
+# current figure; tests/conftest.py says which tests stay serial). PYTEST_WORKERS=0 runs in one process (pdb).
 PYTEST_WORKERS ?= 3
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10
 
 test: lint docs system
-	$(PYTEST) -m "not parity"
+	$(PYTEST) -m "not parity and not long"
 
 test-fast: lint system
-	$(PYTEST) -m "not slow and not notebook and not browser and not ray and not parity"
+	$(PYTEST) -m "not slow and not notebook and not browser and not ray and not parity and not long"
+
+# The long tier: robustness rehearsals too long for make test's budget (a Ray node removed mid-generation on a
+# multi-node cluster of one machine). CI runs it after make test.
+test-long: install
+	$(PYTEST) -m long
 
 # The parity tier: the twins compared at full length (Atari emulation on 12 games, MuJoCo physics over 30,000 steps
 # per task) and the op fuzzer's long form. CI runs it after make test.

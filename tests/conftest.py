@@ -2,9 +2,10 @@
 Shared helpers are in tests/support (imported as `support`), not here.
 
 Tiers (pytest markers, declared in pyproject.toml): `slow` (tens of seconds each), `notebook` (runs the
-tutorials), `browser` (Chromium: JupyterLab, the documentation site), `ray` (a local Ray cluster), `parity`
-(the twins compared at full length, the op fuzzer's long form). `make test` runs all but `parity`; `make
-test-parity` runs `parity` (CI runs both); `make test-fast` leaves all five out. A browser or Ray test whose
+tutorials), `browser` (Chromium: JupyterLab, the documentation site), `ray` (a local Ray cluster), `long` (a
+robustness rehearsal too long for make test's budget), `parity` (the twins compared at full length, the op
+fuzzer's long form). `make test` runs all but `long` and `parity`; `make test-long` and `make test-parity` run
+those (CI runs all three); `make test-fast` leaves all six out. A browser or Ray test whose
 component is missing is skipped with the reason outside CI and fails under CI=true
 (support.requires_component).
 

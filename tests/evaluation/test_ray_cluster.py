@@ -56,6 +56,7 @@ def node_of(actor):
     return ray.get(actor.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
 
 
+@pytest.mark.long  # about 3 minutes of a serial Ray chain: CI runs it after make test (make test-long)
 def test_a_node_removed_mid_generation_loses_nothing_and_counts_nothing_twice(nodes):
     cluster, workers = nodes
     evaluator = RayEvaluator("pong", "small", address=cluster.address, actors=2, chunks_per_actor=4, **NOISE, **PONG)
