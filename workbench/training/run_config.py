@@ -83,6 +83,10 @@ class RunConfig:
     MuJoCo). behaviour: the novelty-search BC (default "final_ram" on Atari, "final_position" on MuJoCo).
     init_from: a run directory whose newest elite (weights and observation statistics) a new run of a strategy
     with a center starts from (workbench.training.warm_start); a resumed run does not read it again.
+
+    model, model_options, observation_normalization and max_episode_frames left out are filled when the config is
+    made: from the init_from run, else from the environment family (EnvFamily.run_defaults), as the command line
+    fills them; RunConfig.resolve adds presets and config files (workbench.training.resolve).
     """
 
     env: str = _setting(
