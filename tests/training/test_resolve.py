@@ -94,6 +94,7 @@ def test_errors_name_the_field_and_its_source(tmp_path):
         (lambda: resolve_run(sigma=0.1), r"'sigma' is not a run config field \(it is a hyperparameter"),
         (lambda: resolve_run(config=dict(env="pongg")), r"env 'pongg' is in no environment family .*\(from config\)"),
         (lambda: resolve_run("laptop"), "preset must be one of 'paper', 'pc', 'tutorial'"),
+        (lambda: resolve_run("pcc"), r"got 'pcc' \(did you mean pc\?\)"),
         (lambda: resolve_run(cores=2), "cores sizes a preset: give a preset too"),
         (lambda: resolve_run(config=str(tmp_path / "none.json")), "config file .*none.json: .*No such file"),
         (lambda: resolve_run(init_from=str(tmp_path), algorithm="es"), "init_from .* is not a run directory"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.checks import check_choice, check_int
+from workbench.checks import check_int, close_matches
 from workbench.envs import find_env_family
 from workbench.envs.atari.presets import MAX_PC_CORES, PC_CORES, machine_cores, scaled_to_cores
 from workbench.evolution import ALGORITHMS, algorithm_spec
@@ -45,7 +45,10 @@ def preset_fields(name: str, algorithm: str, env: str, cores: int | None = None)
     (and whatever else the environment family's presets set: the model and observation normalisation on MuJoCo,
     virtual batch normalisation for ES on Atari). The Atari pc preset is sized for `cores` (default: this
     machine's). ValueError naming the preset, algorithm or environment that do not go together."""
-    check_choice("preset", name, PRESET_NAMES)
+    if name not in PRESET_NAMES:
+        close = close_matches(str(name), PRESET_NAMES, count=2) if isinstance(name, str) else []
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise ValueError(f"preset must be one of {', '.join(map(repr, PRESET_NAMES))}, got {name!r}{hint}")
     if cores is not None:
         check_int("cores", cores, 1)  # also where the preset does not scale: a bad value is never ignored
     spec, family = algorithm_spec(algorithm), find_env_family(env)
