@@ -11,7 +11,8 @@ committed results only when asked (--record, or --results FILE): experiments/res
 source checkout (each recorded run adds a line, so the history stays; experiments/render_results.py makes the
 results pages from these files, and recording is followed by rendering them), experiments/results/smoke/ for
 smoke runs (ignored by git). So running a benchmark never changes a committed file. The experiments
-(experiments/: the learning suites, studies, re-tests) record by default (--no-record: print only).
+(experiments/: the learning suites, studies, re-tests) record by default (--no-record: print only), and a line
+recorded into the committed results is followed by rendering the pages, so no page is left stale.
 $WORKBENCH_BENCH_RESULTS (the tests set it) or --results moves the results; outside a checkout the default
 folder is ./bench-results.
 """
@@ -271,8 +272,8 @@ def record(report: dict, args: argparse.Namespace | None = None) -> dict:
             raise SystemExit(f"--results: cannot append to {path}: {error} (the line is printed above)") from None
         shown = os.path.relpath(path)
         print(f"recorded in {path if shown.startswith('..') else shown}", file=sys.stderr)
-        if os.path.dirname(os.path.abspath(path)) == os.path.abspath(RESULTS_DIR) and getattr(args, "record", False):
-            render_pages()  # a benchmark recorded into the committed results: the pages follow
+        if os.path.dirname(os.path.abspath(path)) == os.path.abspath(RESULTS_DIR):
+            render_pages()  # a line recorded into the committed results: the pages follow, so none goes stale
     return stamped
 
 
