@@ -10,7 +10,7 @@ record() dates the JSON line (UTC), adds the commit and the machine and prints i
 committed results only when asked (--record, or --results FILE): experiments/results/<benchmark>.jsonl in a
 source checkout (each recorded run adds a line, so the history stays; experiments/render_results.py makes the
 results pages from these files, and recording is followed by rendering them), experiments/results/smoke/ for
-smoke runs (ignored by git). So running a benchmark never changes a committed file. The experiments
+smoke runs (ignored by git). Without them, running a benchmark changes no committed file. The experiments
 (experiments/: the learning suites, studies, re-tests) record by default (--no-record: print only), and a line
 recorded into the committed results is followed by rendering the pages, so no page is left stale.
 $WORKBENCH_BENCH_RESULTS (the tests set it) or --results moves the results; outside a checkout the default
