@@ -201,6 +201,7 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     """The run `train`'s options describe: workbench.training.resolve with --preset, --config, --cores and the
     options (the same run RunConfig.resolve builds from the same words). The fields the environment family chose
     are said on stderr."""
+    from workbench.envs import find_env_family
     from workbench.training.resolve import resolve_run
 
     if args.cores is not None and not args.preset:
@@ -212,9 +213,10 @@ def run_config_from(args: argparse.Namespace) -> RunConfig:
     if defaults:
         config = resolved.config
         said = ", ".join(f"{name} {value!r}" for name, value in defaults.items())
+        preset = " or --preset" if find_env_family(config.env).presets is not None else ""
         print(
-            f"{config.env}: the defaults of its family for {config.algorithm}: {said} (--model, --max-episode-frames, "
-            "--[no-]observation-normalization or --preset choose others)",
+            f"{config.env}: the defaults of its family for {config.algorithm}: {said} (--model, --max-episode-frames"
+            f", --[no-]observation-normalization{preset} choose others)",
             file=sys.stderr,
         )
     return resolved.config
