@@ -538,6 +538,27 @@ def test_a_benchmark_line_is_printed_even_when_its_results_file_cannot_be_writte
         benchmark.parse_args(["--no-record"])
 
 
+def test_a_line_recorded_into_the_committed_results_renders_the_pages(tmp_path, monkeypatch, capsys):
+    """--record appends to the checkout's results folder and runs its renderer, so that no page is left stale; a
+    line recorded elsewhere (--results, the tests' folder) does not."""
+    common = load_bench("common")
+    checkout = tmp_path / "checkout"
+    (checkout / "experiments" / "results").mkdir(parents=True)
+    marker = tmp_path / "rendered"
+    (checkout / "experiments" / "render_results.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    monkeypatch.setattr(common, "CHECKOUT", str(checkout))
+    monkeypatch.setattr(common, "IN_CHECKOUT", True)
+    monkeypatch.setattr(common, "RESULTS_DIR", str(checkout / "experiments" / "results"))
+    monkeypatch.delenv(common.RESULTS_VARIABLE, raising=False)
+    benchmark = common.parser(None, quick="q", smoke="s")
+    common.record({"benchmark": "b", "mode": "full"}, benchmark.parse_args([]))  # printed only
+    assert not (checkout / "experiments" / "results" / "b.jsonl").exists() and not marker.exists()
+    common.record({"benchmark": "b", "mode": "full"}, benchmark.parse_args(["--record"]))
+    assert len(common.read_lines(str(checkout / "experiments" / "results" / "b.jsonl"))) == 1 and marker.read_text() == "x"
+    common.record({"benchmark": "b", "mode": "full"}, benchmark.parse_args(["--results", str(tmp_path / "elsewhere.jsonl")]))
+    assert marker.read_text() == "x"  # not rendered again
+
+
 def test_the_results_renderer_names_a_corrupt_results_file(tmp_path, monkeypatch):
     render = load_bench("render_results")
     monkeypatch.setattr(render, "rendered", lambda: render.load_results(str(tmp_path)))
