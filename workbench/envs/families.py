@@ -34,7 +34,7 @@ FAMILY_FIELDS = ("model", "model_options", "observation_normalization", "max_epi
 
 
 @dataclasses.dataclass(frozen=True)
-class TestSetup:
+class ProtocolSetup:
     """How a test episode runs under a protocol: the batch options (the run's, with the protocol's on top), the
     test cap (None: the environment's own) and the protocol's name as results record it."""
 
@@ -43,10 +43,10 @@ class TestSetup:
     protocol: str
 
 
-def _plain_test_setup(protocol: str, env_options: Mapping[str, Any], max_episode_frames: int | None) -> TestSetup:
+def _plain_test_setup(protocol: str, env_options: Mapping[str, Any], max_episode_frames: int | None) -> ProtocolSetup:
     """A family without protocol options: the run's options and the cap given (else the environment's own),
     recorded as protocol "gymnasium"."""
-    return TestSetup(dict(env_options), max_episode_frames, "gymnasium")
+    return ProtocolSetup(dict(env_options), max_episode_frames, "gymnasium")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +68,7 @@ class EnvFamily:
       settings for; None: the family has no presets.
     behaviour: novelty search's behaviour characterisation by default.
     test_protocols: the protocols its tests take, the default first; test_setup(protocol, env_options, cap)
-      the TestSetup of one; test_behaviour: what a test records per episode besides its return (MuJoCo: the
+      the ProtocolSetup of one; test_behaviour: what a test records per episode besides its return (MuJoCo: the
       final position), or None.
     replay_options: batch options a replay adds (Gymnasium: render_mode "rgb_array").
     fallback: asked after every other family, and exempt from the claim check (it claims what they leave).
@@ -85,7 +85,7 @@ class EnvFamily:
     behaviour: str
     presets: Callable[[str, str, str, int | None], dict[str, Any]] | None = None
     test_protocols: tuple[str, ...] = ("gymnasium",)
-    test_setup: Callable[[str, Mapping[str, Any], int | None], TestSetup] = _plain_test_setup
+    test_setup: Callable[[str, Mapping[str, Any], int | None], ProtocolSetup] = _plain_test_setup
     test_behaviour: str | None = None
     replay_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     fallback: bool = False

@@ -41,7 +41,7 @@ from workbench.checks import check_choice, check_int, check_path, check_positive
 from workbench.evolution import Genome
 from workbench.training.checkpoint import CheckpointError
 from workbench.training.elites import RunElite, load_elite
-from workbench.training.scoring import Score, score_elite, test_protocols
+from workbench.training.scoring import Score, score_elite, scoring_protocols
 
 FINAL_SEED, SELECTION_SEED, REPORT_SEED = 0, 1, 2  # test seeds of (a), of the choice in (b) and (c), of (b)'s report
 CACHE_FILE = "elite_scores.json"
@@ -276,7 +276,7 @@ def score_run(
     check_positive_int("episodes", episodes)
     check_int("screen_episodes", screen_episodes, 0, episodes)
     check_positive_int("max_raced", max_raced)
-    check_choice("protocol", protocol, test_protocols())
+    check_choice("protocol", protocol, scoring_protocols())
     if generation is not None:
         check_int("generation", generation, 0)
     if not os.path.isdir(run_dir):

@@ -98,7 +98,7 @@ class Score:
         )
 
 
-def test_protocols() -> tuple[str, ...]:
+def scoring_protocols() -> tuple[str, ...]:
     """Every protocol a registered environment family's tests take (EnvFamily.test_protocols)."""
     return tuple(dict.fromkeys(protocol for family in ENV_FAMILIES.values() for protocol in family.test_protocols))
 
@@ -117,7 +117,7 @@ def training_round_seeds(run_seed: int, generations: int) -> set[int]:
 def protocol_spec(spec: RunSpec, protocol: str = "deep-ga", max_episode_frames: int | None = None) -> tuple[RunSpec, str]:
     """The spec a test runs in: the protocol's options and the test cap of the spec's environment family
     (EnvFamily.test_setup); and the protocol's name as the result records it."""
-    check_choice("protocol", protocol, test_protocols())
+    check_choice("protocol", protocol, scoring_protocols())
     setup = spec.family.test_setup(protocol, spec.env_options, max_episode_frames)
     return dataclasses.replace(spec, env_options=setup.env_options, max_episode_frames=setup.max_episode_frames), setup.protocol
 
@@ -243,7 +243,7 @@ def evaluate_run(
     if json_path is not None and os.path.exists(json_path) and not overwrite:
         raise ValueError(f"json_path {json_path!r} exists already; choose another file or overwrite it explicitly")
     check_positive_int("episodes", episodes)
-    check_choice("protocol", protocol, test_protocols())
+    check_choice("protocol", protocol, scoring_protocols())
     elite = load_elite(run_dir, generation)
     score = score_elite(
         elite, episodes=episodes, protocol=protocol, max_episode_frames=max_episode_frames, seed=seed, progress=progress

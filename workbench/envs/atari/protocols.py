@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.checks import check_choice, check_positive_int
-from workbench.envs.families import TestSetup
+from workbench.envs.families import ProtocolSetup
 
 PROTOCOLS = {
     "deep-ga": dict(repeat_action_probability=0.0, noop_max=30, fire_reset=True, frame_skip=4),
@@ -21,7 +21,7 @@ PROTOCOLS = {
 ALE_MAX_EPISODE_FRAMES = 108_000  # ALE's cap: 30 minutes of play at 60 frames/s
 
 
-def atari_test_setup(protocol: str, env_options: Mapping[str, Any], max_episode_frames: int | None) -> TestSetup:
+def atari_test_setup(protocol: str, env_options: Mapping[str, Any], max_episode_frames: int | None) -> ProtocolSetup:
     """The protocol's emulation options over the run's, and the test cap (ALE's unless given); ValueError when the
     cap leaves no frame after the longest start the protocol allows (no-ops and FIRE)."""
     check_choice("protocol", protocol, PROTOCOLS)
@@ -33,4 +33,4 @@ def atari_test_setup(protocol: str, env_options: Mapping[str, Any], max_episode_
             f"max_episode_frames must exceed the {starts} frames an episode can spend starting "
             f"(no-ops and FIRE) under the {protocol} protocol, got {cap}"
         )
-    return TestSetup(options, cap, protocol)
+    return ProtocolSetup(options, cap, protocol)
