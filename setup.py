@@ -183,6 +183,9 @@ setup(
             "mypy>=1.10",
             "clang-format>=18",
             "pytest-xdist>=3.5",
+            # the reference implementations the CMA family is compared with (tests/evolution/test_cma_update.py)
+            "cmaes>=0.13,<0.14",
+            "cma>=4.5,<5",
         ],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
         # updater is such a thread (tests/lab/test_widget_threads.py).
