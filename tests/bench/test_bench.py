@@ -13,25 +13,9 @@ import sys
 
 import pytest
 
-from support import EXPERIMENTS, REPO, TESTS, bench_script, module_available, requires_component
+from support import REPO, TESTS, bench_script, load_bench, module_available, requires_component
 
 BENCH = bench_script("population_inference.py")
-
-
-def load_bench(name):
-    """The benchmark or experiment script <name>.py as a module, to call its main(argv) in this process (the
-    argument checks run before any work; a subprocess would spend its seconds importing TensorFlow first)."""
-    import importlib.util
-
-    if EXPERIMENTS not in sys.path:  # as `python experiments/NAME.py` has it: its siblings import as modules
-        sys.path.insert(0, EXPERIMENTS)
-    spec = importlib.util.spec_from_file_location(f"{name}_bench", bench_script(f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    environment = dict(os.environ)
-    spec.loader.exec_module(module)
-    os.environ.clear()  # a script's start-up may change it (end_to_end.py asks for Keras back)
-    os.environ.update(environment)
-    return module
 
 
 def json_line_of(bench, arguments, capsys):
@@ -111,16 +95,25 @@ def test_emulation_bench_refuses_an_unknown_game(capsys):
 END_TO_END_BENCH = bench_script("end_to_end.py")
 
 
-@pytest.mark.slow
-def test_end_to_end_smoke_run_prints_ratios_as_json():
+@pytest.mark.parametrize(
+    "models",
+    [pytest.param(("small",), marks=pytest.mark.slow), pytest.param(("small", "large"), marks=pytest.mark.long)],
+    ids=["small", "both"],
+)
+def test_end_to_end_smoke_run_prints_ratios_as_json(models):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run(
-        [sys.executable, END_TO_END_BENCH, "--smoke", "--slots", "2"], capture_output=True, text=True, timeout=900, env=env
+        [sys.executable, END_TO_END_BENCH, "--smoke", "--slots", "2", "--models", *models],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["benchmark"] == "end_to_end" and summary["mode"] == "smoke" and summary["emulation_limit_fps"] > 0
-    for model in ("small", "large"):
+    assert set(summary["results"]) == set(models)
+    for model in models:
         entry = summary["results"][model]
         for key in (
             "naive_fps",
@@ -147,6 +140,7 @@ def test_end_to_end_bench_refuses_bad_arguments(capsys):
 
 
 @pytest.mark.ray
+@pytest.mark.long
 def test_ray_scaling_smoke_run_prints_ratios_as_json():
     requires_component(module_available("ray"), "ray (pip install -e '.[ray]')")
     bench = bench_script("ray_scaling.py")
@@ -246,7 +240,7 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path, ca
         assert config["init_from"] == str(tmp_path / "run") and config["hyperparameters"]["sigma"] == 0.0075
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_mujoco_smoke_run_measures_every_contender(capsys):
     bench = bench_script("mujoco_steps.py")
     result = subprocess.run(
@@ -303,7 +297,7 @@ def test_training_runs_bench_refuses_bad_arguments(capsys):
 SOAK_BENCH = bench_script("soak.py")
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_soak_smoke_run_samples_memory_files_and_threads_every_generation(capsys):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, SOAK_BENCH, "--smoke"], capture_output=True, text=True, timeout=900, env=env)

@@ -288,6 +288,7 @@ def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
         resumed.close()
 
 
+@pytest.mark.long
 def test_observation_statistics_are_the_same_on_1_and_2_actors_and_locally():
     """ARS V2 and PGPE on Hopper with every state normalised: the merged statistics (and so every return) are
     bit-identical whether one actor, two actors or the local evaluator ran the episodes; PGPE's scaled

@@ -141,6 +141,7 @@ def test_self_adapted_mutation_power_grows_where_larger_steps_pay_and_stays_in_i
         assert math.exp(-0.5 * 6) < ratio < math.exp(0.5 * 6) or sigma in (np.float32(0.001), np.float32(0.1))
 
 
+@pytest.mark.long
 def test_ga_on_10d_rastrigin_with_a_decaying_mutation_power():
     # The mutation-only Deep GA escapes most local minima of Rastrigin but, unlike ES, does not reliably
     # reach the global one: measured elites -2.4 to -6 after 150 generations of 1000 (global optimum 0).

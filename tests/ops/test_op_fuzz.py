@@ -1,5 +1,5 @@
 """The op fuzzer (tests/ops/op_fuzzer.py): a fixed seed, every custom op, in a subprocess, so that a crash fails
-this test with the call that caused it. make test runs the short form (600 calls), the parity tier the long form
+this test with the call that caused it. make test runs the short form (300 calls), the parity tier the long form
 (10,000 calls of another seed)."""
 
 import os
@@ -12,7 +12,7 @@ FUZZER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "op_fuzzer.py"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("calls,seed", [(600, 20261201), pytest.param(10000, 20261203, marks=pytest.mark.parity)])
+@pytest.mark.parametrize("calls,seed", [(300, 20261201), pytest.param(10000, 20261203, marks=pytest.mark.parity)])
 def test_random_calls_to_every_op_raise_errors_and_never_crash(tmp_path, calls, seed):
     log = tmp_path / "calls.log"
     result = subprocess.run(

@@ -1,10 +1,11 @@
 """Helpers the tests share: the repository's paths, the component checks of the browser and Ray tiers, the float32
-tolerance of the op tests and a small CartPole run. Test modules import these from here (pyproject.toml puts
-tests/ on pytest's path), never from conftest.py or from one another."""
+tolerance of the op tests, a small CartPole run and the loader of a script's main() (load_bench). Test modules
+import these from here (pyproject.toml puts tests/ on pytest's path), never from conftest.py or from one another."""
 
 import importlib.util
 import os
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -46,6 +47,20 @@ def bench_script(name):
     """The path of the benchmark workbench/bench/<name>, else of the experiment experiments/<name>."""
     path = os.path.join(BENCH, name)
     return path if os.path.exists(path) else os.path.join(EXPERIMENTS, name)
+
+
+def load_bench(name):
+    """The benchmark or experiment script <name>.py as a module, to call its main(argv) in this process (the
+    argument checks run before any work; a subprocess would spend its seconds importing TensorFlow first)."""
+    if EXPERIMENTS not in sys.path:  # as `python experiments/NAME.py` has it: its siblings import as modules
+        sys.path.insert(0, EXPERIMENTS)
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", bench_script(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    environment = dict(os.environ)
+    spec.loader.exec_module(module)
+    os.environ.clear()  # a script's start-up may change it (end_to_end.py asks for Keras back)
+    os.environ.update(environment)
+    return module
 
 
 def in_ci():

@@ -4,13 +4,11 @@ the benchmark script."""
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from support import cartpole_config
+from support import cartpole_config, load_bench
 from workbench.training import Trainer
 from workbench.training.checkpoint import CheckpointError
 from workbench.training.elites import load_elite
@@ -36,7 +34,6 @@ CARTPOLE = dict(  # a four-generation GA run on CartPole in seconds (support.car
     hyperparameters=dict(population_size=8, truncation=3, sigma=0.3, elite_candidates=2, elite_episodes=2),
     seed=5,
 )
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -196,19 +193,23 @@ def test_bad_input_is_named(run_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_benchmark_scores_each_run_once_and_names_a_broken_one(run_dir, tmp_path):
+def test_the_benchmark_scores_each_run_once_and_names_a_broken_one(run_dir, tmp_path, capsys):
+    """experiments/run_scores.py's main() in this process (a subprocess per call would import TensorFlow each)."""
+    script = load_bench("run_scores")
     path = copy_run(run_dir, tmp_path)
     broken = str(tmp_path / "broken")
     os.makedirs(broken)
     results = str(tmp_path / "run_scores.jsonl")
-    command = [sys.executable, os.path.join(CHECKOUT, "experiments", "run_scores.py"), "--smoke", "--results", results]
-    run = subprocess.run(command + [path, broken], capture_output=True, text=True, timeout=600)
-    assert run.returncode == 1 and "broken" in run.stderr and "not scored" in run.stderr
+    common = ["--smoke", "--results", results]
+    with pytest.raises(SystemExit, match="not scored") as stop:
+        script.main(common + [path, broken])
+    assert "broken" in str(stop.value) and "cannot be scored" in capsys.readouterr().err
     lines = [json.loads(line) for line in open(results)]
     assert len(lines) == 1 and lines[0]["rule"] == "run" and lines[0]["final"]["episodes"] == 2
-    run = subprocess.run(command + [path, "--before", "1"], capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0 and "no generation ended" in run.stderr
-    run = subprocess.run(command + [path], capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0 and "already" in run.stderr and len(open(results).readlines()) == 1
-    run = subprocess.run(command + [path, "--screen-episodes", "3"], capture_output=True, text=True, timeout=600)
-    assert run.returncode == 2 and "--screen-episodes" in run.stderr
+    script.main(common + [path, "--before", "1"])
+    assert "no generation ended" in capsys.readouterr().err
+    script.main(common + [path])
+    assert "already" in capsys.readouterr().err and len(open(results).readlines()) == 1
+    with pytest.raises(SystemExit) as stop:
+        script.main(common + [path, "--screen-episodes", "3"])
+    assert stop.value.code == 2 and "--screen-episodes" in capsys.readouterr().err
