@@ -304,7 +304,7 @@ def run_until_killed(script, run_dir, kind, moment, rng):
     "kind,moments",
     [
         ("cartpole", ["ready", "writing", "late"]),
-        ("atari", ["ready", "writing"]),
+        pytest.param("atari", ["ready", "writing"], marks=pytest.mark.long),  # the same moments, an emulator's run
     ],
 )
 def test_kill_9_at_any_moment_loses_at_most_the_generation_in_progress(tmp_path, kind, moments):
@@ -365,7 +365,7 @@ def test_run_configs_refuse_unknown_fields_and_values():
     with pytest.raises(ValueError, match="unknown run config fields"):
         RunConfig.from_json({"env": "pong", "populaton": 3})
     with pytest.raises(ValueError, match="algorithm must be one of"):
-        RunConfig(algorithm="cma-es").algorithm_config()
+        RunConfig(algorithm="cma-ess").algorithm_config()
     with pytest.raises(ValueError, match="unknown ga hyperparameters"):
         RunConfig(hyperparameters={"learning_rate": 0.1}).algorithm_config()
     with pytest.raises(ValueError, match="truncation"):

@@ -9,6 +9,7 @@
   NoveltySearchES    NS-ES and NSR-ES (NoveltyConfig): archive, k-nearest novelty, meta-population
   AugmentedRandomSearch  ARS V1 / V2 / V1-t / V2-t (ARSConfig): top-b directions, reward-std scaling
   PGPE               PGPE with ClipUp (PGPEConfig): learned per-parameter sigma, normalised momentum steps
+  CMAES, SepCMAES    CMA-ES (full covariance) and sep-CMA-ES (diagonal) (CMAConfig); their update in cma_update.py
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
   ALGORITHMS         the registry: one AlgorithmSpec per name (strategy, config, defaults, traits)
@@ -19,6 +20,7 @@ Every strategy speaks the ask/tell protocol of strategy.py and holds no environm
 from __future__ import annotations
 
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
+from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder, base_key
@@ -34,6 +36,8 @@ __all__ = [
     "ALGORITHMS",
     "ARSConfig",
     "AlgorithmSpec",
+    "CMAConfig",
+    "CMAES",
     "AugmentedRandomSearch",
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
@@ -52,6 +56,7 @@ __all__ = [
     "PGPE",
     "PGPEConfig",
     "ParameterSpace",
+    "SepCMAES",
     "Strategy",
     "TIME_SPLIT",
     "algorithm_names",

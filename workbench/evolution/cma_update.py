@@ -49,6 +49,12 @@ def expected_norm(n: int) -> float:
     return math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
 
 
+def ranking(fitness: np.ndarray) -> np.ndarray:
+    """The members' indices best first: fitness maximised, a non-finite value (NaN, +-inf) last, ties in order."""
+    fitness = np.asarray(fitness, np.float64)
+    return np.argsort(-np.where(np.isfinite(fitness), fitness, -np.inf), kind="stable")
+
+
 def _positive_weights(population_size: int, mu: int) -> np.ndarray:
     """w'_i = ln((lambda + 1) / 2) - ln i for i = 1..lambda (positive for the better half)."""
     return np.array([math.log((population_size + 1) / 2) - math.log(i + 1) for i in range(population_size)])
@@ -57,7 +63,8 @@ def _positive_weights(population_size: int, mu: int) -> np.ndarray:
 class CMAUpdate:
     """What both forms share: weights, paths, cumulative step-size adaptation (see the module docstring).
 
-    Subclasses define the covariance: _decompose(), _transform(z) (y = A z), _update_covariance() and scales().
+    Subclasses define the covariance: _decompose(), _transform(z) (y = A z), _untransform, _whitened, _tell_ranked()
+    (the update from the ranked draws) and scales().
     """
 
     def __init__(
@@ -130,9 +137,6 @@ class CMAUpdate:
         """C^{-1/2} y for y = A z: B z (full), z (diagonal)."""
         raise NotImplementedError
 
-    def _update_covariance(self, y: np.ndarray, z: np.ndarray, h_s: float) -> None:
-        raise NotImplementedError
-
     def scales(self) -> np.ndarray:
         """The per-parameter standard deviations of the search distribution, sigma sqrt(diag C), [n]."""
         raise NotImplementedError
@@ -157,29 +161,30 @@ class CMAUpdate:
         return self._untransform((members - self.mean) / self.sigma)
 
     def tell(self, z: np.ndarray, fitness: np.ndarray) -> None:
-        """One generation's update from its draws [lambda, n] and their fitness [lambda] (maximised; NaN ranks last,
-        ties keep the draws' order)."""
+        """One generation's update from its draws [lambda, n] and their fitness [lambda] (maximised; see ranking())."""
         z = self.check_draws(z)
         fitness = np.asarray(fitness, np.float64)
         if fitness.shape != (self.population_size,):
             raise ValueError(f"fitness must be [{self.population_size}], got shape {fitness.shape}")
-        order = np.argsort(-np.where(np.isnan(fitness), -np.inf, fitness), kind="stable")
-        z = z[order]
-        y = self._transform(z)
+        self._tell_ranked(z[ranking(fitness)])
+
+    def _tell_ranked(self, z: np.ndarray) -> None:
+        """The update from the draws ranked best first."""
+        raise NotImplementedError
+
+    def _move(self, z_w: np.ndarray) -> float:
+        """Mean, step size and paths from z_w = sum_{i <= mu} w_i z_i (ranked draws); returns h_s."""
         self.generation += 1
-        positive = self.weights[: self.mu]
-        y_w = positive @ y[: self.mu]
+        y_w = self._transform(z_w[None, :])[0]
         self.mean = self.mean + self.sigma * y_w
-        self.p_s = (1 - self.c_s) * self.p_s + math.sqrt(self.c_s * (2 - self.c_s) * self.mu_eff) * self._whitened(
-            positive @ z[: self.mu]
-        )
+        coefficient = math.sqrt(self.c_s * (2 - self.c_s) * self.mu_eff)
+        self.p_s = (1 - self.c_s) * self.p_s + coefficient * self._whitened(z_w[None, :])[0]
         norm = float(np.linalg.norm(self.p_s))
         self.sigma *= math.exp(self.c_s / self.d_s * (norm / self.chi_n - 1))
         left = norm / math.sqrt(1 - (1 - self.c_s) ** (2 * (self.generation + 1)))
         h_s = 1.0 if left < (1.4 + 2 / (self.n + 1)) * self.chi_n else 0.0
         self.p_c = (1 - self.c_c) * self.p_c + h_s * math.sqrt(self.c_c * (2 - self.c_c) * self.mu_eff) * y_w
-        self._update_covariance(y, z, h_s)
-        self._decompose()
+        return h_s
 
     def _decay(self, h_s: float) -> float:
         """The factor C keeps: 1 + c_1 (1 - h_s) c_c (2 - c_c) - c_1 - c_mu sum w."""
@@ -273,11 +278,14 @@ class CovarianceUpdate(CMAUpdate):
     def _whitened(self, z: np.ndarray) -> np.ndarray:
         return z @ self.B.T
 
-    def _update_covariance(self, y: np.ndarray, z: np.ndarray, h_s: float) -> None:
+    def _tell_ranked(self, z: np.ndarray) -> None:
+        h_s = self._move(self.weights[: self.mu] @ z[: self.mu])
+        y = self._transform(z)  # with the decomposition the draws were sampled with
         squared = np.einsum("ij,ij->i", z, z)
         w = np.where(self.weights >= 0, self.weights, self.weights * self.n / np.maximum(squared, 1e-300))
         rank_mu = (y * w[:, None]).T @ y
         self.C = self._decay(h_s) * self.C + self.c_1 * np.outer(self.p_c, self.p_c) + self.c_mu * rank_mu
+        self._decompose()
 
     def scales(self) -> np.ndarray:
         return self.sigma * np.sqrt(np.diag(self.C))
@@ -335,9 +343,21 @@ class DiagonalUpdate(CMAUpdate):
     def _whitened(self, z: np.ndarray) -> np.ndarray:
         return z
 
-    def _update_covariance(self, y: np.ndarray, z: np.ndarray, h_s: float) -> None:
-        rank_mu = self.weights[: self.mu] @ (y[: self.mu] ** 2)
+    def _tell_ranked(self, z: np.ndarray) -> None:
+        positive = self.weights[: self.mu]
+        self.tell_sums(positive @ z[: self.mu], positive @ np.square(z[: self.mu]))
+
+    def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray) -> None:
+        """The update from two weighted sums of the draws ranked best first, each [n]: z_w = sum_{i <= mu} w_i z_i
+        and zz_w = sum_{i <= mu} w_i z_i^2; all it needs, so that a caller can stream the draws (a million
+        parameters times hundreds of members does not fit in memory as one matrix)."""
+        z_w, zz_w = np.asarray(z_w, np.float64), np.asarray(zz_w, np.float64)
+        if z_w.shape != (self.n,) or zz_w.shape != (self.n,):
+            raise ValueError(f"z_w and zz_w must be [{self.n}], got shapes {z_w.shape} and {zz_w.shape}")
+        rank_mu = self.C * zz_w  # sum_i w_i y_i^2 with y = D z, before the step changes nothing of D
+        h_s = self._move(z_w)
         self.C = self._decay(h_s) * self.C + self.c_1 * self.p_c**2 + self.c_mu * rank_mu
+        self._decompose()
 
     def scales(self) -> np.ndarray:
         return self.sigma * self.D

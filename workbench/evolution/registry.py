@@ -10,7 +10,7 @@ the dashboard and the strategy contract test. Adding an algorithm is a module wi
 dataclass, and one register() call (the built-in ones are registered at the end of this module).
 
 Traits:
-  preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe"; an environment
+  preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe", "cma"; an environment
                    family's presets give settings per group)
   has_center       a weight vector the search moves (it can start from another run's weights: init_from)
   vector_only      for vector observations only (not Atari screens)
@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
+from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
@@ -151,5 +152,14 @@ for _spec in (
     AlgorithmSpec(
         "pgpe", PGPE, PGPEConfig, "PGPE with ClipUp: learned per-parameter sigma", "pgpe", has_center=True, vector_only=True
     ),
+    AlgorithmSpec(
+        "cma-es",
+        CMAES,
+        CMAConfig,
+        "CMA-ES: full covariance, rank-one and rank-mu updates (a few thousand parameters)",
+        "cma",
+        has_center=True,
+    ),
+    AlgorithmSpec("sep-cma-es", SepCMAES, CMAConfig, "sep-CMA-ES: diagonal covariance, any network size", "cma", has_center=True),
 ):
     register(_spec)

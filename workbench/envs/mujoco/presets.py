@@ -4,12 +4,13 @@
             removed); PGPE: ClipUp's (linear policy, normalised states, Humanoid v_max 0.015, population 200);
             ES / NS-ES / NSR-ES: OpenAI-ES's MuJoCo settings (64-64 tanh MLP, 256-256 on Humanoid; sigma 0.02,
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
-            the GA: population 1,000 of the same MLP.
+            the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
+            state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
   tutorial  small settings for the notebooks.
 
 A run nobody chose a model, normalisation or cap for takes the paper preset's (mujoco_run_defaults). Settings
-are per preset group (the algorithm registry's `preset_group`: "ga", "es", "ars", "pgpe"); a task variant (the
+are per preset group (the algorithm registry's `preset_group`: "ga", "es", "ars", "pgpe", "cma"); a task variant (the
 humanoid trap) takes the settings of the Gymnasium task it runs.
 """
 
@@ -84,6 +85,16 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             observation_normalization=normalization,
             slots=one_wave_slots(2 * int(hyperparameters["directions"]) + 1),
         )
+    if preset_group == "cma":  # no paper: the method's default population around a linear policy, as ARS's
+        cma: dict[str, Any] = dict(sigma_init=0.03, initial="zeros", center_episodes=1)
+        return dict(
+            fields,
+            model="linear",
+            model_options={},
+            hyperparameters=cma,
+            observation_normalization=dict(ARS_NORMALIZATION),
+            slots=16,
+        )
     if preset_group == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}), center_episodes=1)
         return dict(
@@ -109,6 +120,6 @@ def mujoco_run_defaults(env: str, preset_group: str) -> dict[str, Any]:
     """A MuJoCo run's model, model options, observation normalisation and cap when nobody chose them: the paper
     preset's for the group (ARS and PGPE: a linear policy; the others: OpenAI-ES's MLP), 1,000 steps. A group
     the presets do not cover takes the MLP."""
-    group = preset_group if preset_group in _GROUPS["paper"] or preset_group == "ars" else "es"
+    group = preset_group if preset_group in _GROUPS["paper"] or preset_group in ("ars", "cma") else "es"
     fields = mujoco_presets("paper", env, group)
     return {name: fields[name] for name in ("model", "model_options", "observation_normalization", "max_episode_frames")}

@@ -1,0 +1,252 @@
+"""DistributionSearch: a strategy that samples its members from an adapted Gaussian, mean + sigma A z.
+
+The search distribution is an update object (cma_update.py's CovarianceUpdate or DiagonalUpdate: `mean`,
+`sigma`, `population_size`, `scales()`, `tell(z, fitness)`) and z is a noise-table slice per member, so a member
+is its offset. How members travel depends on A:
+
+  diagonal A (sep-CMA-ES)   one base [2, n] per generation, the mean and the per-parameter scales sigma D; a member
+                            is Genome(key, ((offset, 1),)): mean + scales * z. Ships 4 + 8 bytes and a 40-byte key;
+                            decodes like any full-rank mutation (the population ops run it without building it).
+  full A (CMA-ES)           a dense base per member, mean + sigma B D z in float32 (n values), since A is n x n:
+                            ships 4 n bytes, decodes for free. The full form refuses spaces above MAX_FULL_DIMENSION.
+
+A generation is one round: the members ("population", episodes_per_member each) and, when center_episodes > 0,
+the mean ("center", for reporting; not in the update). A member whose mean return is not finite ranks last and is
+counted in the record (`nonfinite`); a generation where no member's return is finite stops with a ValueError.
+The elite is the mean. The draws of the update are read back from the noise table at the members' offsets; the
+diagonal form streams them in chunks (a million parameters times hundreds of members is not one matrix).
+
+Step-size and covariance health: eigenvalues the update had to raise (the covariance lost positive definiteness
+to rounding) are counted (`repairs`). When the distribution collapses (sigma times C's largest axis below
+1e-12 of the initial sigma), explodes (above 1e12 of it) or C's condition passes 1e14, the search restarts as
+pycma's restarts do (IPOP: the initial sigma and C = I at the current mean, the population doubled, up to
+max_population) and counts it (`restarts`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from workbench.evolution.cma_update import CMAUpdate, DiagonalUpdate, ranking
+from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.space import ParameterSpace
+from workbench.evolution.strategy import EvaluationRequest, Strategy
+
+MAX_FULL_DIMENSION = 5_000  # a full covariance is n^2 float64 (200 MB at 5,000) and an eigendecomposition per update
+COLLAPSE, EXPLOSION, MAX_CONDITION = 1e-12, 1e12, 1e14
+
+
+class DistributionSearch(Strategy):
+    """The shared part of the adapted-Gaussian strategies (see the module docstring).
+
+    A subclass names its update class (`update_class`) and whether its members are dense (`dense_members`).
+    Its config has population_size (None = the update's default), sigma_init, initial ("zeros" or "random"),
+    episodes_per_member, center_episodes and max_population.
+    """
+
+    update_class: ClassVar[type[CMAUpdate]]
+    dense_members: ClassVar[bool] = False
+    EXTRAS = ("step_size", "scale_min", "scale_max", "condition", "nonfinite", "repairs", "restarts")
+    START_ONLY = ("sigma_init", "initial")  # fields that mean something only before the first generation
+
+    def __init__(self, config: Any, space: ParameterSpace, seed: int = 0) -> None:
+        super().__init__(config, space, seed)
+        initial = space.initial(space.sample_offset(self.rng)) if self.config.initial == "random" else None
+        self._start(np.zeros(space.num_parameters) if initial is None else initial, self.config.population_size)
+        self.restarts = 0
+
+    def _validate(self, config):
+        config = super()._validate(config)
+        n = self.space.num_parameters
+        if self.dense_members and n > MAX_FULL_DIMENSION:
+            raise ValueError(
+                f"{self.kind} keeps a full {n} x {n} covariance: {n} parameters are more than its limit of "
+                f"{MAX_FULL_DIMENSION:,} ({8 * n * n / 2**30:.1f} GiB and an eigendecomposition per generation); "
+                "use sep-cma-es (a diagonal covariance) for large networks"
+            )
+        if n < 2:
+            raise ValueError(f"{self.kind} needs at least 2 parameters, the space has {n}")
+        return config
+
+    def _start(self, mean: np.ndarray, population_size: int | None) -> None:
+        self.update = self.update_class(np.asarray(mean, np.float64), self.config.sigma_init, population_size)
+        self.offsets: list[int] | None = None
+        self.center_fitness: float | None = None
+        self._rekey()
+
+    def start_from(self, weights: np.ndarray) -> None:
+        """The mean starts at `weights` (before the first round; see Strategy.start_from)."""
+        self._start(self._starting_weights(weights), self.config.population_size)
+
+    # -- members --------------------------------------------------------------------------
+    def _rekey(self) -> None:
+        mean = self.update.mean.astype(np.float32)
+        self._center_key = base_key(mean)
+        self._bases = {self._center_key: mean}
+        if not self.dense_members:
+            self._member_base = np.stack([mean, self.update.scales().astype(np.float32)])
+            self._member_key = base_key(self._member_base)
+            self._bases[self._member_key] = self._member_base
+
+    def bases(self) -> dict:
+        self._draw_members()
+        return dict(self._bases)
+
+    def _draw_members(self) -> None:
+        """This generation's offsets (and the full form's dense members), once per generation."""
+        if self.offsets is None:
+            self.offsets = [self.space.sample_offset(self.rng) for _ in range(self.update.population_size)]
+            if self.dense_members:
+                self._densify()
+
+    def _densify(self) -> None:
+        assert self.offsets is not None
+        members = self.update.sample(self._draws(self.offsets)).astype(np.float32)
+        self._member_keys = [base_key(member) for member in members]
+        self._bases.update(zip(self._member_keys, members))
+
+    def _draws(self, offsets: list[int]) -> np.ndarray:
+        n = self.space.num_parameters
+        return np.stack([self.space.noise.slice(offset, n) for offset in offsets]).astype(np.float64)
+
+    def _ask(self):
+        config = self.config
+        self._draw_members()
+        assert self.offsets is not None
+        if self.dense_members:
+            genomes = [Genome(key) for key in self._member_keys]
+        else:
+            genomes = [Genome(self._member_key, ((offset, 1.0),)) for offset in self.offsets]
+        requests = [EvaluationRequest(genome, config.episodes_per_member, "population") for genome in genomes]
+        if config.center_episodes:
+            requests.append(EvaluationRequest(Genome(self._center_key), config.center_episodes, "center"))
+        return requests
+
+    @property
+    def phase(self) -> str:
+        return "population"
+
+    @property
+    def elite(self) -> Genome:
+        return Genome(self._center_key)
+
+    # -- the update -----------------------------------------------------------------------
+    def _tell(self, requests, results, means):
+        assert self.offsets is not None, "the offsets are drawn in _ask"
+        lam = self.update.population_size
+        fitness = np.asarray(means[:lam], np.float64)
+        finite = np.isfinite(fitness)
+        if not finite.any():
+            raise ValueError(
+                f"{self.kind} generation {self.generation}: no member's return is finite ({lam} members); "
+                "the update has nothing to rank"
+            )
+        if self.config.center_episodes:
+            self.center_fitness = float(means[-1])
+        self._update(ranking(fitness))
+        self._restart_if_degenerate()
+        self._record_generation(
+            np.where(finite, fitness, -np.inf),
+            self.center_fitness if self.config.center_episodes else None,
+            self.elite_before,
+            sum(r.episodes for r in requests),
+            step_size=self.update.sigma,
+            scale_min=float(self.scales.min()),
+            scale_max=float(self.scales.max()),
+            condition=self.condition,
+            nonfinite=int((~finite).sum()),
+            repairs=self.update.repairs,
+            restarts=self.restarts,
+        )
+        self._start_next_generation()
+
+    def _update(self, order: np.ndarray) -> None:
+        """The update from the members ranked best first (`order`, indices into self.offsets)."""
+        assert self.offsets is not None
+        self.elite_before = Genome(self._center_key)  # the mean the members were drawn around
+        ranked = [self.offsets[k] for k in order]
+        if isinstance(self.update, DiagonalUpdate):
+            update = self.update
+            z_w, zz_w = np.zeros(update.n), np.zeros(update.n)
+            weights = update.weights[: update.mu]
+            for start in range(0, update.mu, 32):
+                z = self._draws(ranked[start : min(start + 32, update.mu)])
+                z_w += weights[start : start + 32] @ z
+                zz_w += weights[start : start + 32] @ np.square(z)
+            update.tell_sums(z_w, zz_w)
+        else:
+            z = self._draws(ranked)
+            self.update.tell(z, -np.arange(len(ranked), dtype=np.float64))  # already ranked: keep the order
+        self.scales = self.update.scales()
+        self.condition = self.update.condition()
+
+    def _restart_if_degenerate(self) -> None:
+        """IPOP restart when sigma collapsed or exploded or C's condition is too large (module docstring)."""
+        spread = self.update.sigma * float(np.sqrt(self.update.covariance().max()))
+        initial = self.config.sigma_init
+        if COLLAPSE * initial <= spread <= EXPLOSION * initial and self.condition <= MAX_CONDITION:
+            self._rekey()
+            return
+        self.restarts += 1
+        population = min(2 * self.update.population_size, self.config.max_population)
+        repairs = self.update.repairs
+        self._start(self.update.mean, population)
+        self.update.repairs = repairs
+        self.scales, self.condition = self.update.scales(), self.update.condition()
+
+    def _start_next_generation(self) -> None:
+        population = self.config.population_size
+        super()._start_next_generation()
+        self.offsets = None
+        if self.config.population_size != population:
+            self._resize(self.config.population_size)
+
+    def _resize(self, population_size: int | None) -> None:
+        """A live change of population_size: the same distribution and paths, the new lambda's weights and rates."""
+        state = self.update.state_dict()
+        self.update = self.update_class(self.update.mean, self.update.sigma, population_size)
+        self.update.load(state)
+        self._rekey()
+
+    # -- hyperparameters ------------------------------------------------------------------
+    def set(self, **changes: Any) -> None:
+        started = [name for name in self.START_ONLY if name in changes and self._asked]
+        if started:
+            raise ValueError(f"{', '.join(started)} only apply before the first generation; the {self.kind} has started")
+        super().set(**changes)
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        update = {
+            name: (value.copy() if isinstance(value, np.ndarray) else value) for name, value in self.update.state_dict().items()
+        }
+        return dict(
+            self._common_state(),
+            update=update,
+            population=self.update.population_size,
+            restarts=self.restarts,
+            offsets=None if self.offsets is None else list(self.offsets),
+            center_fitness=self.center_fitness,
+        )
+
+    def _load(self, state):
+        population = int(state["population"])
+        self.update = self.update_class(np.zeros(self.space.num_parameters), 1.0, population)
+        try:
+            self.update.load(state["update"])
+        except ValueError as error:
+            raise ValueError(f"corrupt {self.kind} state: {error}") from None
+        self.restarts = int(state["restarts"])
+        self.center_fitness = None if state["center_fitness"] is None else float(state["center_fitness"])
+        offsets = state["offsets"]
+        self.scales, self.condition = self.update.scales(), self.update.condition()
+        self._rekey()
+        self.offsets = None
+        if offsets is not None:  # a checkpoint inside a round: the same members again
+            self.offsets = [self.space.check_offset(int(o), name="offsets") for o in offsets]
+            if len(self.offsets) != population:
+                raise ValueError(f"corrupt {self.kind} state: {len(self.offsets)} offsets for a population of {population}")
+            if self.dense_members:
+                self._densify()
