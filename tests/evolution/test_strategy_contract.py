@@ -34,10 +34,12 @@ SMALL = {  # a few members each, so that three generations take milliseconds
     "PGPE": dict(population_size=8, max_speed=0.1, center_episodes=1),
     "CMAES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
     "SepCMAES": dict(population_size=6, sigma_init=0.1),
+    "SNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
+    "CEM": dict(population_size=8, sigma_init=0.1),
 }
 
 
-TUNABLE = {"ars": "noise", "pgpe": "max_speed", "cma-es": "population_size", "sep-cma-es": "population_size"}  # no sigma
+TUNABLE = dict(ars="noise", pgpe="max_speed", **dict.fromkeys(("cma-es", "sep-cma-es", "snes", "cem"), "population_size"))
 
 
 def make(algorithm, seed=0, dims=6):
@@ -137,7 +139,7 @@ def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):
         run(resumed, 3)
         assert resumed.history == reference.history, f"stopped after round {stop_after} ({partial.phase})"
         assert resumed.elite == reference.elite
-    one_phase = ("es", "ars", "pgpe", "cma-es", "sep-cma-es")  # one round per generation
+    one_phase = ("es", "ars", "pgpe", "cma-es", "sep-cma-es", "snes", "cem")  # one round per generation
     assert len(phases) >= (1 if algorithm in one_phase else 2)  # every kind of round was a stopping point
 
 

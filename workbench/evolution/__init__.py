@@ -10,6 +10,7 @@
   AugmentedRandomSearch  ARS V1 / V2 / V1-t / V2-t (ARSConfig): top-b directions, reward-std scaling
   PGPE               PGPE with ClipUp (PGPEConfig): learned per-parameter sigma, normalised momentum steps
   CMAES, SepCMAES    CMA-ES (full covariance) and sep-CMA-ES (diagonal) (CMAConfig); their update in cma_update.py
+  SNES, CEM          separable NES (SNESConfig) and the cross-entropy method (CEMConfig), diagonal Gaussians
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
   ALGORITHMS         the registry: one AlgorithmSpec per name (strategy, config, defaults, traits)
@@ -20,6 +21,7 @@ Every strategy speaks the ask/tell protocol of strategy.py and holds no environm
 from __future__ import annotations
 
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
+from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
@@ -29,6 +31,7 @@ from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
 from workbench.evolution.records import TIME_SPLIT, GenerationRecord
 from workbench.evolution.registry import ALGORITHMS, AlgorithmSpec, algorithm_names, algorithm_spec, register
+from workbench.evolution.snes import SNES, SNESConfig
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy, centered_ranks
 
@@ -36,6 +39,8 @@ __all__ = [
     "ALGORITHMS",
     "ARSConfig",
     "AlgorithmSpec",
+    "CEM",
+    "CEMConfig",
     "CMAConfig",
     "CMAES",
     "AugmentedRandomSearch",
@@ -56,6 +61,8 @@ __all__ = [
     "PGPE",
     "PGPEConfig",
     "ParameterSpace",
+    "SNES",
+    "SNESConfig",
     "SepCMAES",
     "Strategy",
     "TIME_SPLIT",

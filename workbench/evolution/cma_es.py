@@ -59,8 +59,10 @@ class CMAES(DistributionSearch):
 
     kind = "CMAES"
     config_class = CMAConfig
-    update_class = CovarianceUpdate
     dense_members = True
+
+    def _new_update(self, mean, population_size):
+        return CovarianceUpdate(mean, self.config.sigma_init, population_size)
 
 
 class SepCMAES(DistributionSearch):
@@ -68,4 +70,6 @@ class SepCMAES(DistributionSearch):
 
     kind = "SepCMAES"
     config_class = CMAConfig
-    update_class = DiagonalUpdate
+
+    def _new_update(self, mean, population_size):
+        return DiagonalUpdate(mean, self.config.sigma_init, population_size)

@@ -186,6 +186,11 @@ class CMAUpdate:
         self.p_c = (1 - self.c_c) * self.p_c + h_s * math.sqrt(self.c_c * (2 - self.c_c) * self.mu_eff) * y_w
         return h_s
 
+    @property
+    def step_size(self) -> float:
+        """sigma."""
+        return self.sigma
+
     def _decay(self, h_s: float) -> float:
         """The factor C keeps: 1 + c_1 (1 - h_s) c_c (2 - c_c) - c_1 - c_mu sum w."""
         return 1 + self.c_1 * (1 - h_s) * self.c_c * (2 - self.c_c) - self.c_1 - self.c_mu * float(self.weights.sum())
@@ -346,6 +351,10 @@ class DiagonalUpdate(CMAUpdate):
     def _tell_ranked(self, z: np.ndarray) -> None:
         positive = self.weights[: self.mu]
         self.tell_sums(positive @ z[: self.mu], positive @ np.square(z[: self.mu]))
+
+    def ranked_weights(self) -> np.ndarray:
+        """The weights of the members ranked best first (zero past mu): what tell_sums' sums weigh."""
+        return self.weights
 
     def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray) -> None:
         """The update from two weighted sums of the draws ranked best first, each [n]: z_w = sum_{i <= mu} w_i z_i

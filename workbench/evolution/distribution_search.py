@@ -1,10 +1,11 @@
-"""DistributionSearch: a strategy that samples its members from an adapted Gaussian, mean + sigma A z.
+"""DistributionSearch: a strategy that samples its members from an adapted Gaussian, mean + A z.
 
-The search distribution is an update object (cma_update.py's CovarianceUpdate or DiagonalUpdate: `mean`,
-`sigma`, `population_size`, `scales()`, `tell(z, fitness)`) and z is a noise-table slice per member, so a member
-is its offset. How members travel depends on A:
+The search distribution is a SearchDistribution (cma_update.py's CovarianceUpdate and DiagonalUpdate, snes.py's,
+cem.py's: the interface below) and z is a noise-table slice per member, so a member is its offset. How members
+travel depends on A:
 
-  diagonal A (sep-CMA-ES)   one base [2, n] per generation, the mean and the per-parameter scales sigma D; a member
+  diagonal A (sep-CMA-ES,   one base [2, n] per generation, the mean and the per-parameter scales; a member
+  SNES, CEM)
                             is Genome(key, ((offset, 1),)): mean + scales * z. Ships 4 + 8 bytes and a 40-byte key;
                             decodes like any full-rank mutation (the population ops run it without building it).
   full A (CMA-ES)           a dense base per member, mean + sigma B D z in float32 (n values), since A is n x n:
@@ -25,14 +26,47 @@ max_population) and counts it (`restarts`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from workbench.evolution.cma_update import CMAUpdate, DiagonalUpdate, ranking
+from workbench.evolution.cma_update import ranking
 from workbench.evolution.genome import Genome, base_key
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, Strategy
+
+
+class SearchDistribution(Protocol):
+    """What DistributionSearch needs of a distribution's update. Separable ones (diagonal A) also have
+    ranked_weights() [lambda] and tell_sums(z_w, zz_w): the update from sum_k w_k z_k and sum_k w_k z_k^2 over
+    the members ranked best first, so that the draws can be streamed."""
+
+    n: int
+    population_size: int
+    mean: np.ndarray  # float64 [n]
+    repairs: int  # eigenvalues or variances the update had to raise to its floor, over the run
+
+    @property
+    def step_size(self) -> float:
+        """The overall step size (CMA: sigma; per-parameter scales: their geometric mean)."""
+
+    def scales(self) -> np.ndarray:
+        """The per-parameter standard deviations, float64 [n]."""
+
+    def condition(self) -> float:
+        """The condition number of the covariance."""
+
+    def sample(self, z: np.ndarray) -> np.ndarray:
+        """Members mean + A z, float64 [lambda, n]."""
+
+    def tell(self, z: np.ndarray, fitness: np.ndarray) -> None:
+        """One generation's update from the draws [lambda, n] and fitness [lambda] (maximised)."""
+
+    def state_dict(self) -> dict: ...
+
+    def load(self, state: Mapping) -> None: ...
+
 
 MAX_FULL_DIMENSION = 5_000  # a full covariance is n^2 float64 (200 MB at 5,000) and an eigendecomposition per update
 COLLAPSE, EXPLOSION, MAX_CONDITION = 1e-12, 1e12, 1e14
@@ -41,15 +75,15 @@ COLLAPSE, EXPLOSION, MAX_CONDITION = 1e-12, 1e12, 1e14
 class DistributionSearch(Strategy):
     """The shared part of the adapted-Gaussian strategies (see the module docstring).
 
-    A subclass names its update class (`update_class`) and whether its members are dense (`dense_members`).
-    Its config has population_size (None = the update's default), sigma_init, initial ("zeros" or "random"),
-    episodes_per_member, center_episodes and max_population.
+    A subclass says how its distribution is made (_new_update(mean, population_size)) and whether its members
+    are dense (`dense_members`). Its config has population_size (None = the update's default), sigma_init,
+    initial ("zeros" or "random"), episodes_per_member, center_episodes and max_population.
     """
 
-    update_class: ClassVar[type[CMAUpdate]]
     dense_members: ClassVar[bool] = False
     EXTRAS = ("step_size", "scale_min", "scale_max", "condition", "nonfinite", "repairs", "restarts")
     START_ONLY = ("sigma_init", "initial")  # fields that mean something only before the first generation
+    UPDATE_FIELDS: ClassVar[tuple[str, ...]] = ("population_size",)  # fields _new_update reads: a live change rebuilds
 
     def __init__(self, config: Any, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
@@ -70,8 +104,12 @@ class DistributionSearch(Strategy):
             raise ValueError(f"{self.kind} needs at least 2 parameters, the space has {n}")
         return config
 
+    def _new_update(self, mean: np.ndarray, population_size: int | None) -> SearchDistribution:
+        """A new distribution at `mean` (float64 [n]) with the initial step size and `population_size` members."""
+        raise NotImplementedError
+
     def _start(self, mean: np.ndarray, population_size: int | None) -> None:
-        self.update = self.update_class(np.asarray(mean, np.float64), self.config.sigma_init, population_size)
+        self.update = self._new_update(np.asarray(mean, np.float64), population_size)
         self.offsets: list[int] | None = None
         self.center_fitness: float | None = None
         self._rekey()
@@ -152,7 +190,7 @@ class DistributionSearch(Strategy):
             self.center_fitness if self.config.center_episodes else None,
             self.elite_before,
             sum(r.episodes for r in requests),
-            step_size=self.update.sigma,
+            step_size=self.update.step_size,
             scale_min=float(self.scales.min()),
             scale_max=float(self.scales.max()),
             condition=self.condition,
@@ -167,14 +205,16 @@ class DistributionSearch(Strategy):
         assert self.offsets is not None
         self.elite_before = Genome(self._center_key)  # the mean the members were drawn around
         ranked = [self.offsets[k] for k in order]
-        if isinstance(self.update, DiagonalUpdate):
-            update = self.update
+        update: Any = self.update
+        if hasattr(update, "tell_sums"):  # separable: stream the members with a weight
+            weights = np.asarray(update.ranked_weights(), np.float64)
+            used = np.flatnonzero(weights)
             z_w, zz_w = np.zeros(update.n), np.zeros(update.n)
-            weights = update.weights[: update.mu]
-            for start in range(0, update.mu, 32):
-                z = self._draws(ranked[start : min(start + 32, update.mu)])
-                z_w += weights[start : start + 32] @ z
-                zz_w += weights[start : start + 32] @ np.square(z)
+            for start in range(0, used.size, 32):
+                rows = used[start : start + 32]
+                z = self._draws([ranked[k] for k in rows])
+                z_w += weights[rows] @ z
+                zz_w += weights[rows] @ np.square(z)
             update.tell_sums(z_w, zz_w)
         else:
             z = self._draws(ranked)
@@ -184,7 +224,7 @@ class DistributionSearch(Strategy):
 
     def _restart_if_degenerate(self) -> None:
         """IPOP restart when sigma collapsed or exploded or C's condition is too large (module docstring)."""
-        spread = self.update.sigma * float(np.sqrt(self.update.covariance().max()))
+        spread = float(self.scales.max())
         initial = self.config.sigma_init
         if COLLAPSE * initial <= spread <= EXPLOSION * initial and self.condition <= MAX_CONDITION:
             self._rekey()
@@ -197,16 +237,20 @@ class DistributionSearch(Strategy):
         self.scales, self.condition = self.update.scales(), self.update.condition()
 
     def _start_next_generation(self) -> None:
-        population = self.config.population_size
+        before = {name: getattr(self.config, name) for name in self.UPDATE_FIELDS}
         super()._start_next_generation()
         self.offsets = None
-        if self.config.population_size != population:
-            self._resize(self.config.population_size)
+        changed = {name for name, value in before.items() if getattr(self.config, name) != value}
+        if changed:
+            self._rebuild("population_size" in changed)
 
-    def _resize(self, population_size: int | None) -> None:
-        """A live change of population_size: the same distribution and paths, the new lambda's weights and rates."""
+    def _rebuild(self, new_population: bool) -> None:
+        """A live change of a field the update reads (population_size, learning rates): the same distribution and
+        paths, the weights and rates of the new settings; the population is the config's when it changed, else
+        the current one (a restart's larger population stays)."""
         state = self.update.state_dict()
-        self.update = self.update_class(self.update.mean, self.update.sigma, population_size)
+        population = self.config.population_size if new_population else self.update.population_size
+        self.update = self._new_update(self.update.mean, population)
         self.update.load(state)
         self._rekey()
 
@@ -233,7 +277,7 @@ class DistributionSearch(Strategy):
 
     def _load(self, state):
         population = int(state["population"])
-        self.update = self.update_class(np.zeros(self.space.num_parameters), 1.0, population)
+        self.update = self._new_update(np.zeros(self.space.num_parameters), population)
         try:
             self.update.load(state["update"])
         except ValueError as error:

@@ -10,7 +10,8 @@ the dashboard and the strategy contract test. Adding an algorithm is a module wi
 dataclass, and one register() call (the built-in ones are registered at the end of this module).
 
 Traits:
-  preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe", "cma"; an environment
+  preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe", "cma": the CMA family
+                   and the other adapted-Gaussian strategies, SNES and CEM; an environment
                    family's presets give settings per group)
   has_center       a weight vector the search moves (it can start from another run's weights: init_from)
   vector_only      for vector observations only (not Atari screens)
@@ -26,11 +27,13 @@ from types import MappingProxyType
 from typing import Any
 
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
+from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
+from workbench.evolution.snes import SNES, SNESConfig
 from workbench.evolution.strategy import Strategy, check_known_fields
 
 
@@ -161,5 +164,9 @@ for _spec in (
         has_center=True,
     ),
     AlgorithmSpec("sep-cma-es", SepCMAES, CMAConfig, "sep-CMA-ES: diagonal covariance, any network size", "cma", has_center=True),
+    AlgorithmSpec(
+        "snes", SNES, SNESConfig, "SNES: separable natural evolution strategy, per-parameter sigma", "cma", has_center=True
+    ),
+    AlgorithmSpec("cem", CEM, CEMConfig, "CEM: the cross-entropy method with a diagonal Gaussian", "cma", has_center=True),
 ):
     register(_spec)

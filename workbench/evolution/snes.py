@@ -1,0 +1,140 @@
+"""SNES, the separable natural evolution strategy (Schaul, Glasmachers & Schmidhuber 2011), as a strategy.
+
+The search distribution is N(mu, diag(sigma^2)) with a standard deviation per parameter. With the draws z_k ranked
+best first and the utilities u_k = max(0, ln(lambda / 2 + 1) - ln k) / sum_j max(0, ln(lambda / 2 + 1) - ln j)
+- 1 / lambda (rank-based fitness shaping; they sum to 0), one generation is
+
+    mu    <- mu + eta_mu sigma * sum_k u_k z_k
+    sigma <- sigma * exp(eta_sigma / 2 * sum_k u_k (z_k^2 - 1))   (= exp(eta_sigma / 2 * sum_k u_k z_k^2))
+
+with the paper's defaults lambda = 4 + floor(3 ln n), eta_mu = 1 and eta_sigma = (3 + ln n) / (5 sqrt n). Members
+travel as sep-CMA-ES's do (distribution_search.py): a noise offset on the generation's [mu, sigma] base, 12 bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from workbench.checks import check_real
+from workbench.evolution.cma_es import CMAConfig
+from workbench.evolution.cma_update import default_population_size, ranking
+from workbench.evolution.distribution_search import DistributionSearch
+from workbench.evolution.hyperparameters import hyperparameter
+
+SCALE_FLOOR = 1e-300  # the smallest standard deviation kept; lower ones are raised to it (a repair)
+
+
+def snes_utilities(population_size: int) -> np.ndarray:
+    """The utilities of the members ranked best first, [lambda] (module docstring)."""
+    raw = np.maximum(0.0, math.log(population_size / 2 + 1) - np.log(np.arange(1, population_size + 1)))
+    return raw / raw.sum() - 1 / population_size
+
+
+class SNESUpdate:
+    """The SNES update in float64 (module docstring); a separable SearchDistribution."""
+
+    def __init__(
+        self,
+        mean: np.ndarray,
+        sigma: float,
+        population_size: int | None = None,
+        mean_learning_rate: float | None = None,
+        scale_learning_rate: float | None = None,
+    ) -> None:
+        self.mean = np.array(mean, np.float64)
+        if self.mean.ndim != 1 or self.mean.size < 2 or not np.isfinite(self.mean).all():
+            raise ValueError(f"mean must be a finite vector of at least 2 parameters, got shape {self.mean.shape}")
+        if not (math.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+        self.n = self.mean.size
+        self.population_size = default_population_size(self.n) if population_size is None else int(population_size)
+        if self.population_size < 4:
+            raise ValueError(f"population_size must be at least 4, got {self.population_size}")
+        self.eta_mu = 1.0 if mean_learning_rate is None else float(mean_learning_rate)
+        self.eta_sigma = (
+            (3 + math.log(self.n)) / (5 * math.sqrt(self.n)) if scale_learning_rate is None else float(scale_learning_rate)
+        )
+        self.utilities = snes_utilities(self.population_size)
+        self.sigma = np.full(self.n, float(sigma))
+        self.generation = 0
+        self.repairs = 0
+
+    @property
+    def step_size(self) -> float:
+        """The geometric mean of the standard deviations."""
+        return float(np.exp(np.mean(np.log(self.sigma))))
+
+    def scales(self) -> np.ndarray:
+        return self.sigma.copy()
+
+    def condition(self) -> float:
+        return float((self.sigma.max() / self.sigma.min()) ** 2)
+
+    def sample(self, z: np.ndarray) -> np.ndarray:
+        return self.mean + self.sigma * np.asarray(z, np.float64)
+
+    def ranked_weights(self) -> np.ndarray:
+        return self.utilities
+
+    def tell(self, z: np.ndarray, fitness: np.ndarray) -> None:
+        z = np.asarray(z, np.float64)
+        if z.shape != (self.population_size, self.n):
+            raise ValueError(f"draws must be [{self.population_size}, {self.n}], got shape {z.shape}")
+        z = z[ranking(fitness)]
+        self.tell_sums(self.utilities @ z, self.utilities @ np.square(z))
+
+    def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray) -> None:
+        """The update from sum_k u_k z_k and sum_k u_k z_k^2 over the ranked draws (each [n])."""
+        self.generation += 1
+        self.mean = self.mean + self.eta_mu * self.sigma * np.asarray(z_w, np.float64)
+        self.sigma = self.sigma * np.exp(self.eta_sigma / 2 * np.asarray(zz_w, np.float64))
+        low = self.sigma < SCALE_FLOOR
+        if low.any():
+            self.repairs += int(low.sum())
+            self.sigma = np.maximum(self.sigma, SCALE_FLOOR)
+
+    def state_dict(self) -> dict:
+        return dict(mean=self.mean.copy(), sigma=self.sigma.copy(), generation=self.generation, repairs=self.repairs)
+
+    def load(self, state: Mapping) -> None:
+        mean, sigma = np.array(state["mean"], np.float64), np.array(state["sigma"], np.float64)
+        if mean.shape != (self.n,) or sigma.shape != (self.n,):
+            raise ValueError(f"SNES state must hold mean and sigma of [{self.n}]")
+        if not (np.isfinite(mean).all() and np.isfinite(sigma).all() and (sigma > 0).all()):
+            raise ValueError("SNES state holds non-finite values or a standard deviation <= 0")
+        self.mean, self.sigma = mean, sigma
+        self.generation, self.repairs = int(state["generation"]), int(state["repairs"])
+
+
+@dataclasses.dataclass(frozen=True)
+class SNESConfig(CMAConfig):
+    """SNES's hyperparameters: CMAConfig's and the two learning rates (None: the paper's defaults)."""
+
+    mean_learning_rate: float | None = hyperparameter(1.0, "mean learning rate η_μ", "the mean's step (the paper: 1)")
+    scale_learning_rate: float | None = hyperparameter(
+        None, "scale learning rate η_σ", "the standard deviations' step (None = (3 + ln n) / (5 sqrt n))"
+    )
+
+    def validated(self) -> SNESConfig:
+        super().validated()
+        if self.mean_learning_rate is not None:
+            check_real("mean_learning_rate", self.mean_learning_rate, 0, low_open=True)
+        if self.scale_learning_rate is not None:
+            check_real("scale_learning_rate", self.scale_learning_rate, 0, low_open=True)
+        return self
+
+
+class SNES(DistributionSearch):
+    """SNES on a ParameterSpace (module docstring)."""
+
+    kind = "SNES"
+    config_class = SNESConfig
+    UPDATE_FIELDS = ("population_size", "mean_learning_rate", "scale_learning_rate")
+
+    def _new_update(self, mean, population_size):
+        config = self.config
+        return SNESUpdate(mean, config.sigma_init, population_size, config.mean_learning_rate, config.scale_learning_rate)
