@@ -185,3 +185,12 @@ def test_a_live_learning_rate_change_keeps_the_distribution():
     strategy.tell(evaluate(strategy, ellipsoid))  # the change applies when the next generation starts
     assert strategy.update.eta_sigma == 0.05
     assert not np.array_equal(strategy.update.mean, mean) and strategy.update.scales().shape == scales.shape
+
+
+def test_a_flat_fitness_over_the_stagnation_window_restarts():
+    strategy = make("sep-cma-es")  # n = 10, lambda = 10: a window of 10 + 30 generations
+    while strategy.generation < 39:
+        strategy.tell([[1.0] * len(r) for r in evaluate(strategy, ellipsoid)])
+    assert strategy.history[-1].extras["restarts"] == 0
+    strategy.tell([[1.0] * len(r) for r in evaluate(strategy, ellipsoid)])
+    assert strategy.history[-1].extras["restarts"] == 1 and strategy.update.population_size == 20

@@ -40,6 +40,9 @@ class CMAConfig:
         0, "center episodes", "episodes of the mean each generation, for reporting (0 = none; not in the update)", scale="int"
     )
     max_population: int = hyperparameter(10_000, "largest restart population", "IPOP restarts double λ up to this", scale="int")
+    restart_from: str = hyperparameter(
+        "mean", "restart from", '"mean" (the current one: keeps a policy\'s progress) or "initial" (pycma\'s IPOP)'
+    )
 
     def validated(self) -> CMAConfig:
         if self.population_size is not None:
@@ -49,6 +52,7 @@ class CMAConfig:
         check_int("episodes_per_member", self.episodes_per_member, 1)
         check_int("center_episodes", self.center_episodes, 0)
         check_int("max_population", self.max_population, 4)
+        check_choice("restart_from", self.restart_from, ("mean", "initial"))
         if self.population_size is not None and self.max_population < self.population_size:
             raise ValueError(f"max_population ({self.max_population}) must be at least population_size ({self.population_size})")
         return self

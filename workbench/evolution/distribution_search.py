@@ -18,14 +18,17 @@ The elite is the mean. The draws of the update are read back from the noise tabl
 diagonal form streams them in chunks (a million parameters times hundreds of members is not one matrix).
 
 Step-size and covariance health: eigenvalues the update had to raise (the covariance lost positive definiteness
-to rounding) are counted (`repairs`). When the distribution collapses (sigma times C's largest axis below
-1e-12 of the initial sigma), explodes (above 1e12 of it) or C's condition passes 1e14, the search restarts as
-pycma's restarts do (IPOP: the initial sigma and C = I at the current mean, the population doubled, up to
-max_population) and counts it (`restarts`).
+to rounding) are counted (`repairs`). When the distribution collapses (its largest standard deviation below
+1e-12 of the initial sigma), explodes (above 1e12 of it), C's condition passes 1e14 or the best and worst
+fitness stay within 1e-12 over 10 + 30 n / lambda generations (the `cmaes` package's stopping rules, relative to
+sigma_init), the search restarts as pycma's restarts do (IPOP: the initial sigma and C = I, the population doubled, up to
+max_population) and counts it (`restarts`). It restarts at the current mean (restart_from="mean", which keeps a
+policy's progress) or at the initial one (restart_from="initial", pycma's IPOP from its x0).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
@@ -70,6 +73,7 @@ class SearchDistribution(Protocol):
 
 MAX_FULL_DIMENSION = 5_000  # a full covariance is n^2 float64 (200 MB at 5,000) and an eigendecomposition per update
 COLLAPSE, EXPLOSION, MAX_CONDITION = 1e-12, 1e12, 1e14
+FLAT_FITNESS = 1e-12  # the range of best and worst fitness over the stagnation window that counts as flat
 
 
 class DistributionSearch(Strategy):
@@ -90,6 +94,8 @@ class DistributionSearch(Strategy):
         initial = space.initial(space.sample_offset(self.rng)) if self.config.initial == "random" else None
         self._start(np.zeros(space.num_parameters) if initial is None else initial, self.config.population_size)
         self.restarts = 0
+        self.fitness_ranges: list[list[float]] = []  # [best, worst] per generation since the last restart
+        self._stagnant = False
 
     def _validate(self, config):
         config = super()._validate(config)
@@ -108,7 +114,9 @@ class DistributionSearch(Strategy):
         """A new distribution at `mean` (float64 [n]) with the initial step size and `population_size` members."""
         raise NotImplementedError
 
-    def _start(self, mean: np.ndarray, population_size: int | None) -> None:
+    def _start(self, mean: np.ndarray, population_size: int | None, restart: bool = False) -> None:
+        if not restart:
+            self.initial_mean = np.array(mean, np.float32)  # where a restart with restart_from="initial" begins
         self.update = self._new_update(np.asarray(mean, np.float64), population_size)
         self.offsets: list[int] | None = None
         self.center_fitness: float | None = None
@@ -144,6 +152,14 @@ class DistributionSearch(Strategy):
         members = self.update.sample(self._draws(self.offsets)).astype(np.float32)
         self._member_keys = [base_key(member) for member in members]
         self._bases.update(zip(self._member_keys, members))
+
+    def members(self) -> np.ndarray:
+        """This round's members in float64, [lambda, n]: the update's own samples (decoding their genomes gives the
+        same members in float32). For objectives that need more precision than float32 weights (COCO's targets
+        reach 1e-8)."""
+        self._draw_members()
+        assert self.offsets is not None
+        return self.update.sample(self._draws(self.offsets))
 
     def _draws(self, offsets: list[int]) -> np.ndarray:
         n = self.space.num_parameters
@@ -184,6 +200,7 @@ class DistributionSearch(Strategy):
         if self.config.center_episodes:
             self.center_fitness = float(means[-1])
         self._update(ranking(fitness))
+        self._remember_range(fitness[finite])
         self._restart_if_degenerate()
         self._record_generation(
             np.where(finite, fitness, -np.inf),
@@ -222,17 +239,26 @@ class DistributionSearch(Strategy):
         self.scales = self.update.scales()
         self.condition = self.update.condition()
 
+    def _remember_range(self, finite: np.ndarray) -> None:
+        """The best and worst finite fitness of this generation, over the stagnation window (10 + 30 n / lambda)."""
+        window = 10 + math.ceil(30 * self.update.n / self.update.population_size)
+        self.fitness_ranges = (self.fitness_ranges + [[float(finite.max()), float(finite.min())]])[-window:]
+        self._stagnant = len(self.fitness_ranges) == window and (np.ptp(np.asarray(self.fitness_ranges)) < FLAT_FITNESS)
+
     def _restart_if_degenerate(self) -> None:
-        """IPOP restart when sigma collapsed or exploded or C's condition is too large (module docstring)."""
+        """IPOP restart when sigma collapsed or exploded, C's condition is too large or the fitness stayed flat over
+        the stagnation window (module docstring)."""
         spread = float(self.scales.max())
         initial = self.config.sigma_init
-        if COLLAPSE * initial <= spread <= EXPLOSION * initial and self.condition <= MAX_CONDITION:
+        healthy = COLLAPSE * initial <= spread <= EXPLOSION * initial and self.condition <= MAX_CONDITION
+        if healthy and not self._stagnant:
             self._rekey()
             return
         self.restarts += 1
+        self.fitness_ranges, self._stagnant = [], False
         population = min(2 * self.update.population_size, self.config.max_population)
         repairs = self.update.repairs
-        self._start(self.update.mean, population)
+        self._start(self.update.mean if self.config.restart_from == "mean" else self.initial_mean, population, restart=True)
         self.update.repairs = repairs
         self.scales, self.condition = self.update.scales(), self.update.condition()
 
@@ -271,6 +297,8 @@ class DistributionSearch(Strategy):
             update=update,
             population=self.update.population_size,
             restarts=self.restarts,
+            fitness_ranges=[list(pair) for pair in self.fitness_ranges],
+            initial_mean=self.initial_mean.copy(),
             offsets=None if self.offsets is None else list(self.offsets),
             center_fitness=self.center_fitness,
         )
@@ -283,6 +311,10 @@ class DistributionSearch(Strategy):
         except ValueError as error:
             raise ValueError(f"corrupt {self.kind} state: {error}") from None
         self.restarts = int(state["restarts"])
+        self.fitness_ranges = [[float(best), float(worst)] for best, worst in state["fitness_ranges"]]
+        self.initial_mean = np.array(state["initial_mean"], np.float32)
+        if self.initial_mean.shape != (self.space.num_parameters,) or not np.isfinite(self.initial_mean).all():
+            raise ValueError(f"corrupt {self.kind} state: initial_mean must be [{self.space.num_parameters}] finite values")
         self.center_fitness = None if state["center_fitness"] is None else float(state["center_fitness"])
         offsets = state["offsets"]
         self.scales, self.condition = self.update.scales(), self.update.condition()
