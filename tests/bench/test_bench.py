@@ -33,7 +33,7 @@ def assert_refused(bench, arguments, message, capsys):
     assert stop.value.code == 2 and message in stderr, (arguments, stderr[-500:])
 
 
-@pytest.mark.slow
+@pytest.mark.long  # make test runs this smoke run in the batched-inference tutorial (02), which reads its line
 def test_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, BENCH, "--smoke"], capture_output=True, text=True, timeout=600, env=env)
@@ -67,7 +67,7 @@ def test_bad_arguments_are_refused(capsys):
 EMULATION_BENCH = bench_script("emulation.py")
 
 
-@pytest.mark.slow
+@pytest.mark.long  # make test runs this smoke run in the emulation tutorial (03), which reads its line
 def test_emulation_smoke_run_prints_ratios_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run(
