@@ -16,7 +16,7 @@ from workbench.envs.atari.games import rom_path, unsupported_rom_ids
 from workbench.ops import atari_env
 
 EQUIVALENCE_GAMES = ["pong", "breakout", "frostbite", "space_invaders", "seaquest"]
-SHORT_GAMES = ["pong", "frostbite", "seaquest"]  # make test's short form plays these; the parity tier all of them
+SHORT_GAMES = ["pong", "frostbite"]  # make test's short form plays these; the parity tier all of them
 # The parity tier plays these too at full length: the nine games of the Deep GA paper's table (experiments/atari_suite.py).
 PAPER_GAMES = ["asteroids", "assault", "asterix", "atlantis", "enduro", "gravitar", "venture"]
 
@@ -82,7 +82,7 @@ def test_ops_equal_the_reference_backend(game, length):
 @pytest.mark.parametrize(
     "game,options",
     [
-        ("breakout", dict(repeat_action_probability=0.25)),
+        pytest.param("breakout", dict(repeat_action_probability=0.25), marks=pytest.mark.parity),  # frostbite's are sticky too
         ("pong", dict(noop_max=0, fire_reset=False, frame_skip=3, stack_size=2, screen_size=42)),
         ("frostbite", dict(frameskip=1, max_num_frames_per_episode=300, repeat_action_probability=0.5)),
     ],
@@ -135,7 +135,7 @@ print(digest.hexdigest())
 @pytest.mark.slow
 def test_results_do_not_depend_on_the_thread_count():
     digests = []
-    for threads in (1, 2, 3):
+    for threads in (1, 3):  # one thread, and more threads than the machine's 2 cores
         result = subprocess.run(
             [sys.executable, "-c", _THREADS_SCRIPT, str(threads)],
             capture_output=True,

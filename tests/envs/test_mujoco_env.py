@@ -199,7 +199,7 @@ def test_episodes_do_not_depend_on_layout_or_history(rng):
     assert play(used, [5, 0, 3]) == fresh
 
 
-def test_same_results_with_1_2_and_3_threads(tmp_path):
+def test_same_results_with_1_and_3_threads(tmp_path):
     import subprocess
     import sys
 
@@ -220,7 +220,7 @@ def test_same_results_with_1_2_and_3_threads(tmp_path):
         subprocess.run(
             [sys.executable, str(script), str(n)], capture_output=True, text=True, check=True, timeout=300
         ).stdout.strip()
-        for n in (1, 2, 3)
+        for n in (1, 3)  # one thread, and more threads than the batch's 2 cores
     }
     assert len(digests) == 1, digests
 
