@@ -78,7 +78,7 @@ lint: install
 	$(VENV)/bin/clang-format --dry-run -Werror $(OPS_SOURCES)
 
 # Three pytest-xdist workers on 2 cores: most test time is single-threaded Python or waiting (a Ray cluster or
-# JupyterLab starting), which a third worker fills (two were about a minute slower; docs/architecture.md has the
+# JupyterLab starting), which a third worker fills (two were about a minute slower, four slower still; docs/architecture.md has the
 # current figure; tests/conftest.py says which tests stay serial). PYTEST_WORKERS=0 runs in one process (pdb).
 PYTEST_WORKERS ?= 3
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10
