@@ -194,7 +194,8 @@ setup(
         "ray": ["ray>=2.40,<3"],
         # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (workbench/bench/mujoco_steps.py); 1.2.5 is the
         # newest EnvPool with Python 3.11 wheels. psutil: the soak benchmark samples the process (workbench/bench/soak.py).
-        "bench": ["envpool>=1.2.5", "psutil>=5.9"],
+        # coco-experiment and cocopp: COCO's BBOB suite and its post-processing (experiments/bbob.py, render_bbob.py).
+        "bench": ["envpool>=1.2.5", "psutil>=5.9", "coco-experiment>=2.8,<3", "cocopp>=2.9,<3"],
         # The documentation site (make docs): MkDocs with the Material theme, the API reference from the docstrings,
         # the tutorials rendered from the notebooks.
         "docs": ["mkdocs>=1.6,<2", "mkdocs-material>=9.5,<10", "mkdocstrings-python>=1.10", "mkdocs-jupyter>=0.25"],

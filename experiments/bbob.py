@@ -19,7 +19,8 @@ restarting with a doubled population from the initial point when they stop, unti
 
     python experiments/bbob.py cma-es                       # dimensions 2-20, instances 1-5, budget 1000 n
     python experiments/bbob.py pycma --dimensions 2,3,5     # a reference on the small dimensions
-A run already finished (its folder has the marker file DONE) is skipped; a stopped one is run again.
+A finished run is packed into experiments/results/bbob/ALGORITHM-bBUDGET.tar.gz (committed; the exdata folder is
+not) and skipped when asked again; a stopped one is run again from its first problem.
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def run(algorithm: str, dimensions: str, instances: str, functions: str, budget:
 
     name = f"{algorithm}-b{budget}"
     folder = os.path.join(out, "exdata", name)
-    if os.path.exists(os.path.join(folder, "DONE")):
-        print(f"{name}: done already ({folder})", file=sys.stderr)
+    archive = os.path.join(out, f"{name}.tar.gz")
+    if os.path.exists(archive):
+        print(f"{name}: done already ({archive})", file=sys.stderr)
         return {}
     shutil.rmtree(folder, ignore_errors=True)  # a stopped run starts again: COCO's files cannot be resumed
     os.makedirs(os.path.join(out, "exdata"), exist_ok=True)
@@ -121,9 +123,15 @@ def run(algorithm: str, dimensions: str, instances: str, functions: str, budget:
         observer = None
     finally:
         os.chdir(here)
-    with open(os.path.join(folder, "DONE"), "w") as stream:
-        stream.write("finished\n")
-    return dict(problems=problems, evaluations=spent, seconds=round(time.time() - start, 1), folder=os.path.relpath(folder, out))
+    pack(folder, archive)
+    return dict(problems=problems, evaluations=spent, seconds=round(time.time() - start, 1), archive=os.path.basename(archive))
+
+
+def pack(folder: str, archive: str) -> None:
+    """COCO's folder of one run as a .tar.gz beside exdata/ (written under a temporary name, then renamed)."""
+    base = archive[: -len(".tar.gz")] + ".partial"
+    shutil.make_archive(base, "gztar", root_dir=os.path.dirname(folder), base_dir=os.path.basename(folder))
+    os.replace(base + ".tar.gz", archive)
 
 
 def main(argv=None):

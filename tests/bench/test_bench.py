@@ -690,3 +690,23 @@ def test_elite_retest_scores_the_newest_distinct_elites_on_two_test_sets(tmp_pat
     with pytest.raises(SystemExit, match="run_dir: .* not a run directory"):
         bench.main(["--smoke", str(tmp_path), "--no-record"])
     assert_refused(bench, ["--smoke", str(run_dir), "--elites", "0"], "--elites", capsys)
+
+
+def test_bbob_runs_ours_and_a_reference_packs_each_run_once_and_compares_them(tmp_path, capsys):
+    """experiments/bbob.py on two functions in 2-D (our CMA-ES and pycma): COCO's data packed into one archive per
+    run, a finished run skipped; render_bbob reads the archives and compares the two."""
+    bbob = load_bench("bbob")
+    for algorithm in ("cma-es", "pycma"):
+        summary = json_line_of(bbob, [algorithm, "--smoke", "--out", str(tmp_path)], capsys)
+        assert summary["problems"] == 2 and summary["evaluations"] >= 2 * 100 and summary["archive"] == f"{algorithm}-b50.tar.gz"
+        assert (tmp_path / f"{algorithm}-b50.tar.gz").exists()
+    bbob.main(["cma-es", "--smoke", "--out", str(tmp_path)])
+    assert "done already" in capsys.readouterr().err
+    page = load_bench("render_bbob").render(str(tmp_path), figures=False)
+    assert "## `cma-es` against `pycma`" in page and "| all 24 functions |" in page
+    assert_refused(bbob, ["cma", "--smoke"], "algorithm", capsys)
+    assert_refused(bbob, ["cma-es", "--budget", "0"], "--budget", capsys)
+
+
+def test_the_committed_bbob_page_is_generated_from_the_committed_runs():
+    load_bench("render_bbob").main(["--check"])

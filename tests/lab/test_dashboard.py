@@ -100,6 +100,24 @@ def test_events_update_the_plots_and_the_frame_viewer(dashboard, trainer):
     assert dashboard.frame_image.value != first
 
 
+def test_a_search_distribution_is_plotted_for_the_strategies_that_record_one(dashboard, tmp_path):
+    assert dashboard.distribution_box.layout.display == "none"  # the GA records none
+    config = RunConfig.from_json(dict(cartpole_config().to_json(), algorithm="sep-cma-es", hyperparameters={}))
+    trainer = Trainer.from_config(config, run_dir=str(tmp_path / "cma"))
+    board = TrainingDashboard(trainer, plot_interval=0.05)
+    try:
+        trainer.run(generations=3)
+        board.update_now()
+        x, y = board.distribution_plot.data("step_size")
+        assert x == [0, 1, 2] and y == [r.extras["step_size"] for r in trainer.history]
+        low, high = board.distribution_plot.data("scale_min")[1], board.distribution_plot.data("scale_max")[1]
+        assert all(0 < a <= b for a, b in zip(low, high))
+        assert board.distribution_box.layout.display is None and board.distribution_image.value[:4] == b"\x89PNG"
+    finally:
+        board.close()
+        trainer.close()
+
+
 def test_updates_are_throttled(trainer):
     dashboard = TrainingDashboard(trainer, plot_interval=30, frame_interval=30)
     try:

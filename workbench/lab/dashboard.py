@@ -30,7 +30,7 @@ import ipywidgets as widgets
 from workbench.checks import check_choice, check_int, check_real, check_type
 from workbench.lab.controls import HyperparameterPanel, knobs_for
 from workbench.lab.pictures import png
-from workbench.lab.plots import FitnessPlot, ThroughputPlot, returns_histogram
+from workbench.lab.plots import DistributionPlot, FitnessPlot, ThroughputPlot, returns_histogram
 from workbench.lab.run_monitor import X_AXES, RunMonitor
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class TrainingDashboard:
         self.monitor = RunMonitor(history=trainer.history)
         self.monitor.state = "running" if trainer.running else "idle"
         self.fitness_plot, self.throughput_plot = FitnessPlot(), ThroughputPlot()
+        self.distribution_plot = DistributionPlot()  # shown for the strategies whose records carry a distribution
         self.elite_viewer = None
         self.score = None  # the newest Score of score_elite()
         self._subscription = trainer.events.subscribe(maxsize=5000)
@@ -92,6 +93,12 @@ class TrainingDashboard:
         self.frame_image = widgets.Image(format="png", layout=widgets.Layout(width=f"{160 * self.frame_scale}px"))
         self.frame_image.add_class("wb-frame-viewer")
         self.frame_caption = widgets.HTML("no gameplay yet")
+        self.distribution_image = widgets.Image(format="png", layout=widgets.Layout(width="600px"))
+        self.distribution_image.add_class("wb-distribution-plot")
+        self.distribution_box = widgets.VBox(
+            [widgets.HTML("<b>Search distribution</b> (step size and per-parameter σ)"), self.distribution_image],
+            layout=widgets.Layout(display="none"),  # shown once a generation records a distribution
+        )
         self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="540px"))
         self.throughput_image.add_class("wb-throughput-plot")
         self.throughput_label = widgets.HTML(layout=widgets.Layout(max_width="540px"))
@@ -138,7 +145,7 @@ class TrainingDashboard:
         self.score_view.add_class("wb-score")
         self.score_image = widgets.Image(format="png", layout=widgets.Layout(width="400px"))
         gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image, self.frame_caption])
-        fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image])
+        fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image, self.distribution_box])
         throughput = widgets.VBox([widgets.HTML("<b>Throughput</b>"), self.throughput_label, self.throughput_image])
         hyperparameters = widgets.VBox(
             [widgets.HTML("<b>Hyperparameters</b> (applied from the next generation)"), self.controls.widget, self.notices]
@@ -300,6 +307,10 @@ class TrainingDashboard:
         if "fitness" in dirty:
             self.fitness_plot.update(monitor, self.axis_toggle.value)
             self.fitness_image.value = self.fitness_plot.render()
+            if monitor.has_distribution:
+                self.distribution_plot.update(monitor)
+                self.distribution_image.value = self.distribution_plot.render()
+                self.distribution_box.layout.display = None
         if "throughput" in dirty:
             self.throughput_plot.update(monitor)
             self.throughput_image.value = self.throughput_plot.render()

@@ -16,7 +16,7 @@ from matplotlib.ticker import AutoLocator, MaxNLocator
 
 from workbench.checks import check_optional_positive_int, check_type
 from workbench.lab.pictures import figure_png, new_figure
-from workbench.lab.run_monitor import FITNESS_SERIES, TIME_SPLIT
+from workbench.lab.run_monitor import DISTRIBUTION_SERIES, FITNESS_SERIES, TIME_SPLIT
 
 SERIES_STYLE = {  # every series has markers: a single generation is a point, not an invisible line
     "max": dict(color="tab:green", lw=1.2, marker="^", ms=3),
@@ -71,6 +71,46 @@ class FitnessPlot:
         with open(path, "wb") as f:
             f.write(self.render())
         return path
+
+
+DISTRIBUTION_STYLE = {
+    "step_size": dict(color="tab:red", lw=1.6, marker="o", ms=3, label="step size σ"),
+    "scale_max": dict(color="tab:blue", lw=1.0, marker="^", ms=3, label="largest per-parameter σ"),
+    "scale_min": dict(color="tab:cyan", lw=1.0, marker="v", ms=3, label="smallest per-parameter σ"),
+}
+
+
+class DistributionPlot:
+    """The search distribution of the adapted-Gaussian strategies per generation, on a log scale: the step size
+    and the spread of the per-parameter standard deviations (their smallest and largest)."""
+
+    def __init__(self, width: float = 6.4, height: float = 2.6) -> None:
+        self.figure = new_figure(width, height)
+        self.axes = self.figure.add_subplot()
+        self.lines = {name: self.axes.plot([], [], **DISTRIBUTION_STYLE[name])[0] for name in DISTRIBUTION_SERIES}
+        self.axes.set_yscale("log")
+        self.axes.set_xlabel("generation")
+        self.axes.set_ylabel("standard deviation")
+        self.axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        self.axes.grid(alpha=0.3)
+        self.axes.legend(loc="upper right", fontsize=8)
+
+    def update(self, monitor: RunMonitor) -> None:
+        x = monitor.generations
+        for name, line in self.lines.items():
+            line.set_data(x, monitor.distribution[name])
+        self.axes.relim()
+        self.axes.autoscale_view()
+        if x:
+            self.axes.set_xlim(min(x) - 0.5, max(x) + 0.5)
+
+    def data(self, name: str) -> tuple[list, list]:
+        """The (x, y) a series shows now (for tests)."""
+        line = self.lines[name]
+        return list(line.get_xdata()), list(line.get_ydata())
+
+    def render(self) -> bytes:
+        return figure_png(self.figure)
 
 
 class ThroughputPlot:

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from workbench.training.events import Event
 
 FITNESS_SERIES = ("max", "mean", "median", "elite")
+# the search distribution of the adapted-Gaussian strategies (their records' extras: CMA-ES, sep-CMA-ES, SNES, CEM)
+DISTRIBUTION_SERIES = ("step_size", "scale_min", "scale_max")
 X_AXES = ("generations", "frames")
 
 
@@ -42,6 +44,7 @@ class RunMonitor:
         self.tail_seconds: list[float] = []  # per generation: its rounds' tails (slots running dry)
         self.latest_rounds: Any = ()  # the newest generation's rounds (GenerationRecord.rounds): occupancy over time
         self.time_split: dict[str, list[float]] = {name: [] for name in TIME_SPLIT}
+        self.distribution: dict[str, list[float]] = {name: [] for name in DISTRIBUTION_SERIES}  # NaN: not recorded
         self.latest_frame: Any = None  # the newest "frame" event's FrameShown: frame (RGB), score, step, generation
         self.frames_received = 0
         self.state = "idle"
@@ -106,7 +109,14 @@ class RunMonitor:
         self.latest_rounds = record.rounds
         for name in TIME_SPLIT:
             self.time_split[name].append(_finite_or_nan(record.time_split.get(name)))
+        for name in DISTRIBUTION_SERIES:
+            self.distribution[name].append(_finite_or_nan(record.extras.get(name)))
         self.hyperparameters = dict(record.hyperparameters)
+
+    @property
+    def has_distribution(self) -> bool:
+        """Whether the records carry a search distribution's step size and scales (DISTRIBUTION_SERIES)."""
+        return any(not math.isnan(value) for value in self.distribution["step_size"])
 
     def add_log(self, level: str, text: str, when: float | None = None) -> None:
         """Appends a log line (level "info" or "error"); when: a time.time() value (default now)."""

@@ -1,0 +1,179 @@
+"""Compares the BBOB runs of experiments/bbob.py: the area under each runtime distribution, ours against the
+references, per function group and over all 24 functions, and COCO's own post-processing (cocopp).
+
+For every (function, dimension, instance) problem and each of COCO's 51 targets (f - f_opt = 10^2 ... 10^-8), the
+runtime is the function evaluations the run needed to reach the target, divided by the dimension; a target not
+reached within the budget has none. The empirical distribution (ECDF) of log10(runtime) over all pairs, from 0 to
+log10(budget), is COCO's runtime ECDF; its area, normalised to 1 (every target at the first evaluation), is
+mean(max(0, log10(budget) - log10(runtime)) / log10(budget)) over the pairs, 0 for a target never reached. The
+page docs/bbob.md holds the table of areas and their ratios (ours / reference) per group, per dimension and over
+all functions, and the ECDF figures (docs/bbob/); cocopp's full report is written to experiments/results/bbob/ppdata
+(not committed: it is large and generated). The runs are read from their archives in experiments/results/bbob.
+
+    python experiments/render_bbob.py                  # every finished run
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import tarfile
+import tempfile
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(HERE)
+RESULTS = os.path.join(HERE, "results", "bbob")
+PAGE = os.path.join(CHECKOUT, "docs", "bbob.md")
+FIGURES = os.path.join(CHECKOUT, "docs", "bbob")
+TARGETS = 10 ** np.linspace(2, -8, 51)  # COCO's 51 targets of f - f_opt
+GROUPS = {
+    "separable (f1-f5)": range(1, 6),
+    "moderate conditioning (f6-f9)": range(6, 10),
+    "ill-conditioned (f10-f14)": range(10, 15),
+    "multimodal, adequate structure (f15-f19)": range(15, 20),
+    "multimodal, weak structure (f20-f24)": range(20, 25),
+    "all 24 functions": range(1, 25),
+}
+PAIRS = (("cma-es", "pycma"), ("cma-es", "cmaes"), ("sep-cma-es", "pycma-sep"), ("sep-cma-es", "cmaes-sep"))
+
+
+def runtimes(folder: str, budget: int) -> dict[tuple[int, int], np.ndarray]:
+    """{(function, dimension): runtimes / dimension [instances, targets]} (NaN: not reached within the budget)."""
+    import cocopp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        datasets = cocopp.load(folder)
+    table = {}
+    for dataset in datasets:
+        evals = np.array(dataset.detEvals(list(TARGETS)), np.float64).T  # [instances, targets]
+        evals[evals > budget * dataset.dim] = np.nan
+        table[int(dataset.funcId), int(dataset.dim)] = evals / dataset.dim
+    return table
+
+
+def ecdf_area(values: list[np.ndarray], budget: int) -> float:
+    """The normalised area under the ECDF of log10(runtime) on [0, log10(budget)] (module docstring)."""
+    runtime = np.concatenate([v.ravel() for v in values])
+    top = np.log10(budget)
+    reached = np.where(np.isfinite(runtime), np.clip(top - np.log10(np.maximum(runtime, 1.0)), 0, top), 0.0)
+    return float(reached.mean() / top)
+
+
+def finished_runs(results: str = RESULTS, into: str | None = None) -> dict[str, tuple[str, int]]:
+    """{algorithm: (folder, budget)} of the finished runs: their archives (ALGORITHM-bBUDGET.tar.gz) unpacked into
+    `into` (a temporary folder by default)."""
+    into = into or tempfile.mkdtemp(prefix="bbob-")
+    runs = {}
+    for archive in sorted(glob.glob(os.path.join(results, "*-b*.tar.gz"))):
+        name = os.path.basename(archive)[: -len(".tar.gz")]
+        if name.endswith(".partial"):
+            continue
+        with tarfile.open(archive) as packed:
+            packed.extractall(into, filter="data")
+        algorithm, budget = name.rsplit("-b", 1)
+        runs[algorithm] = (os.path.join(into, name), int(budget))
+    return runs
+
+
+def figure(name: str, curves: dict[str, list[np.ndarray]], budget: int, path: str) -> None:
+    """The runtime ECDFs of `curves` ({label: runtimes}) on one axis, COCO's way (log10 of evaluations / n)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0, np.log10(budget), 200)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, values in curves.items():
+        runtime = np.log10(np.concatenate([v.ravel() for v in values]))
+        ax.step(grid, [(runtime <= x).mean() for x in grid], where="post", label=label)
+    ax.set_xlabel("log10(function evaluations / dimension)")
+    ax.set_ylabel("fraction of (problem, target) pairs")
+    ax.set_ylim(0, 1)
+    ax.set_title(name)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def render(results: str = RESULTS, figures: bool = True) -> str:
+    """The page's text; with `figures`, the ECDF figures are drawn into docs/bbob/ too."""
+    runs = finished_runs(results)
+    tables = {algorithm: runtimes(folder, budget) for algorithm, (folder, budget) in runs.items()}
+    lines = [
+        "# COCO's BBOB suite: ours against the reference implementations",
+        "",
+        "<!-- Generated by experiments/render_bbob.py from experiments/results/bbob/exdata; do not edit by hand. -->",
+        "",
+        "The runs of `experiments/bbob.py` (docs/cma.md says how each algorithm runs). Each cell is the normalised area",
+        "under the runtime ECDF (COCO's 51 targets per problem, runtime in evaluations / dimension up to the budget;",
+        "1 = every target at the first evaluation), over the problems of that row; the ratio is ours / the reference.",
+        "",
+    ]
+    if not runs:
+        return "\n".join(lines + ["No finished run yet.", ""])
+    lines.append("Finished runs: " + ", ".join(f"`{a}` (budget {b} n)" for a, (_, b) in runs.items()) + ".")
+    lines.append("")
+    if figures:
+        os.makedirs(FIGURES, exist_ok=True)
+    for ours, reference in PAIRS:
+        if ours not in tables or reference not in tables:
+            continue
+        budget = min(runs[ours][1], runs[reference][1])
+        common = sorted(set(tables[ours]) & set(tables[reference]))
+        dimensions = sorted({d for _, d in common})
+        lines += [
+            f"## `{ours}` against `{reference}`",
+            "",
+            f"| problems | `{ours}` | `{reference}` | ratio |",
+            "|---|---|---|---|",
+        ]
+        rows = [(name, [key for key in common if key[0] in functions]) for name, functions in GROUPS.items()]
+        rows += [(f"dimension {d}", [key for key in common if key[1] == d]) for d in dimensions]
+        for name, keys in rows:
+            if not keys:
+                continue
+            a = ecdf_area([tables[ours][k] for k in keys], budget)
+            b = ecdf_area([tables[reference][k] for k in keys], budget)
+            lines.append(f"| {name} | {a:.3f} | {b:.3f} | {a / b:.3f} |" if b > 0 else f"| {name} | {a:.3f} | {b:.3f} | - |")
+        path = os.path.join(FIGURES, f"{ours}-{reference}.png")
+        if figures:
+            figure(
+                f"{ours} and {reference}: all functions, dimensions {', '.join(map(str, dimensions))}",
+                {label: [tables[label][k] for k in common] for label in (ours, reference)},
+                budget,
+                path,
+            )
+        lines += ["", f"![{ours} and {reference}](bbob/{os.path.basename(path)})", ""]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="fail if docs/bbob.md is not what the runs give")
+    parser.add_argument("--cocopp", action="store_true", help="also run COCO's post-processing into results/bbob/ppdata")
+    args = parser.parse_args(argv)
+    page = render(figures=not args.check)
+    if args.check:
+        with open(PAGE) as stream:
+            if stream.read() != page:
+                raise SystemExit(f"{PAGE} is stale: run experiments/render_bbob.py")
+        return
+    with open(PAGE, "w") as stream:
+        stream.write(page)
+    if args.cocopp:
+        import cocopp
+
+        folders = [folder for folder, _ in finished_runs().values()]
+        cocopp.main(["-o", os.path.join(HERE, "results", "bbob", "ppdata")] + folders)
+
+
+if __name__ == "__main__":
+    main()
