@@ -15,21 +15,20 @@ extra_noise (Szita & Lőrincz's noisy CEM) keeps the variance from collapsing ea
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Mapping
 
 import numpy as np
 
 from workbench.checks import check_real
 from workbench.evolution.cma_es import CMAConfig
-from workbench.evolution.cma_update import default_population_size, ranking
+from workbench.evolution.diagonal_gaussian import DiagonalGaussian
 from workbench.evolution.distribution_search import DistributionSearch
 from workbench.evolution.hyperparameters import hyperparameter
-from workbench.evolution.snes import SCALE_FLOOR
 
 
-class CEMUpdate:
+class CEMUpdate(DiagonalGaussian):
     """The diagonal CEM update in float64 (module docstring); a separable SearchDistribution."""
+
+    kind = "CEM"
 
     def __init__(
         self,
@@ -40,46 +39,11 @@ class CEMUpdate:
         smoothing: float = 1.0,
         extra_noise: float = 0.0,
     ) -> None:
-        self.mean = np.array(mean, np.float64)
-        if self.mean.ndim != 1 or self.mean.size < 2 or not np.isfinite(self.mean).all():
-            raise ValueError(f"mean must be a finite vector of at least 2 parameters, got shape {self.mean.shape}")
-        if not (math.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-        self.n = self.mean.size
-        self.population_size = default_population_size(self.n) if population_size is None else int(population_size)
-        if self.population_size < 4:
-            raise ValueError(f"population_size must be at least 4, got {self.population_size}")
+        super().__init__(mean, sigma, population_size)
         self.elites = min(self.population_size, max(2, round(elite_fraction * self.population_size)))
         self.smoothing, self.extra_noise = float(smoothing), float(extra_noise)
         self.weights = np.zeros(self.population_size)
         self.weights[: self.elites] = 1 / self.elites
-        self.sigma = np.full(self.n, float(sigma))
-        self.generation = 0
-        self.repairs = 0
-
-    @property
-    def step_size(self) -> float:
-        """The geometric mean of the standard deviations."""
-        return float(np.exp(np.mean(np.log(self.sigma))))
-
-    def scales(self) -> np.ndarray:
-        return self.sigma.copy()
-
-    def condition(self) -> float:
-        return float((self.sigma.max() / self.sigma.min()) ** 2)
-
-    def sample(self, z: np.ndarray) -> np.ndarray:
-        return self.mean + self.sigma * np.asarray(z, np.float64)
-
-    def ranked_weights(self) -> np.ndarray:
-        return self.weights
-
-    def tell(self, z: np.ndarray, fitness: np.ndarray) -> None:
-        z = np.asarray(z, np.float64)
-        if z.shape != (self.population_size, self.n):
-            raise ValueError(f"draws must be [{self.population_size}, {self.n}], got shape {z.shape}")
-        z = z[ranking(fitness)]
-        self.tell_sums(self.weights @ z, self.weights @ np.square(z))
 
     def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray) -> None:
         """The update from the elites' mean draw and mean squared draw (each [n])."""
@@ -88,23 +52,7 @@ class CEMUpdate:
         a = self.smoothing
         variance = self.sigma**2 * np.maximum(zz_w - z_w**2, 0.0) + self.extra_noise
         self.mean = self.mean + a * self.sigma * z_w
-        self.sigma = np.sqrt((1 - a) * self.sigma**2 + a * variance)
-        low = self.sigma < SCALE_FLOOR
-        if low.any():
-            self.repairs += int(low.sum())
-            self.sigma = np.maximum(self.sigma, SCALE_FLOOR)
-
-    def state_dict(self) -> dict:
-        return dict(mean=self.mean.copy(), sigma=self.sigma.copy(), generation=self.generation, repairs=self.repairs)
-
-    def load(self, state: Mapping) -> None:
-        mean, sigma = np.array(state["mean"], np.float64), np.array(state["sigma"], np.float64)
-        if mean.shape != (self.n,) or sigma.shape != (self.n,):
-            raise ValueError(f"CEM state must hold mean and sigma of [{self.n}]")
-        if not (np.isfinite(mean).all() and np.isfinite(sigma).all() and (sigma > 0).all()):
-            raise ValueError("CEM state holds non-finite values or a standard deviation <= 0")
-        self.mean, self.sigma = mean, sigma
-        self.generation, self.repairs = int(state["generation"]), int(state["repairs"])
+        self._set_sigma(np.sqrt((1 - a) * self.sigma**2 + a * variance))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
 from workbench.checks import check_real
 from workbench.evolution.cma_es import CMAConfig
-from workbench.evolution.cma_update import default_population_size, ranking
+from workbench.evolution.diagonal_gaussian import DiagonalGaussian
 from workbench.evolution.distribution_search import DistributionSearch
 from workbench.evolution.hyperparameters import hyperparameter
-
-SCALE_FLOOR = 1e-300  # the smallest standard deviation kept; lower ones are raised to it (a repair)
 
 
 def snes_utilities(population_size: int) -> np.ndarray:
@@ -34,8 +31,10 @@ def snes_utilities(population_size: int) -> np.ndarray:
     return raw / raw.sum() - 1 / population_size
 
 
-class SNESUpdate:
+class SNESUpdate(DiagonalGaussian):
     """The SNES update in float64 (module docstring); a separable SearchDistribution."""
+
+    kind = "SNES"
 
     def __init__(
         self,
@@ -45,69 +44,22 @@ class SNESUpdate:
         mean_learning_rate: float | None = None,
         scale_learning_rate: float | None = None,
     ) -> None:
-        self.mean = np.array(mean, np.float64)
-        if self.mean.ndim != 1 or self.mean.size < 2 or not np.isfinite(self.mean).all():
-            raise ValueError(f"mean must be a finite vector of at least 2 parameters, got shape {self.mean.shape}")
-        if not (math.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-        self.n = self.mean.size
-        self.population_size = default_population_size(self.n) if population_size is None else int(population_size)
-        if self.population_size < 4:
-            raise ValueError(f"population_size must be at least 4, got {self.population_size}")
+        super().__init__(mean, sigma, population_size)
         self.eta_mu = 1.0 if mean_learning_rate is None else float(mean_learning_rate)
-        self.eta_sigma = (
-            (3 + math.log(self.n)) / (5 * math.sqrt(self.n)) if scale_learning_rate is None else float(scale_learning_rate)
-        )
-        self.utilities = snes_utilities(self.population_size)
-        self.sigma = np.full(self.n, float(sigma))
-        self.generation = 0
-        self.repairs = 0
+        default_eta_sigma = (3 + math.log(self.n)) / (5 * math.sqrt(self.n))
+        self.eta_sigma = default_eta_sigma if scale_learning_rate is None else float(scale_learning_rate)
+        self.weights = snes_utilities(self.population_size)
 
     @property
-    def step_size(self) -> float:
-        """The geometric mean of the standard deviations."""
-        return float(np.exp(np.mean(np.log(self.sigma))))
-
-    def scales(self) -> np.ndarray:
-        return self.sigma.copy()
-
-    def condition(self) -> float:
-        return float((self.sigma.max() / self.sigma.min()) ** 2)
-
-    def sample(self, z: np.ndarray) -> np.ndarray:
-        return self.mean + self.sigma * np.asarray(z, np.float64)
-
-    def ranked_weights(self) -> np.ndarray:
-        return self.utilities
-
-    def tell(self, z: np.ndarray, fitness: np.ndarray) -> None:
-        z = np.asarray(z, np.float64)
-        if z.shape != (self.population_size, self.n):
-            raise ValueError(f"draws must be [{self.population_size}, {self.n}], got shape {z.shape}")
-        z = z[ranking(fitness)]
-        self.tell_sums(self.utilities @ z, self.utilities @ np.square(z))
+    def utilities(self) -> np.ndarray:
+        """The rank utilities (the weights of the members ranked best first)."""
+        return self.weights
 
     def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray) -> None:
         """The update from sum_k u_k z_k and sum_k u_k z_k^2 over the ranked draws (each [n])."""
         self.generation += 1
         self.mean = self.mean + self.eta_mu * self.sigma * np.asarray(z_w, np.float64)
-        self.sigma = self.sigma * np.exp(self.eta_sigma / 2 * np.asarray(zz_w, np.float64))
-        low = self.sigma < SCALE_FLOOR
-        if low.any():
-            self.repairs += int(low.sum())
-            self.sigma = np.maximum(self.sigma, SCALE_FLOOR)
-
-    def state_dict(self) -> dict:
-        return dict(mean=self.mean.copy(), sigma=self.sigma.copy(), generation=self.generation, repairs=self.repairs)
-
-    def load(self, state: Mapping) -> None:
-        mean, sigma = np.array(state["mean"], np.float64), np.array(state["sigma"], np.float64)
-        if mean.shape != (self.n,) or sigma.shape != (self.n,):
-            raise ValueError(f"SNES state must hold mean and sigma of [{self.n}]")
-        if not (np.isfinite(mean).all() and np.isfinite(sigma).all() and (sigma > 0).all()):
-            raise ValueError("SNES state holds non-finite values or a standard deviation <= 0")
-        self.mean, self.sigma = mean, sigma
-        self.generation, self.repairs = int(state["generation"]), int(state["repairs"])
+        self._set_sigma(self.sigma * np.exp(self.eta_sigma / 2 * np.asarray(zz_w, np.float64)))
 
 
 @dataclasses.dataclass(frozen=True)
