@@ -288,7 +288,7 @@ def train(trainer: Trainer, args: argparse.Namespace, budget: dict) -> None:
     run_dir = trainer.run_dir
     assert run_dir is not None  # the command line always gives the run a directory (--out)
     outputs = [plot_history(trainer.history, os.path.join(run_dir, "fitness.png"))] if trainer.history else []
-    if trainer.history and not args.no_gif:
+    if trainer.history and not args.no_gif and trainer.evaluator.spec.family.environments:
         try:
             from workbench.training.replay import replay_run, save_video
 

@@ -27,7 +27,7 @@ from workbench.training.checkpoint import load_checkpoint
 
 
 def test_the_built_in_families_answer_for_their_names():
-    assert env_family_names() == ("atari", "mujoco", "gymnasium")  # the fallback last
+    assert env_family_names() == ("atari", "function", "mujoco", "gymnasium")  # the fallback last
     for name, family in (("pong", "atari"), ("ALE/Pong-v5", "atari"), ("hopper", "mujoco"), ("HumanoidTrap-v5", "mujoco")):
         assert env_family(name) == family
     assert env_family("CartPole-v1") == "gymnasium" and find_env_family("Pendulum-v1").fallback
@@ -36,7 +36,7 @@ def test_the_built_in_families_answer_for_their_names():
     assert BACKENDS == OPS_BACKENDS  # named twice so that importing the families does not import TensorFlow
     for name in ENV_FAMILIES:
         family = ENV_FAMILIES[name]
-        probe = {"atari": "pong", "mujoco": "Hopper-v5", "gymnasium": "CartPole-v1"}[name]
+        probe = {"atari": "pong", "function": "sphere-3", "mujoco": "Hopper-v5", "gymnasium": "CartPole-v1"}[name]
         assert set(family.run_defaults(probe, "ga")) == set(FAMILY_FIELDS)
     with pytest.raises(ValueError, match=r"env 'hoper' is in no environment family .*Did you mean: hopper"):
         find_env_family("hoper")

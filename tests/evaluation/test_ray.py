@@ -202,6 +202,8 @@ def test_every_chunk_carries_the_round_its_actor_ages_its_cache_by():
     chunks = [pickle.loads(chunk) for chunk in evaluator._chunks(requests, 3, 7)]
     assert len(chunks) == 4 and all(chunk["round"] == 7 and chunk["seed"] == 3 for chunk in chunks)
     assert sorted(i for chunk in chunks for i in chunk["ids"]) == list(range(8))
+    given = [pickle.loads(chunk) for chunk in evaluator._chunks(requests, 3, 7, list(range(100, 108)))]
+    assert [i for chunk in given for i in chunk["ids"]] == list(range(100, 108))  # scoring's global episode ids
 
 
 def test_an_address_where_no_cluster_answers_is_refused_at_once():
@@ -367,3 +369,22 @@ def test_a_cluster_start_that_times_out_is_tried_again_and_its_processes_stopped
     for process in leftovers:
         process.kill()
         process.wait()
+
+
+@pytest.mark.long
+def test_a_function_problem_registered_here_runs_on_the_actors_as_locally(tmp_path):
+    from workbench.envs import FunctionProblem, register_function_problem, unregister_function_problem
+
+    problem = FunctionProblem("ray-quadratic", 5, lambda x: ((x - 0.25) ** 2).sum(axis=1))  # a lambda: pickled by value
+    register_function_problem(problem, replace=True)
+    try:
+        config = RunConfig(env="ray-quadratic", algorithm="sep-cma-es", **NOISE)
+        strategy, evaluator = config.build()
+        with Trainer(strategy, evaluator, config=config) as local:
+            expected = [r.max for r in local.run(generations=3)]
+        config.ray, config.ray_actors = True, 2
+        with Trainer.from_config(config, run_dir=str(tmp_path / "run")) as remote:
+            assert isinstance(remote.evaluator, RayEvaluator)
+            assert [r.max for r in remote.run(generations=3)] == expected
+    finally:
+        unregister_function_problem("ray-quadratic")

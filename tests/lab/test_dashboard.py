@@ -102,7 +102,8 @@ def test_events_update_the_plots_and_the_frame_viewer(dashboard, trainer):
 
 def test_a_search_distribution_is_plotted_for_the_strategies_that_record_one(dashboard, tmp_path):
     assert dashboard.distribution_box.layout.display == "none"  # the GA records none
-    config = RunConfig.from_json(dict(cartpole_config().to_json(), algorithm="sep-cma-es", hyperparameters={}))
+    assert not dashboard.buttons["watch elite"].disabled
+    config = RunConfig(env="sphere-20", algorithm="sep-cma-es", noise_size=2**16)  # a function problem: no gameplay
     trainer = Trainer.from_config(config, run_dir=str(tmp_path / "cma"))
     board = TrainingDashboard(trainer, plot_interval=0.05)
     try:
@@ -113,6 +114,7 @@ def test_a_search_distribution_is_plotted_for_the_strategies_that_record_one(das
         low, high = board.distribution_plot.data("scale_min")[1], board.distribution_plot.data("scale_max")[1]
         assert all(0 < a <= b for a, b in zip(low, high))
         assert board.distribution_box.layout.display is None and board.distribution_image.value[:4] == b"\x89PNG"
+        assert board.buttons["watch elite"].disabled and "sphere-20 has no environment" in board.buttons["watch elite"].tooltip
     finally:
         board.close()
         trainer.close()

@@ -12,7 +12,7 @@ from workbench.training import RunConfig
 from workbench.training.presets import PRESET_NAMES
 from workbench.training.resolve import resolve_run
 
-ENVS = ("frostbite", "HalfCheetah-v5", "CartPole-v1")  # one name per built-in family
+ENVS = ("frostbite", "HalfCheetah-v5", "rastrigin-10", "CartPole-v1")  # one name per built-in family
 
 
 def command_line(capsys, *argv):

@@ -5,6 +5,8 @@ Families (each a subpackage ending with one registration in the registry, famili
                (backend "custom") or on ale-py (backend "reference")
   mujoco/      MujocoBatch: Gymnasium v5's MuJoCo locomotion tasks, simulated inside TensorFlow ops (backend
                "custom") or by Gymnasium itself (backend "reference")
+  function/    black-box functions of the parameter vector (rastrigin-100, bbob-f8-i1-d20, registered ones):
+               no batch, evaluated by workbench.evaluation.function_evaluator
   gymnasium/   GymBatch: any other Gymnasium id with vector observations (discrete or Box actions)
 
 The shared floor:
@@ -47,6 +49,7 @@ from workbench.envs.families import (
     register_env_family,
     unregister_env_family,
 )
+from workbench.envs.function import FunctionProblem, find_function_problem, register_function_problem, unregister_function_problem
 from workbench.envs.gymnasium import GymBatch
 from workbench.envs.mujoco import TASKS as MUJOCO_TASKS
 from workbench.envs.mujoco import MujocoBatch, find_mujoco_task, resolve_mujoco_task
@@ -84,6 +87,7 @@ __all__ = [
     "BatchContractError",
     "EnvBatch",
     "EnvFamily",
+    "FunctionProblem",
     "GymBatch",
     "MujocoBatch",
     "SimulatorBatch",
@@ -94,10 +98,13 @@ __all__ = [
     "env_family_names",
     "find_atari_game",
     "find_env_family",
+    "find_function_problem",
     "find_mujoco_task",
     "make_batch",
     "register_env_family",
+    "register_function_problem",
     "resolve_atari_game",
     "resolve_mujoco_task",
     "unregister_env_family",
+    "unregister_function_problem",
 ]

@@ -71,6 +71,11 @@ class EnvFamily:
       the ProtocolSetup of one; test_behaviour: what a test records per episode besides its return (MuJoCo: the
       final position), or None.
     replay_options: batch options a replay adds (Gymnasium: render_mode "rgb_array").
+    evaluator: the module of workbench.evaluation that evaluates the family's runs when the pipelined Evaluator
+      cannot (the function family: "function_evaluator"); it provides from_spec(spec, layout) and space(spec).
+      None: the pipelined Evaluator over the family's batches.
+    environments: the family has environments to step and render (replays, elite.gif, the agent viewer); a
+      function problem has none.
     fallback: asked after every other family, and exempt from the claim check (it claims what they leave).
     """
 
@@ -88,6 +93,8 @@ class EnvFamily:
     test_setup: Callable[[str, Mapping[str, Any], int | None], ProtocolSetup] = _plain_test_setup
     test_behaviour: str | None = None
     replay_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    evaluator: str | None = None
+    environments: bool = True
     fallback: bool = False
 
     def __post_init__(self) -> None:
@@ -98,6 +105,10 @@ class EnvFamily:
                 raise ValueError(f"environment family {self.name!r}: {field} must be callable")
         if not self.test_protocols:
             raise ValueError(f"environment family {self.name!r}: test_protocols must name at least one protocol")
+        if self.evaluator is not None and (not isinstance(self.evaluator, str) or not self.evaluator.isidentifier()):
+            raise ValueError(
+                f"environment family {self.name!r}: evaluator names a module of workbench.evaluation, got {self.evaluator!r}"
+            )
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "replay_options", MappingProxyType(dict(self.replay_options)))
 

@@ -7,6 +7,8 @@ EvaluatorLayout     how an evaluator arranges its work: sub-populations, slots, 
 Evaluator           sub-populations of episode slots, refilled as episodes end, run side by side so that
                     emulation and inference overlap; telemetry of where the time went
 RayEvaluator        the same interface on Ray actors (workbench.evaluation.ray_evaluator; needs ray)
+FunctionEvaluator   genomes on a function problem (workbench.envs.function): decoded, stacked, the objective called
+make_evaluator      the local evaluator of a RunSpec: Evaluator, or the one its family names (factory.py)
 SubPopulation       one environment batch and one model: the episode loop (its collaborators: observation_source,
                     observation_sums, low_rank_factors, action_noise, frame_stream, jobs)
 EpisodeLengths      which episodes start first (the longest expected), so rounds end with short tails
@@ -26,6 +28,8 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
     from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
     from workbench.evaluation.behaviour import behaviour_function
     from workbench.evaluation.evaluator import Evaluator
+    from workbench.evaluation.factory import make_evaluator
+    from workbench.evaluation.function_evaluator import FunctionEvaluator
     from workbench.evaluation.layout import EvaluatorLayout
     from workbench.evaluation.ray_evaluator import RayEvaluator
     from workbench.evaluation.run_spec import MODELS, RunSpec, build_model
@@ -37,6 +41,7 @@ __all__ = [
     "BaseEvaluator",
     "EvaluationCancelled",
     "Evaluator",
+    "FunctionEvaluator",
     "EvaluatorLayout",
     "MODELS",
     "RayEvaluator",
@@ -47,6 +52,7 @@ __all__ = [
     "WeightSlots",
     "behaviour_function",
     "build_model",
+    "make_evaluator",
 ]
 
 __getattr__ = lazy_exports(__name__)

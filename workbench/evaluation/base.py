@@ -48,7 +48,9 @@ class EvaluationCancelled(Exception):
 class BaseEvaluator(abc.ABC):
     """What the trainer, replays, the dashboard and Ray see of an evaluator; see the module docstring."""
 
-    def __init__(self, spec: RunSpec, space: ParameterSpace, decoder: GenomeDecoder, behaviour: Callable | None = None) -> None:
+    def __init__(
+        self, spec: RunSpec, space: ParameterSpace, decoder: GenomeDecoder, behaviour: Callable | str | None = None
+    ) -> None:
         check_type("spec", spec, RunSpec)
         self.spec, self.space, self.decoder, self.behaviour = spec, space, decoder, behaviour
         self.telemetry = Telemetry()
@@ -144,12 +146,18 @@ class BaseEvaluator(abc.ABC):
         seed: int = 0,
         bases: Mapping[str, np.ndarray] | None = None,
         cancel: threading.Event | None = None,
+        request_ids: Sequence[int] | None = None,
+        round_index: int | None = None,
     ) -> list[EvaluationResult]:
         """[EvaluationResult] in request order; sets self.telemetry.
 
         bases: {key: weights} of the dense bases genomes start from (strategy.bases(); weights [n], or
           weights and per-parameter mutation scales [2, n]).
         cancel: once set, the evaluation stops soon and EvaluationCancelled is raised.
+        request_ids: each request's index for its episode seeds (check_request_ids; default its position: a
+          part of a larger list passes the global ones, as scoring and RayEvaluator's chunks do).
+        round_index: the round this call belongs to, for the decoder's cache (GenomeDecoder.start_round);
+          None: this call is a round of its own.
         """
 
     def check_requests(
@@ -181,6 +189,17 @@ class BaseEvaluator(abc.ABC):
         if cancel is not None and not isinstance(cancel, threading.Event):
             raise TypeError(f"cancel must be a threading.Event or None, got {type(cancel).__name__}")
         return requests
+
+    @staticmethod
+    def check_request_ids(request_ids: Sequence[int] | None, count: int) -> list[int]:
+        """Each request's index for its episode seeds: `request_ids` (a chunk of a larger list, as RayEvaluator
+        sends, passes the global ones) or the positions 0..count-1; ValueError unless count non-negative ints."""
+        if request_ids is None:
+            return list(range(count))
+        ids = [int(i) for i in request_ids]
+        if len(ids) != count or any(i < 0 for i in ids):
+            raise ValueError(f"request_ids must be {count} non-negative integers, got {list(request_ids)!r}")
+        return ids
 
     @property
     def num_parameters(self) -> int:

@@ -224,10 +224,7 @@ class Evaluator(BaseEvaluator):
             for key, weights in bases.items():
                 self.decoder.add_base(key, weights)
             self.decoder.retain_bases(bases)
-        if request_ids is not None:
-            request_ids = [int(i) for i in request_ids]
-            if len(request_ids) != len(requests) or any(i < 0 for i in request_ids):
-                raise ValueError(f"request_ids must be {len(requests)} non-negative integers, got {request_ids!r}")
+        request_ids = self.check_request_ids(request_ids, len(requests))
         self.decoder.start_round(round_index)
         genomes = [request.genome for request in requests]
         order = self.episode_lengths.longest_first(genomes) if self.episode_lengths is not None else None

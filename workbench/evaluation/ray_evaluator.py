@@ -31,6 +31,9 @@ Safe defaults: a local cluster binds to 127.0.0.1, Ray's dashboard is off (pass
 dashboard=True), and Ray's temporary files go under `temp_dir` (default
 $WORKBENCH_RAY_TMPDIR or /tmp/ray-workbench-<uid>; Ray needs a short path for its
 sockets). close() shuts down the cluster this object started, and nothing else.
+
+A family with an evaluator of its own (a function problem's FunctionEvaluator) runs on the actors the same way;
+a problem registered in this process is registered in each actor before it builds its evaluator.
 """
 
 from __future__ import annotations
@@ -48,10 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from workbench.checks import check_optional_positive_int, check_positive_int, check_real, check_type
+from workbench.checks import check_int, check_optional_positive_int, check_positive_int, check_real, check_type
 from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
 from workbench.evaluation.behaviour import behaviour_function
-from workbench.evaluation.evaluator import Evaluator
+from workbench.evaluation.factory import make_evaluator, worker_setup
 from workbench.evaluation.layout import EvaluatorLayout
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.telemetry import Telemetry, occupancy_profile
@@ -136,15 +139,18 @@ def default_temp_dir() -> str:
 
 
 class _EvaluatorActor:
-    """Runs inside a Ray worker: one local pipelined Evaluator, its decoder's cache, the bases it holds."""
+    """Runs inside a Ray worker: one local evaluator (make_evaluator: the pipelined Evaluator, or the family's own),
+    its decoder's cache, the bases it holds."""
 
-    def __init__(self, spec, layout, threads):
+    def __init__(self, spec, layout, threads, setup=None):
         import tensorflow as tf
 
         if threads:
             tf.config.threading.set_intra_op_parallelism_threads(threads)
             tf.config.threading.set_inter_op_parallelism_threads(threads)
-        self.evaluator = Evaluator.from_spec(spec, layout)
+        if setup is not None:  # what this process needs before it can build the spec's evaluator (factory.worker_setup)
+            setup()
+        self.evaluator = make_evaluator(spec, layout)
         self.bases = {}
         self._ids = []  # the global request indices of the chunk being evaluated (for frames)
         self._frame, self._frame_lock, self._watching = None, threading.Lock(), False
@@ -295,8 +301,11 @@ class RayEvaluator(BaseEvaluator):
         if address is not None and not isinstance(address, str):
             raise TypeError(f"address must be a string such as 'auto' or 'host:6379', got {type(address).__name__}")
         space = spec.space()
+        # A family's own evaluator (FunctionEvaluator) checks the behaviours it has when each actor builds it.
+        behaviour = layout.behaviour if spec.evaluator_module() is not None else behaviour_function(layout.behaviour)
         # The master's decoder only checks genomes before they travel (it never decodes).
-        super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour_function(layout.behaviour))
+        super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour)
+        self._worker_setup = worker_setup(spec)
         self.chunks_per_actor, self.cpus_per_actor = chunks_per_actor, cpus_per_actor
         self.frame_interval = float(frame_interval)
         self._frame_ref, self._last_frame_poll = None, 0.0
@@ -360,7 +369,7 @@ class RayEvaluator(BaseEvaluator):
         return actors
 
     def _new_actor(self):
-        return self._remote.remote(self.spec, self.layout, self.cpus_per_actor)
+        return self._remote.remote(self.spec, self.layout, self.cpus_per_actor, self._worker_setup)
 
     # -- evaluation -----------------------------------------------------------------------
     def evaluate(
@@ -369,13 +378,19 @@ class RayEvaluator(BaseEvaluator):
         seed: int = 0,
         bases: Mapping[str, np.ndarray] | None = None,
         cancel: threading.Event | None = None,
+        request_ids: Sequence[int] | None = None,
+        round_index: int | None = None,
     ) -> list[EvaluationResult]:
-        """As Evaluator.evaluate, on the actors; sets self.telemetry (bytes_shipped included)."""
+        """As Evaluator.evaluate, on the actors; sets self.telemetry (bytes_shipped included). round_index: the
+        round the actors' decoders age their caches by (default: this evaluator's count of calls)."""
         requests = self.check_requests(requests, bases, cancel)
+        ids = self.check_request_ids(request_ids, len(requests))
+        if round_index is not None:
+            check_int("round_index", round_index, 0)
         start = time.perf_counter()
         shipped = self._put_bases(bases or {})
         self.rounds += 1
-        chunks = self._chunks(requests, seed, self.rounds)
+        chunks = self._chunks(requests, seed, self.rounds if round_index is None else round_index, ids)
         self.progress = (0, len(chunks))
         pending = collections.deque(range(len(chunks)))
         in_flight = self.in_flight = {}  # ObjectRef -> (actor index, chunk index)
@@ -485,8 +500,10 @@ class RayEvaluator(BaseEvaluator):
 
         return ray.put(value)
 
-    def _chunks(self, requests, seed, round_index):
-        """Pickled chunks of consecutive requests with about equal numbers of episodes (of round `round_index`)."""
+    def _chunks(self, requests, seed, round_index, request_ids=None):
+        """Pickled chunks of consecutive requests with about equal numbers of episodes (of round `round_index`);
+        each carries its requests' ids for the episode seeds (request_ids, default their positions)."""
+        request_ids = range(len(requests)) if request_ids is None else request_ids
         total = sum(r.episodes for r in requests)
         target = max(1, -(-total // (len(self.actors) * self.chunks_per_actor)))
         chunks, current, episodes = [], [], 0
@@ -503,15 +520,15 @@ class RayEvaluator(BaseEvaluator):
                 dict(
                     seed=seed,
                     round=round_index,
-                    ids=ids,
+                    ids=[request_ids[i] for i in positions],
                     requests=[
                         (requests[i].genome.to_bytes(), requests[i].episodes, requests[i].phase, requests[i].behaviour)
-                        for i in ids
+                        for i in positions
                     ],
                 ),
                 protocol=pickle.HIGHEST_PROTOCOL,
             )
-            for ids in chunks
+            for positions in chunks
         ]
 
     def _put_bases(self, bases):

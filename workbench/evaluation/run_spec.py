@@ -14,6 +14,7 @@ unless the model is a callable.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,7 +30,8 @@ from workbench.models import LargeModel, MLPModel, PopulationModel, SmallModel
 from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
 
 ATARI_MODELS = ("small", "large")  # SmallModel, LargeModel (workbench.models.atari)
-MODELS = ATARI_MODELS + ("mlp", "linear")
+VECTOR_MODEL = "vector"  # no network: the weights are the parameter vector of a function problem
+MODELS = ATARI_MODELS + ("mlp", "linear", VECTOR_MODEL)
 ModelSpec = str | Callable[..., PopulationModel]
 
 
@@ -49,12 +51,18 @@ def _check_model_options(model: str, options: Mapping) -> None:
 
 
 def build_model(model: ModelSpec, env: EnvBatch, slots: int, model_options: Mapping | None = None) -> PopulationModel:
-    """A PopulationModel for env: "small", "large", "mlp", "linear" or a callable(observation_shape, num_actions, slots).
+    """A PopulationModel for env: "small", "large", "mlp", "linear" or a callable(observation_shape, num_actions, slots)
+    ("vector", a function problem's, has none: ValueError).
 
     "mlp" has ReLU between its layers for discrete actions and tanh for continuous ones (OpenAI-ES's policy;
     model_options' activation wins); "linear" is an MLP without hidden layers (ARS's policy).
     """
     options = dict(model_options or {})
+    if model == VECTOR_MODEL:
+        raise ValueError(
+            f'model "{VECTOR_MODEL}" is a function problem\'s parameter vector: it has no network to build for '
+            f"{type(env).__name__}; use one of {', '.join(m for m in MODELS if m != VECTOR_MODEL)}"
+        )
     if isinstance(model, str) and model in MODELS:
         _check_model_options(model, options)
     if callable(model) and not isinstance(model, str):
@@ -111,8 +119,10 @@ _SPEC_CAP = object()  # make_batch's default: the spec's own episode cap
 class RunSpec:
     """The environment and model genomes are evaluated in, and the noise table they index.
 
-    env: an Atari game ("pong", "ALE/Pong-v5") or a Gymnasium id ("CartPole-v1").
-    model: "small" / "large" (Atari), "mlp" / "linear" (vector observations) or a callable
+    env: an Atari game ("pong", "ALE/Pong-v5"), a MuJoCo task, a Gymnasium id ("CartPole-v1") or a function
+      problem ("rastrigin-100": workbench.envs.function).
+    model: "small" / "large" (Atari), "mlp" / "linear" (vector observations), "vector" (a function problem's
+      parameter vector) or a callable
       (observation_shape, num_actions, slots, **model_options) -> PopulationModel.
     env_options: keywords of the environment batch (AtariBatch: frame_skip, noop_max, ...).
     model_options: keywords of the model (hidden_sizes, weight_dtype, ...).
@@ -250,10 +260,13 @@ class RunSpec:
         """The genomes' parameter space: the model's layers over this spec's noise table.
 
         Without a model, one is built with one slot (on a one-environment batch) to read its layers, once per
-        process (spec_cache.py).
+        process (spec_cache.py); a family with an evaluator of its own (function problems) says its space.
         """
         if model is not None:
             return ParameterSpace.for_model(model, self.noise())
+        evaluator_module = self.evaluator_module()
+        if evaluator_module is not None:
+            return evaluator_module.space(self)
 
         def build() -> ParameterSpace:
             batch = self.make_batch(1)
@@ -263,6 +276,12 @@ class RunSpec:
                 batch.close()
 
         return spec_cache.space(self, build)
+
+    def evaluator_module(self) -> Any:
+        """The module of workbench.evaluation that evaluates this spec's family (EnvFamily.evaluator), or None:
+        the pipelined Evaluator."""
+        name = self.family.evaluator
+        return None if name is None else importlib.import_module(f"workbench.evaluation.{name}")
 
     def with_max_episode_frames(self, frames: int | None) -> RunSpec:
         """The same spec with another built-in episode cap."""

@@ -145,6 +145,10 @@ class TrainingDashboard:
         self.score_view.add_class("wb-score")
         self.score_image = widgets.Image(format="png", layout=widgets.Layout(width="400px"))
         gameplay = widgets.VBox([widgets.HTML("<b>Gameplay</b> (a running episode)"), self.frame_image, self.frame_caption])
+        if not self.trainer.evaluator.spec.family.environments:  # a function problem: no episodes to show or replay
+            gameplay.layout.display = "none"
+            self.buttons["watch elite"].disabled = True
+            self.buttons["watch elite"].tooltip = f"{self.trainer.evaluator.spec.env} has no environment to replay"
         fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image, self.distribution_box])
         throughput = widgets.VBox([widgets.HTML("<b>Throughput</b>"), self.throughput_label, self.throughput_image])
         hyperparameters = widgets.VBox(

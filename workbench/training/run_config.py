@@ -238,7 +238,7 @@ class RunConfig:
 
     def build(self, reference_batch: np.ndarray | None = None) -> tuple[Strategy, BaseEvaluator]:
         """(strategy, evaluator) of this configuration; reference_batch: a checkpoint's, instead of collecting one."""
-        from workbench.evaluation import Evaluator
+        from workbench.evaluation import make_evaluator
 
         config = self.algorithm_config()  # validate before building anything heavy
         self.check()
@@ -256,7 +256,7 @@ class RunConfig:
 
             evaluator = RayEvaluator.from_spec(spec, layout, actors=self.ray_actors, address=self.ray_address)
         else:
-            evaluator = Evaluator.from_spec(spec, layout)
+            evaluator = make_evaluator(spec, layout)
         strategy_class = algorithm_spec(self.algorithm).strategy
         try:
             return strategy_class(config, evaluator.space, seed=self.seed), evaluator

@@ -34,7 +34,7 @@ from workbench.checks import check_choice, check_int, check_positive_int
 from workbench.envs import ENV_FAMILIES
 from workbench.envs.atari.protocols import ALE_MAX_EPISODE_FRAMES, PROTOCOLS  # noqa: F401 (Atari's, named here too)
 from workbench.envs.rng import episode_seed
-from workbench.evaluation import Evaluator, RunSpec
+from workbench.evaluation import RunSpec, make_evaluator
 from workbench.evolution import EvaluationRequest, Genome
 from workbench.training.elites import RunElite, load_elite
 
@@ -158,7 +158,7 @@ def score_genome(
     behaviour = tested.family.test_behaviour  # MuJoCo: where each test episode left the body
     positions: list[list[float]] | None = [] if behaviour is not None else None
     batch = lanes * per_lane * 2  # episodes per evaluate() call: a progress step, slots kept full
-    with Evaluator.from_spec(tested, subpopulations=lanes, slots=per_lane, behaviour=behaviour) as evaluator:
+    with make_evaluator(tested, subpopulations=lanes, slots=per_lane, behaviour=behaviour) as evaluator:
         for start in range(0, episodes, batch):
             count = min(batch, episodes - start)
             requests = [EvaluationRequest(genome, 1, "test", behaviour=behaviour is not None) for _ in range(count)]

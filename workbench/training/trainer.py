@@ -37,7 +37,7 @@ from workbench.checks import check_int, check_path, check_real
 from workbench.envs.rng import episode_seed
 from workbench.evaluation import BaseEvaluator, EvaluationCancelled, EvaluatorLayout
 from workbench.evaluation.telemetry import time_split
-from workbench.evolution.genome import Genome
+from workbench.evolution.genome import Genome, GenomeDecoder
 from workbench.evolution.records import GenerationRecord
 from workbench.evolution.strategy import HyperparameterLog, Strategy
 from workbench.models.observation_normalization import ObservationStatistics
@@ -617,6 +617,17 @@ class Trainer:
         return dataclasses.replace(
             score, run_dir=self.run_dir, generation=last, algorithm=None if self.config is None else self.config.algorithm
         )
+
+    def elite_weights(self) -> np.ndarray:
+        """The current elite's weights (float32 [n]: a network's flat weights, a function problem's parameter
+        vector), decoded from its genome and the strategy's bases; ValueError before there is an elite."""
+        snapshot = self.snapshot()
+        if snapshot.elite is None:
+            raise ValueError("there is no elite yet: wait for the first generation to finish")
+        decoder = GenomeDecoder(self.evaluator.space, cache_bytes=0)
+        if isinstance(snapshot.elite.init, str):  # a genome on a dense base
+            decoder.add_base(snapshot.elite.init, snapshot.bases[snapshot.elite.init])
+        return decoder.decode_full(snapshot.elite)
 
     def history_frame(self) -> pandas.DataFrame:
         """The history as a pandas DataFrame (one row per generation, the columns of history.jsonl)."""
