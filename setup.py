@@ -186,6 +186,7 @@ setup(
             # the reference implementations the CMA family is compared with (tests/evolution/test_cma_update.py)
             "cmaes>=0.13,<0.14",
             "cma>=4.5,<5",
+            "crfmnes>=1.0,<1.1",  # the authors' CR-FM-NES (tests/evolution/test_crfmnes.py)
         ],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
         # updater is such a thread (tests/lab/test_widget_threads.py).

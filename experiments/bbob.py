@@ -8,7 +8,7 @@ experiments/results/bbob.jsonl (the problems, evaluations and seconds).
 
 Algorithms (all from the origin, COCO's initial solution, with the initial step size 2 of pycma's COCO examples,
 restarting with a doubled population from the initial point when they stop, until the budget is spent):
-  ours         cma-es, sep-cma-es, snes, cem: the workbench's strategies (workbench.evolution) with
+  ours         cma-es, sep-cma-es, snes, cem, cr-fm-nes: the workbench's strategies (workbench.evolution) with
                restart_from="initial"; members are evaluated in float64 (DistributionSearch.members(): float32
                weights would end precision near 1e-7 relative, short of COCO's targets)
   pycma        the `cma` package's CMA-ES (by the method's author), its default options, IPOP restarts
@@ -16,6 +16,9 @@ restarting with a doubled population from the initial point when they stop, unti
   pycma-sep    the same with CMA_diagonal=True: pycma's sep-CMA-ES
   cmaes        the `cmaes` package's CMA, restarted when should_stop() says so (population doubled)
   cmaes-sep    the `cmaes` package's SepCMA, likewise
+  crfmnes      the authors' CR-FM-NES (the `crfmnes` package) with our default lambda (it has none), restarted
+               (population doubled) when its state turns non-finite or sigma leaves [1e-12, 1e12] x sigma0 (it has
+               no stopping rules of its own)
 
     python experiments/bbob.py cma-es                       # dimensions 2-20, instances 1-5, budget 1000 n
     python experiments/bbob.py pycma --dimensions 2,3,5     # a reference on the small dimensions
@@ -35,8 +38,8 @@ import numpy as np  # noqa: E402
 
 from workbench.bench import common  # noqa: E402
 
-OURS = ("cma-es", "sep-cma-es", "snes", "cem")
-REFERENCES = ("pycma", "pycma-sep", "cmaes", "cmaes-sep")
+OURS = ("cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes")
+REFERENCES = ("pycma", "pycma-sep", "cmaes", "cmaes-sep", "crfmnes")
 SIGMA0 = 2.0  # pycma's COCO examples: the box is [-5, 5]^n
 MODES = {
     "full": dict(dimensions="2,3,5,10,20", instances="1-5", functions="1-24", budget=1000),
@@ -73,6 +76,26 @@ def run_pycma(problem, evaluations: int, seed: int, diagonal: bool) -> None:
         termination_callback=[lambda es: bool(problem.final_target_hit)],  # COCO's target hit: stop, as ours do
     )
     cma.fmin2(problem, problem.initial_solution, SIGMA0, options, restarts=9, incpopsize=2)
+
+
+def run_crfmnes(problem, evaluations: int, seed: int) -> None:
+    from crfmnes.alg import CRFMNES
+
+    from workbench.evolution.crfmnes import crfmnes_population_size
+
+    n, population, restart = problem.dimension, crfmnes_population_size(problem.dimension), 0
+    while problem.evaluations < evaluations and not problem.final_target_hit:
+        start = np.array(problem.initial_solution, np.float64).reshape(n, 1)
+        es = CRFMNES(
+            n, lambda x: problem(x[:, 0]), start, SIGMA0, population, seed=seed + restart, use_constraint_violation=False
+        )
+        with np.errstate(all="ignore"):  # its state may turn non-finite: that is a restart here
+            while problem.evaluations < evaluations and not problem.final_target_hit:
+                es.one_iteration()
+                spread = es.sigma * float(np.max(es.D))
+                if not (np.isfinite(es.m).all() and np.isfinite(es.v).all() and 1e-12 * SIGMA0 <= spread <= 1e12 * SIGMA0):
+                    break
+        population, restart = 2 * population, restart + 1
 
 
 def run_cmaes(problem, evaluations: int, seed: int, separable: bool) -> None:
@@ -114,6 +137,8 @@ def run(algorithm: str, dimensions: str, instances: str, functions: str, budget:
                 run_ours(algorithm, problem, evaluations, seed)
             elif algorithm.startswith("pycma"):
                 run_pycma(problem, evaluations, seed, diagonal=algorithm == "pycma-sep")
+            elif algorithm == "crfmnes":
+                run_crfmnes(problem, evaluations, seed)
             else:
                 run_cmaes(problem, evaluations, seed, separable=algorithm == "cmaes-sep")
             problems, spent = problems + 1, spent + problem.evaluations

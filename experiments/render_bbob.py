@@ -38,7 +38,13 @@ GROUPS = {
     "multimodal, weak structure (f20-f24)": range(20, 25),
     "all 24 functions": range(1, 25),
 }
-PAIRS = (("cma-es", "pycma"), ("cma-es", "cmaes"), ("sep-cma-es", "pycma-sep"), ("sep-cma-es", "cmaes-sep"))
+PAIRS = (
+    ("cma-es", "pycma"),
+    ("cma-es", "cmaes"),
+    ("sep-cma-es", "pycma-sep"),
+    ("sep-cma-es", "cmaes-sep"),
+    ("cr-fm-nes", "crfmnes"),
+)
 
 
 def runtimes(folder: str, budget: int) -> dict[tuple[int, int], np.ndarray]:

@@ -30,7 +30,7 @@ import numpy as np
 from workbench.checks import check_positive_int, check_type
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.telemetry import Telemetry
-from workbench.evolution.genome import GenomeDecoder
+from workbench.evolution.genome import GenomeDecoder, base_shapes
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult
 from workbench.models.observation_normalization import ObservationStatistics
@@ -152,7 +152,7 @@ class BaseEvaluator(abc.ABC):
         """[EvaluationResult] in request order; sets self.telemetry.
 
         bases: {key: weights} of the dense bases genomes start from (strategy.bases(); weights [n], or
-          weights and per-parameter mutation scales [2, n]).
+          weights and per-parameter mutation scales [2, n], and a rank-one direction [3, n]: genome.py).
         cancel: once set, the evaluation stops soon and EvaluationCancelled is raised.
         request_ids: each request's index for its episode seeds (check_request_ids; default its position: a
           part of a larger list passes the global ones, as scoring and RayEvaluator's chunks do).
@@ -172,10 +172,10 @@ class BaseEvaluator(abc.ABC):
         check_type("bases", bases, Mapping, "a dict {key: weights} or None")
         n = self.space.num_parameters
         for key, weights in bases.items():
-            if np.shape(weights) not in ((n,), (2, n)):
+            if np.shape(weights) not in base_shapes(n):
                 raise ValueError(
-                    f"bases[{key!r:.80}] must hold {n} weights (or weights and mutation scales "
-                    f"[2, {n}]), got shape {np.shape(weights)}"
+                    f"bases[{key!r:.80}] must hold {n} weights (or weights and mutation scales [2, {n}], and a "
+                    f"direction [3, {n}]), got shape {np.shape(weights)}"
                 )
         for k, request in enumerate(requests):
             if not isinstance(request, EvaluationRequest):

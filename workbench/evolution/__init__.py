@@ -11,6 +11,7 @@
   PGPE               PGPE with ClipUp (PGPEConfig): learned per-parameter sigma, normalised momentum steps
   CMAES, SepCMAES    CMA-ES (full covariance) and sep-CMA-ES (diagonal) (CMAConfig); their update in cma_update.py
   SNES, CEM          separable NES (SNESConfig) and the cross-entropy method (CEMConfig), diagonal Gaussians
+  CRFMNES            CR-FM-NES (CRFMNESConfig): diagonal plus rank-one covariance, for a million parameters
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
   ALGORITHMS         the registry: one AlgorithmSpec per name (strategy, config, defaults, traits)
@@ -23,6 +24,7 @@ from __future__ import annotations
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
 from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
+from workbench.evolution.crfmnes import CRFMNES, CRFMNESConfig
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder, base_key
@@ -43,6 +45,8 @@ __all__ = [
     "CEMConfig",
     "CMAConfig",
     "CMAES",
+    "CRFMNES",
+    "CRFMNESConfig",
     "AugmentedRandomSearch",
     "DEFAULT_SEED",
     "DEFAULT_SIZE",

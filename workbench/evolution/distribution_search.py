@@ -1,13 +1,16 @@
 """DistributionSearch: a strategy that samples its members from an adapted Gaussian, mean + A z.
 
 The search distribution is a SearchDistribution (cma_update.py's CovarianceUpdate and DiagonalUpdate, snes.py's,
-cem.py's: the interface below) and z is a noise-table slice per member, so a member is its offset. How members
+cem.py's, crfmnes.py's: the interface below) and z is a noise-table slice per member, so a member is its offset. How members
 travel depends on A:
 
   diagonal A (sep-CMA-ES,   one base [2, n] per generation, the mean and the per-parameter scales; a member
   SNES, CEM)
                             is Genome(key, ((offset, 1),)): mean + scales * z. Ships 4 + 8 bytes and a 40-byte key;
                             decodes like any full-rank mutation (the population ops run it without building it).
+  diagonal + rank one       one base [3, n] per generation, the mean, the scales sigma D and a direction w; a member is
+  (CR-FM-NES)               Genome(key, ((offset, +-1),)): mean + scales * (z + (w . z) w), mirrored in pairs z, -z.
+                            Ships as the diagonal form; decoding adds one dot product over n.
   full A (CMA-ES)           a dense base per member, mean + sigma B D z in float32 (n values), since A is n x n:
                             ships 4 n bytes, decodes for free. The full form refuses spaces above MAX_FULL_DIMENSION.
 
@@ -43,7 +46,9 @@ from workbench.evolution.strategy import EvaluationRequest, Strategy
 class SearchDistribution(Protocol):
     """What DistributionSearch needs of a distribution's update. Separable ones (diagonal A) also have
     ranked_weights() [lambda] and tell_sums(z_w, zz_w): the update from sum_k w_k z_k and sum_k w_k z_k^2 over
-    the members ranked best first, so that the draws can be streamed."""
+    the members ranked best first, so that the draws can be streamed. One that streams the ranked draws itself
+    has tell_ranked(draws, feasible) instead; member_base() gives a base other than [mean, scales]; mirrored =
+    True draws members in pairs z, -z (CR-FM-NES)."""
 
     n: int
     population_size: int
@@ -132,7 +137,9 @@ class DistributionSearch(Strategy):
         self._center_key = base_key(mean)
         self._bases = {self._center_key: mean}
         if not self.dense_members:
-            self._member_base = np.stack([mean, self.update.scales().astype(np.float32)])
+            member_base = getattr(self.update, "member_base", None)  # CR-FM-NES: [mean, scales, direction]
+            base = member_base() if member_base is not None else np.stack([self.update.mean, self.update.scales()])
+            self._member_base = base.astype(np.float32)
             self._member_key = base_key(self._member_base)
             self._bases[self._member_key] = self._member_base
 
@@ -140,12 +147,29 @@ class DistributionSearch(Strategy):
         self._draw_members()
         return dict(self._bases)
 
+    @property
+    def _mirrored(self) -> bool:
+        """Members come in pairs z, -z (CR-FM-NES): one offset per pair, the second half the negated first."""
+        return bool(getattr(self.update, "mirrored", False))
+
     def _draw_members(self) -> None:
         """This generation's offsets (and the full form's dense members), once per generation."""
         if self.offsets is None:
-            self.offsets = [self.space.sample_offset(self.rng) for _ in range(self.update.population_size)]
+            count = self.update.population_size // (2 if self._mirrored else 1)
+            self.offsets = [self.space.sample_offset(self.rng) for _ in range(count)]
             if self.dense_members:
                 self._densify()
+
+    def _member(self, k: int) -> tuple[int, float]:
+        """Member k's (offset, sign)."""
+        assert self.offsets is not None
+        pairs = len(self.offsets)
+        return (self.offsets[k], 1.0) if k < pairs else (self.offsets[k - pairs], -1.0)
+
+    def _member_draws(self, members) -> np.ndarray:
+        """The draws z of members (indices into the generation), float64 [len(members), n]."""
+        drawn = [self._member(k) for k in members]
+        return self._draws([offset for offset, _ in drawn]) * np.array([[sign] for _, sign in drawn])
 
     def _densify(self) -> None:
         assert self.offsets is not None
@@ -158,8 +182,7 @@ class DistributionSearch(Strategy):
         same members in float32). For objectives that need more precision than float32 weights (COCO's targets
         reach 1e-8)."""
         self._draw_members()
-        assert self.offsets is not None
-        return self.update.sample(self._draws(self.offsets))
+        return self.update.sample(self._member_draws(range(self.update.population_size)))
 
     def _draws(self, offsets: list[int]) -> np.ndarray:
         n = self.space.num_parameters
@@ -172,7 +195,7 @@ class DistributionSearch(Strategy):
         if self.dense_members:
             genomes = [Genome(key) for key in self._member_keys]
         else:
-            genomes = [Genome(self._member_key, ((offset, 1.0),)) for offset in self.offsets]
+            genomes = [Genome(self._member_key, (self._member(k),)) for k in range(self.update.population_size)]
         requests = [EvaluationRequest(genome, config.episodes_per_member, "population") for genome in genomes]
         if config.center_episodes:
             requests.append(EvaluationRequest(Genome(self._center_key), config.center_episodes, "center"))
@@ -199,7 +222,7 @@ class DistributionSearch(Strategy):
             )
         if self.config.center_episodes:
             self.center_fitness = float(means[-1])
-        self._update(ranking(fitness))
+        self._update(ranking(fitness), int(finite.sum()))
         self._remember_range(fitness[finite])
         self._restart_if_degenerate()
         self._record_generation(
@@ -217,12 +240,17 @@ class DistributionSearch(Strategy):
         )
         self._start_next_generation()
 
-    def _update(self, order: np.ndarray) -> None:
-        """The update from the members ranked best first (`order`, indices into self.offsets)."""
+    def _update(self, order: np.ndarray, feasible: int) -> None:
+        """The update from the members ranked best first (`order`, indices into the generation's members);
+        feasible: how many returns were finite."""
         assert self.offsets is not None
         self.elite_before = Genome(self._center_key)  # the mean the members were drawn around
-        ranked = [self.offsets[k] for k in order]
         update: Any = self.update
+        if hasattr(update, "tell_ranked"):  # streams the ranked draws itself (CR-FM-NES)
+            update.tell_ranked(lambda ranks: self._member_draws([order[r] for r in ranks]), feasible)
+            self.scales, self.condition = update.scales(), update.condition()
+            return
+        ranked = [self.offsets[k] for k in order]
         if hasattr(update, "tell_sums"):  # separable: stream the members with a weight
             weights = np.asarray(update.ranked_weights(), np.float64)
             used = np.flatnonzero(weights)
@@ -322,7 +350,8 @@ class DistributionSearch(Strategy):
         self.offsets = None
         if offsets is not None:  # a checkpoint inside a round: the same members again
             self.offsets = [self.space.check_offset(int(o), name="offsets") for o in offsets]
-            if len(self.offsets) != population:
+            expected = population // (2 if self._mirrored else 1)
+            if len(self.offsets) != expected:
                 raise ValueError(f"corrupt {self.kind} state: {len(self.offsets)} offsets for a population of {population}")
             if self.dense_members:
                 self._densify()

@@ -17,7 +17,10 @@ step): the decoder must hold that base (GenomeDecoder.add_base); an ES member
 is the center plus one mutation, and its mirror has the negated sigma. A base
 may also carry per-parameter mutation scales: an array [2, n] of the weights
 and the scales (PGPE's center and standard deviations); full-rank mutations of
-a genome on such a base are theta + sigma * (scales * noise slice).
+a genome on such a base are theta + sigma * (scales * noise slice). A base
+[3, n] adds a rank-one direction w (CR-FM-NES's covariance D (I + v v^T) D):
+a mutation is theta + sigma * (scales * (z + (w . z) w)) with z the noise
+slice (ParameterSpace.perturb says how the one dot product is taken).
 
 Genomes serialise to JSON-able data (to_json / from_json) and to a compact
 binary form (to_bytes), whose size is what a genome costs to store or ship.
@@ -44,8 +47,15 @@ from workbench.evolution.space import ParameterSpace, check_rank
 _BASE_PREFIX = "sha256:"
 
 
+def base_shapes(n: int) -> tuple[tuple[int, ...], ...]:
+    """The shapes a dense base of n parameters may have: weights [n]; weights and per-parameter mutation scales
+    [2, n]; those and a rank-one direction [3, n]."""
+    return ((n,), (2, n), (3, n))
+
+
 def base_key(weights: np.ndarray) -> str:
-    """The key a dense base is known by: sha256 of its float32 bytes (weights [n], or weights and scales [2, n])."""
+    """The key a dense base is known by: sha256 of its float32 bytes (weights [n], or weights and scales [2, n],
+    and a direction [3, n])."""
     weights = np.ascontiguousarray(weights, np.float32)
     return _BASE_PREFIX + hashlib.sha256(weights.tobytes()).hexdigest()
 
@@ -196,18 +206,19 @@ class GenomeDecoder:
 
     # -- dense bases ---------------------------------------------------------------------
     def add_base(self, key: str, weights: np.ndarray) -> None:
-        """Makes a dense base available to genomes whose init is `key` (= base_key(weights)): weights [n], or
-        weights and per-parameter mutation scales [2, n]."""
+        """Makes a dense base available to genomes whose init is `key` (= base_key(weights)): weights [n],
+        weights and per-parameter mutation scales [2, n], or those and a rank-one direction [3, n]."""
         weights = np.array(weights, np.float32)
-        if weights.shape not in ((self.num_parameters,), (2, self.num_parameters)):
+        n = self.num_parameters
+        if weights.shape not in base_shapes(n):
             raise ValueError(
-                f"a base must be weights [{self.num_parameters}] or weights and scales "
-                f"[2, {self.num_parameters}], got shape {weights.shape}"
+                f"a base must be weights [{n}], weights and scales [2, {n}] or those and a direction [3, {n}], "
+                f"got shape {weights.shape}"
             )
         if base_key(weights) != key:
             raise ValueError(f"base weights do not match their key {key!r:.80} (corrupt or different weights)")
-        if not np.isfinite(weights[1] if weights.ndim == 2 else 0.0).all():
-            raise ValueError("a base's mutation scales must be finite")
+        if not np.isfinite(weights[1:] if weights.ndim == 2 else 0.0).all():
+            raise ValueError("a base's mutation scales and direction must be finite")
         weights.setflags(write=False)
         with self._lock:
             self._bases[key] = weights
@@ -294,22 +305,27 @@ class GenomeDecoder:
         return self.space.initial(genome.init)
 
     def _scales(self, genome):
-        """The per-parameter mutation scales of the genome's base (None: plain mutations)."""
+        """The per-parameter mutation scales of the genome's base and its rank-one direction: (scales, direction),
+        either None when the base has none."""
         if not genome.has_base:
-            return None
+            return None, None
         with self._lock:
             base = self._bases[genome.init]
-        return base[1] if base.ndim == 2 else None
+        if base.ndim == 1:
+            return None, None
+        return base[1], (base[2] if len(base) == 3 else None)
 
-    def _mutate(self, theta, mutations, scales=None):
-        """theta after `mutations`, each into a spare buffer when there is one (the steps between go back)."""
+    def _mutate(self, theta, mutations, scaling=(None, None)):
+        """theta after `mutations`, each into a spare buffer when there is one (the steps between go back);
+        scaling: the base's (scales, direction)."""
+        scales, direction = scaling
         ours = False  # theta is a buffer of this call's own (an intermediate step)
         for index, sigma, rank in mutations:
             with self._lock:
                 out = self._spares.pop() if self._spares else None
             if out is not None:
                 out.setflags(write=True)
-            result = self.space.perturb(theta, index, sigma, rank, scales, out=out)
+            result = self.space.perturb(theta, index, sigma, rank, scales, out=out, direction=direction)
             if ours:
                 with self._lock:
                     self._spares.append(theta)

@@ -29,6 +29,7 @@ from typing import Any
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
 from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
+from workbench.evolution.crfmnes import CRFMNES, CRFMNESConfig
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
@@ -168,5 +169,13 @@ for _spec in (
         "snes", SNES, SNESConfig, "SNES: separable natural evolution strategy, per-parameter sigma", "cma", has_center=True
     ),
     AlgorithmSpec("cem", CEM, CEMConfig, "CEM: the cross-entropy method with a diagonal Gaussian", "cma", has_center=True),
+    AlgorithmSpec(
+        "cr-fm-nes",
+        CRFMNES,
+        CRFMNESConfig,
+        "CR-FM-NES: diagonal plus rank-one covariance, linear in n (a million parameters)",
+        "cma",
+        has_center=True,
+    ),
 ):
     register(_spec)

@@ -37,6 +37,15 @@ def check_rank(rank: int, name: str = "rank") -> int:
         raise ValueError(f"{name} must be an integer in [0, {MAX_RANK}] (0 = full rank), got {rank!r}") from None
 
 
+def rank_one_noise(z: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """z + (w . z) w in float32 for a noise slice z and a direction w (float32 [n]): the dot product in float64
+    with numpy's pairwise summation, rounded to float32 once. It is the one reduction in decoding: the same in
+    every process of a machine and, rounded to float32, across machines unless the float64 sums straddle a
+    float32 rounding boundary (they differ in the last bits only where summation orders differ)."""
+    dot = np.float32(np.add.reduce(z.astype(np.float64) * direction.astype(np.float64)))
+    return z + dot * direction
+
+
 class ParameterSpace:
     """The weight geometry of one architecture over a noise table.
 
@@ -130,12 +139,18 @@ class ParameterSpace:
         rank: int = 0,
         scales: np.ndarray | None = None,
         out: np.ndarray | None = None,
+        direction: np.ndarray | None = None,
     ) -> np.ndarray:
         """theta plus one mutation (a new float32 vector, or `out`, a float32 [n] other than theta, filled
         with it; see the module docstring); scales: per-parameter factors of a full-rank mutation's noise
-        (theta + sigma * (scales * noise)), None = 1."""
+        (theta + sigma * (scales * noise)), None = 1; direction: a rank-one direction w [n] (with scales) that
+        the noise slice z becomes z + (w . z) w before scaling (rank_one_noise)."""
         if rank == 0:
             noise = self.noise.slice(index, self.num_parameters)
+            if direction is not None:
+                if scales is None:
+                    raise ValueError("a rank-one direction comes with per-parameter scales")
+                noise = rank_one_noise(noise, direction)
             if scales is not None:
                 noise = scales * noise
             step, delta = np.float32(sigma), noise
