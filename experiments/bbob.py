@@ -8,7 +8,7 @@ experiments/results/bbob.jsonl (the problems, evaluations and seconds).
 
 Algorithms (all from the origin, COCO's initial solution, with the initial step size 2 of pycma's COCO examples,
 restarting with a doubled population from the initial point when they stop, until the budget is spent):
-  ours         cma-es, sep-cma-es, snes, cem, cr-fm-nes: the workbench's strategies (workbench.evolution) with
+  ours         cma-es, sep-cma-es, snes, cem, cr-fm-nes, xnes: the workbench's strategies (workbench.evolution) with
                restart_from="initial"; members are evaluated in float64 (DistributionSearch.members(): float32
                weights would end precision near 1e-7 relative, short of COCO's targets)
   pycma        the `cma` package's CMA-ES (by the method's author), its default options, IPOP restarts
@@ -16,6 +16,7 @@ restarting with a doubled population from the initial point when they stop, unti
   pycma-sep    the same with CMA_diagonal=True: pycma's sep-CMA-ES
   cmaes        the `cmaes` package's CMA, restarted when should_stop() says so (population doubled)
   cmaes-sep    the `cmaes` package's SepCMA, likewise
+  cmaes-xnes   the `cmaes` package's XNES, likewise
   crfmnes      the authors' CR-FM-NES (the `crfmnes` package) with our default lambda (it has none), restarted
                (population doubled) when its state turns non-finite or sigma leaves [1e-12, 1e12] x sigma0 (it has
                no stopping rules of its own)
@@ -38,8 +39,8 @@ import numpy as np  # noqa: E402
 
 from workbench.bench import common  # noqa: E402
 
-OURS = ("cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes")
-REFERENCES = ("pycma", "pycma-sep", "cmaes", "cmaes-sep", "crfmnes")
+OURS = ("cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes", "xnes")
+REFERENCES = ("pycma", "pycma-sep", "cmaes", "cmaes-sep", "cmaes-xnes", "crfmnes")
 SIGMA0 = 2.0  # pycma's COCO examples: the box is [-5, 5]^n
 MODES = {
     "full": dict(dimensions="2,3,5,10,20", instances="1-5", functions="1-24", budget=1000),
@@ -98,10 +99,10 @@ def run_crfmnes(problem, evaluations: int, seed: int) -> None:
         population, restart = 2 * population, restart + 1
 
 
-def run_cmaes(problem, evaluations: int, seed: int, separable: bool) -> None:
+def run_cmaes(problem, evaluations: int, seed: int, kind: str) -> None:
     import cmaes
 
-    make = cmaes.SepCMA if separable else cmaes.CMA
+    make = dict(cma=cmaes.CMA, sep=cmaes.SepCMA, xnes=cmaes.XNES)[kind]
     population = None
     restart = 0
     while problem.evaluations < evaluations and not problem.final_target_hit:
@@ -140,7 +141,7 @@ def run(algorithm: str, dimensions: str, instances: str, functions: str, budget:
             elif algorithm == "crfmnes":
                 run_crfmnes(problem, evaluations, seed)
             else:
-                run_cmaes(problem, evaluations, seed, separable=algorithm == "cmaes-sep")
+                run_cmaes(problem, evaluations, seed, kind=algorithm.removeprefix("cmaes-") if "-" in algorithm else "cma")
             problems, spent = problems + 1, spent + problem.evaluations
             hit = bool(problem.final_target_hit)
             print(f"{problem.id}: {problem.evaluations} evaluations, target hit: {hit}", file=sys.stderr)

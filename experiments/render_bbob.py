@@ -44,6 +44,7 @@ PAIRS = (
     ("sep-cma-es", "pycma-sep"),
     ("sep-cma-es", "cmaes-sep"),
     ("cr-fm-nes", "crfmnes"),
+    ("xnes", "cmaes-xnes"),
 )
 
 

@@ -7,19 +7,8 @@ import cmaes  # the reference (the test extra installs it)
 import numpy as np
 import pytest
 
+from support import InjectedDraws
 from workbench.evolution.cma_update import CovarianceUpdate, DiagonalUpdate, default_population_size, expected_norm
-
-
-class InjectedDraws:
-    """Stands in for cmaes's RandomState: randn(n) returns the next row of the draws given."""
-
-    def __init__(self):
-        self.rows = []
-
-    def randn(self, n):
-        row = self.rows.pop(0)
-        assert row.shape == (n,)
-        return row.copy()
 
 
 def rosenbrock(x):

@@ -38,11 +38,14 @@ SMALL = {  # a few members each, so that three generations take milliseconds
     "SNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
     "CEM": dict(population_size=8, sigma_init=0.1),
     "CRFMNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
+    "XNES": dict(population_size=6, sigma_init=0.1),
 }
 
 
 TUNABLE = dict(
-    ars="noise", pgpe="max_speed", **dict.fromkeys(("cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes"), "population_size")
+    ars="noise",
+    pgpe="max_speed",
+    **dict.fromkeys(("cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes", "xnes"), "population_size"),
 )
 
 
@@ -143,7 +146,7 @@ def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):
         run(resumed, 3)
         assert resumed.history == reference.history, f"stopped after round {stop_after} ({partial.phase})"
         assert resumed.elite == reference.elite
-    one_phase = ("es", "ars", "pgpe", "cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes")  # one round per generation
+    one_phase = ("es", "ars", "pgpe", "cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes", "xnes")  # one round per generation
     assert len(phases) >= (1 if algorithm in one_phase else 2)  # every kind of round was a stopping point
 
 

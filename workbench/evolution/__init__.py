@@ -11,6 +11,7 @@
   PGPE               PGPE with ClipUp (PGPEConfig): learned per-parameter sigma, normalised momentum steps
   CMAES, SepCMAES    CMA-ES (full covariance) and sep-CMA-ES (diagonal) (CMAConfig); their update in cma_update.py
   SNES, CEM          separable NES (SNESConfig) and the cross-entropy method (CEMConfig), diagonal Gaussians
+  XNES               xNES (CMAConfig): a full covariance by natural gradients, for a few thousand parameters
   CRFMNES            CR-FM-NES (CRFMNESConfig): diagonal plus rank-one covariance, for a million parameters
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
@@ -36,6 +37,7 @@ from workbench.evolution.registry import ALGORITHMS, AlgorithmSpec, algorithm_na
 from workbench.evolution.snes import SNES, SNESConfig
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, EvaluationResult, Strategy, centered_ranks
+from workbench.evolution.xnes import XNES
 
 __all__ = [
     "ALGORITHMS",
@@ -68,6 +70,7 @@ __all__ = [
     "SNES",
     "SNESConfig",
     "SepCMAES",
+    "XNES",
     "Strategy",
     "TIME_SPLIT",
     "algorithm_names",

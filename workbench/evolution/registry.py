@@ -36,6 +36,7 @@ from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
 from workbench.evolution.snes import SNES, SNESConfig
 from workbench.evolution.strategy import Strategy, check_known_fields
+from workbench.evolution.xnes import XNES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,6 +170,9 @@ for _spec in (
         "snes", SNES, SNESConfig, "SNES: separable natural evolution strategy, per-parameter sigma", "cma", has_center=True
     ),
     AlgorithmSpec("cem", CEM, CEMConfig, "CEM: the cross-entropy method with a diagonal Gaussian", "cma", has_center=True),
+    AlgorithmSpec(
+        "xnes", XNES, CMAConfig, "xNES: full covariance by natural gradients (a few thousand parameters)", "cma", has_center=True
+    ),
     AlgorithmSpec(
         "cr-fm-nes",
         CRFMNES,
