@@ -113,8 +113,8 @@ def test_it_learns_one_dominant_direction_that_a_diagonal_cannot():
         return -(along**2 + 1e4 * (np.sum(x * x, axis=1) - along**2))
 
     config = dict(sigma_init=1.0, initial="zeros")
-    strategy = run(CRFMNES(CRFMNESConfig(**config), space(n), seed=0), cigar, 1000)
-    diagonal = run(SepCMAES(CMAConfig(**config), space(n), seed=0), cigar, 1000)
+    strategy = run(CRFMNES(CRFMNESConfig(**config), space(n), seed=0), cigar, 800)
+    diagonal = run(SepCMAES(CMAConfig(**config), space(n), seed=0), cigar, 300)  # stuck at about 145 from gen 150 on
     assert -cigar(strategy.update.mean[None])[0] < 1e-4 < 100 < -cigar(diagonal.update.mean[None])[0]
     vbar = strategy.update.v / np.linalg.norm(strategy.update.v)
     assert abs(vbar @ direction) > 0.9 and np.linalg.norm(strategy.update.v) > 10  # it found the long axis
