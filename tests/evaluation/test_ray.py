@@ -257,10 +257,8 @@ def test_close_shuts_the_cluster_down_and_leaves_no_process(cluster):
     assert not alive, [(p.pid, p.name()) for p in alive]
 
 
-def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
-    import ray
-
-    config = RunConfig(
+def pong_on_ray():
+    return RunConfig(
         env="pong",
         model="small",
         algorithm="ga",
@@ -273,7 +271,12 @@ def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
         noise_seed=NOISE["noise_seed"],
         hyperparameters=dict(population_size=6, truncation=2, sigma=0.01, elite_candidates=2, elite_episodes=1),
     )
-    trainer = Trainer.from_config(config, run_dir=str(tmp_path / "run"))  # starts a local cluster of its own
+
+
+def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
+    import ray
+
+    trainer = Trainer.from_config(pong_on_ray(), run_dir=str(tmp_path / "run"))  # starts a local cluster of its own
     try:
         records = trainer.run(generations=2)
         assert all(0 < r.bytes_shipped < 100_000 for r in records), [r.bytes_shipped for r in records]
@@ -281,6 +284,12 @@ def test_a_trainer_runs_on_ray_and_reports_bytes_per_generation(tmp_path):
     finally:
         trainer.close()
     assert not ray.is_initialized()
+
+
+@pytest.mark.long
+def test_a_ray_run_resumes_on_a_cluster_of_its_own(tmp_path):
+    with Trainer.from_config(pong_on_ray(), run_dir=str(tmp_path / "run")) as trainer:
+        trainer.run(generations=2)
     resumed = Trainer.resume_from(str(tmp_path / "run"))
     try:
         assert isinstance(resumed.evaluator, RayEvaluator) and resumed.generation == 2
