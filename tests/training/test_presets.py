@@ -29,7 +29,8 @@ def test_the_pc_preset_and_overrides():
     with pytest.raises(ValueError, match="preset must be one of 'paper', 'pc', 'tutorial'"):
         RunConfig.from_preset("laptop")
     with pytest.raises(
-        ValueError, match=r'"ars" is for vector observations; pong is in the atari family: its presets cover cem, cma-es, cr-fm-nes, es, '
+        ValueError,
+        match=r'"ars" is for vector observations; pong is in the atari family: its presets cover cem, cma-es, cr-fm-nes, es, ',
     ):
         RunConfig.from_preset("pc", "ars", env="pong")
     with pytest.raises(ValueError, match=r"algorithm must be one of .*got 'gaa' \(did you mean ga\?\)"):
