@@ -267,6 +267,17 @@ def test_mujoco_smoke_run_measures_every_contender(capsys):
     assert_refused(load_bench("mujoco_steps"), ["--smoke", "--task", "halfchetah"], "HalfCheetah-v5", capsys)
 
 
+def test_distribution_updates_smoke_run_times_each_update_against_the_floor_and_a_generation(capsys):
+    summary = json_line_of(load_bench("distribution_updates"), ["--smoke", "--generation-seconds", "100"], capsys)
+    assert summary["benchmark"] == "distribution_updates" and summary["parameters"] == 20_000
+    assert set(summary["strategies"]) == {"sep-cma-es", "snes", "cem", "cr-fm-nes"} and summary["limit_seconds"] > 0
+    for entry in summary["strategies"].values():
+        assert entry["update_seconds"] > 0 and entry["of_generation"] == pytest.approx(entry["update_seconds"] / 100, abs=1e-4)
+    assert summary["target_met"] == (summary["worst_of_generation"] <= 0.05)
+    assert_refused(load_bench("distribution_updates"), ["--smoke", "--generation-seconds", "0"], "--generation-seconds", capsys)
+    assert_refused(load_bench("distribution_updates"), ["--smoke", "--game", "frostbyte"], "--game", capsys)
+
+
 @pytest.mark.slow
 def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop(capsys):
     summary = json_line_of(load_bench("training_runs"), ["--smoke", "--games", "pong"], capsys)

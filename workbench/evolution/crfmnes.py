@@ -155,8 +155,8 @@ class CRFMNESUpdate:
         self.tell_ranked(lambda rows: z[order[np.asarray(rows)]], int(np.isfinite(fitness).sum()))
 
     def tell_ranked(self, draws: Callable[[Sequence[int]], np.ndarray], feasible: int) -> None:
-        """The update from the draws of the members ranked best first, read by draws(ranks) -> [len(ranks), n];
-        feasible: lambda_F, the members with a finite return."""
+        """The update from the draws of the members ranked best first, read by draws(ranks) -> [len(ranks), n]
+        (an array the next call may reuse); feasible: lambda_F, the members with a finite return."""
         lam, n = self.population_size, self.n
         feasible = max(1, int(feasible))
         chunks = [range(start, min(start + CHUNK, lam)) for start in range(0, lam, CHUNK)]
@@ -171,23 +171,37 @@ class CRFMNESUpdate:
         distance = self.rank_weights_hat * np.exp(self._alpha_dist(feasible) * np.sqrt(norms2))
         weights = distance / distance.sum() - 1 / lam if ps_norm >= self.chi_n else self.rank_weights
         eta_sigma = self._eta_sigma(ps_norm, feasible)
-        # pass 2: the weighted sum of y (the mean and p_c) and of the natural gradient's s and t columns
-        eta_b = self._eta_b(feasible)
-        geometry = _RankOneGeometry(self.v)
-        y_w, s_w, t_w = np.zeros(n), np.zeros(n), np.zeros(n)
+        # pass 2: the weighted sums the mean, p_c and the natural gradient need. The reference's s and t columns
+        # are affine in each column's y*y, (vbar . y) y, (vbar . y)^2 and 1 (_RankOneGeometry.sums), so their
+        # weighted sums follow from weighted sums of z, z*z and (vbar . z) z: three [k, n] passes a chunk.
+        c, vbar = self._rank_one()
+        z_w, zz_w, za_w, aa_w = np.zeros(n), np.zeros(n), np.zeros(n), 0.0
+        squares = np.empty((CHUNK, n))
         for rows in chunks:
-            y = self._y(draws(rows))
+            z = draws(rows)
             w = weights[rows.start : rows.stop]
-            y_w += w @ y
-            s, t = geometry.s_t(y)
-            s_w += (eta_b * w) @ s
-            t_w += (eta_b * w) @ t
+            a = z @ vbar
+            z_w += w @ z
+            zz_w += w @ np.multiply(z, z, out=squares[: len(z)])
+            za_w += (w * a) @ z
+            aa_w += float(w @ (a * a))
+        grow = 1 + c * float(vbar @ vbar)  # vbar . y = grow (vbar . z)
+        y_w = z_w + c * float(vbar @ z_w) * vbar
+        geometry = _RankOneGeometry(self.v)
+        s_w, t_w = geometry.sums(
+            zz_w + 2 * c * vbar * za_w + c * c * aa_w * vbar * vbar,  # sum w y*y
+            grow * (za_w + c * aa_w * vbar),  # sum w (vbar . y) y
+            grow * grow * aa_w,  # sum w (vbar . y)^2
+            float(weights.sum()),
+        )
         step = self.sigma * self.D * y_w  # sum_k w_k (x_k - m)
         self.pc = (1 - self.cc) * self.pc + math.sqrt(self.cc * (2 - self.cc) * self.mueff) * step / self.sigma
         self.mean = self.mean + step  # eta_m = 1
-        s, t = geometry.s_t((self.pc / self.D)[None])
-        c1 = self._c1(feasible)
-        s_w, t_w = s_w + c1 * s[0], t_w + c1 * t[0]
+        e = self.pc / self.D  # the reference's extra column
+        e_a = float(geometry.vbar @ e)
+        s_pc, t_pc = geometry.sums(e * e, e_a * e, e_a * e_a, 1.0)
+        eta_b, c1 = self._eta_b(feasible), self._c1(feasible)
+        s_w, t_w = eta_b * s_w + c1 * s_pc, eta_b * t_w + c1 * t_pc
         self.v = self.v + t_w / geometry.norm
         self.D = self.D + s_w * self.D
         if not (self.D > 0).all():  # the natural gradient stepped past zero: keep the scale, count it
@@ -234,14 +248,18 @@ class _RankOneGeometry:
         self.inv_h_vbar2 = self.inv_h * self.vbar2
         self.b_term = self.b / (1 + self.b * float(self.vbar2 @ self.inv_h_vbar2))
 
-    def s_t(self, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        vbar, vbar2 = self.vbar, self.vbar2
-        ip = (e @ vbar)[:, None]
-        t = e * ip - vbar * (ip**2 + self.gamma) / 2
-        s = e * e - self.norm2 / self.gamma * (e * vbar * ip) - 1
-        s = s - self.alpha / self.gamma * ((2 + self.norm2) * (t * vbar) - self.norm2 * vbar2 * (t @ vbar)[:, None])
-        s = s * self.inv_h - self.b_term * self.inv_h_vbar2 * (s @ self.inv_h_vbar2)[:, None]
-        t = t - self.alpha * ((2 + self.norm2) * (s * vbar) - vbar * (s @ vbar2)[:, None])
+    def sums(self, ee: np.ndarray, ae: np.ndarray, aa: float, weight: float) -> tuple[np.ndarray, np.ndarray]:
+        """The weighted sums of the reference's s and t columns over columns e with weights w_k, from
+        ee = sum w e*e, ae = sum w (vbar . e) e, aa = sum w (vbar . e)^2 and weight = sum w. Per column (a =
+        vbar . e, g = 1 + |v|^2, N = |v|^2): t0 = a e - vbar (a^2 + g) / 2; s1 = e*e - N / g a (e*vbar) - 1;
+        s2 = s1 - alpha / g ((2 + N) t0*vbar - N vbar^2 (vbar . t0)); s = s2 / H - b' p (p . s2) with p = vbar^2 / H;
+        t = t0 - alpha ((2 + N) s*vbar - vbar (vbar^2 . s)): all affine in (e*e, a e, a^2, 1), so the sums are."""
+        vbar, vbar2, g, norm2, alpha = self.vbar, self.vbar2, self.gamma, self.norm2, self.alpha
+        unit = float(vbar @ vbar)  # 1 up to rounding; kept where the reference's products keep it
+        on_vbar2 = alpha / g * ((2 + norm2) * (aa + g * weight) / 2 + norm2 * (aa - unit * (aa + g * weight) / 2))
+        s2 = ee - (norm2 + alpha * (2 + norm2)) / g * vbar * ae - weight + on_vbar2 * vbar2
+        s = s2 * self.inv_h - self.b_term * self.inv_h_vbar2 * float(self.inv_h_vbar2 @ s2)
+        t = ae - vbar * (aa + g * weight) / 2 - alpha * ((2 + norm2) * (s * vbar) - vbar * float(vbar2 @ s))
         return s, t
 
 

@@ -166,14 +166,18 @@ class DistributionSearch(Strategy):
         pairs = len(self.offsets)
         return (self.offsets[k], 1.0) if k < pairs else (self.offsets[k - pairs], -1.0)
 
-    def _member_draws(self, members) -> np.ndarray:
-        """The draws z of members (indices into the generation), float64 [len(members), n]."""
+    def _member_draws(self, members, out: np.ndarray | None = None) -> np.ndarray:
+        """The draws z of members (indices into the generation), float64 [len(members), n] (into `out`)."""
+        n = self.space.num_parameters
         drawn = [self._member(k) for k in members]
-        return self._draws([offset for offset, _ in drawn]) * np.array([[sign] for _, sign in drawn])
+        z = np.empty((len(drawn), n)) if out is None else out[: len(drawn)]
+        for row, (offset, sign) in zip(z, drawn):
+            np.multiply(self.space.noise.slice(offset, n), sign, out=row)  # exact: the sign is +-1
+        return z
 
     def _densify(self) -> None:
         assert self.offsets is not None
-        members = self.update.sample(self._draws(self.offsets)).astype(np.float32)
+        members = self.update.sample(self._member_draws(range(self.update.population_size))).astype(np.float32)
         self._member_keys = [base_key(member) for member in members]
         self._bases.update(zip(self._member_keys, members))
 
@@ -183,10 +187,6 @@ class DistributionSearch(Strategy):
         reach 1e-8)."""
         self._draw_members()
         return self.update.sample(self._member_draws(range(self.update.population_size)))
-
-    def _draws(self, offsets: list[int]) -> np.ndarray:
-        n = self.space.num_parameters
-        return np.stack([self.space.noise.slice(offset, n) for offset in offsets]).astype(np.float64)
 
     def _ask(self):
         config = self.config
@@ -247,23 +247,29 @@ class DistributionSearch(Strategy):
         self.elite_before = Genome(self._center_key)  # the mean the members were drawn around
         update: Any = self.update
         if hasattr(update, "tell_ranked"):  # streams the ranked draws itself (CR-FM-NES)
-            update.tell_ranked(lambda ranks: self._member_draws([order[r] for r in ranks]), feasible)
+            buffers: dict[int, np.ndarray] = {}  # one per chunk size, reused: fresh pages cost more than the copy
+
+            def draws(ranks):
+                out = buffers.setdefault(len(ranks), np.empty((len(ranks), update.n)))
+                return self._member_draws([order[r] for r in ranks], out)
+
+            update.tell_ranked(draws, feasible)
             self.scales, self.condition = update.scales(), update.condition()
             return
-        ranked = [self.offsets[k] for k in order]
         if hasattr(update, "tell_sums"):  # separable: stream the members with a weight
             weights = np.asarray(update.ranked_weights(), np.float64)
             used = np.flatnonzero(weights)
             z_w, zz_w = np.zeros(update.n), np.zeros(update.n)
+            buffer, squares = np.empty((32, update.n)), np.empty((32, update.n))  # reused: fresh pages cost more
             for start in range(0, used.size, 32):
                 rows = used[start : start + 32]
-                z = self._draws([ranked[k] for k in rows])
+                z = self._member_draws([order[k] for k in rows], buffer)
                 z_w += weights[rows] @ z
-                zz_w += weights[rows] @ np.square(z)
+                zz_w += weights[rows] @ np.square(z, out=squares[: len(z)])
             update.tell_sums(z_w, zz_w)
         else:
-            z = self._draws(ranked)
-            self.update.tell(z, -np.arange(len(ranked), dtype=np.float64))  # already ranked: keep the order
+            z = self._member_draws(order)
+            self.update.tell(z, -np.arange(len(order), dtype=np.float64))  # already ranked: keep the order
         self.scales = self.update.scales()
         self.condition = self.update.condition()
 
