@@ -340,8 +340,16 @@ def _report(bar, record):
     bar.write(
         f"generation {record.generation:>4}  max {record.max:>9.1f}  mean {record.mean:>9.1f}  "
         f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record.frames_total:>11,}  "
-        f"{record.frames_per_second:>8,.0f} frames/s"
+        f"{record.frames_per_second:>8,.0f} frames/s" + _distribution_note(record.extras)
     )
+
+
+def _distribution_note(extras: dict) -> str:
+    """A search distribution's step size, and its restarts, repairs and non-finite returns when there are any."""
+    if "step_size" not in extras:
+        return ""
+    counts = [f"{extras[name]} {name}" for name in ("restarts", "repairs", "nonfinite") if extras.get(name)]
+    return f"  step size {extras['step_size']:.3g}" + "".join(f", {count}" for count in counts)
 
 
 def plot_history(history: Sequence[GenerationRecord], path: str) -> str:

@@ -186,3 +186,13 @@ def test_bad_problems_names_and_settings_are_named(registered):
         RunConfig(env="shifted-quadratic", model="mlp").check()
     with pytest.raises(ValueError, match="fit in a noise table"):
         FunctionEvaluator("sphere-70000", **NOISE)
+
+
+def test_the_command_line_trains_a_built_in_problem_without_a_gif_and_shows_the_distribution(tmp_path, capsys):
+    from workbench.cli import main
+
+    run_dir = tmp_path / "run"
+    assert main(["train", "--env", "sphere-4", "--algo", "sep-cma-es", "--generations", "2", "--out", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "step size" in out and "elite.gif" not in out and not (run_dir / "elite.gif").exists()
+    assert (run_dir / "fitness.png").exists() and (run_dir / "history.jsonl").exists()

@@ -90,3 +90,18 @@ def test_log_is_bounded():
     for k in range(20):
         monitor.add_log("info", f"line {k}")
     assert len(monitor.log) == 5 and monitor.log[-1][2] == "line 19"
+
+
+def test_restarts_repairs_and_non_finite_returns_of_a_search_distribution_reach_the_log():
+    monitor = RunMonitor()
+    counts = [
+        dict(restarts=0, repairs=0, nonfinite=0),
+        dict(restarts=1, repairs=0, nonfinite=0),
+        dict(restarts=1, repairs=3, nonfinite=2),
+    ]
+    changed = [monitor.apply([generation_event(g, extras=dict(step_size=0.1, **c))]) for g, c in enumerate(counts)]
+    assert "log" not in changed[0] and "log" in changed[1] and "log" in changed[2]
+    lines = [(level, text) for _, level, text in monitor.log]
+    assert lines[0] == ("info", lines[0][1]) and "generation 1: the search distribution restarted (restart 1" in lines[0][1]
+    assert "generation 2: 3 eigenvalues or scales were raised to their floor" in lines[1][1]
+    assert lines[2] == ("error", "generation 2: 2 members returned non-finite fitness (ranked last)")

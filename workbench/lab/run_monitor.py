@@ -50,6 +50,7 @@ class RunMonitor:
         self.state = "idle"
         self.hyperparameters: dict[str, Any] = {}  # the newest generation's hyperparameters
         self.notices: collections.deque[str] = collections.deque(maxlen=20)  # changes and checkpoints, newest last
+        self._distribution_counts = dict(restarts=0, repairs=0)  # the newest record's, to log what a generation adds
         log_lines = check_positive_int("log_lines", log_lines)
         self.log: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=log_lines)  # (time, level, text)
         if isinstance(history, (str, bytes)) or not isinstance(history, Iterable):
@@ -68,8 +69,37 @@ class RunMonitor:
 
     # -- per kind -------------------------------------------------------------------------
     def _on_generation(self, event):
+        before = dict(self._distribution_counts)
         self._generation(event.data)
-        return {"fitness", "throughput", "hyperparameters"}
+        logged = self._log_distribution_events(event.data, before, event.time)
+        return {"fitness", "throughput", "hyperparameters"} | ({"log"} if logged else set())
+
+    def _log_distribution_events(self, record: GenerationRecord, before: dict[str, int], when: float) -> bool:
+        """Log lines for what a search distribution's record counts (restarts, repairs, non-finite returns) when
+        the generation added to it; True when one was written."""
+        extras, generation, logged = record.extras, record.generation, False
+        restarts, repairs, nonfinite = (int(extras.get(name, 0)) for name in ("restarts", "repairs", "nonfinite"))
+        if restarts > before["restarts"]:
+            self.add_log(
+                "info",
+                f"generation {generation}: the search distribution restarted (restart {restarts}: its step size "
+                "collapsed or exploded, its covariance became ill-conditioned, or the fitness stayed flat; IPOP doubles "
+                "the population)",
+                when,
+            )
+            logged = True
+        if repairs > before["repairs"]:
+            self.add_log(
+                "info",
+                f"generation {generation}: {repairs - before['repairs']} eigenvalues or scales were raised to their floor "
+                "(the covariance lost positive definiteness to rounding)",
+                when,
+            )
+            logged = True
+        if nonfinite:
+            self.add_log("error", f"generation {generation}: {nonfinite} members returned non-finite fitness (ranked last)", when)
+            logged = True
+        return logged
 
     def _on_frame(self, event):
         self.latest_frame = event.data
@@ -111,6 +141,8 @@ class RunMonitor:
             self.time_split[name].append(_finite_or_nan(record.time_split.get(name)))
         for name in DISTRIBUTION_SERIES:
             self.distribution[name].append(_finite_or_nan(record.extras.get(name)))
+        for name in self._distribution_counts:
+            self._distribution_counts[name] = int(record.extras.get(name, self._distribution_counts[name]))
         self.hyperparameters = dict(record.hyperparameters)
 
     @property
