@@ -24,7 +24,11 @@ restarting with a doubled population from the initial point when they stop, unti
     python experiments/bbob.py cma-es                       # dimensions 2-20, instances 1-5, budget 1000 n
     python experiments/bbob.py pycma --dimensions 2,3,5     # a reference on the small dimensions
 A finished run is packed into experiments/results/bbob/ALGORITHM-bBUDGET.tar.gz (committed; the exdata folder is
-not) and skipped when asked again; a stopped one is run again from its first problem.
+not; a run of other dimensions than the mode's is ALGORITHM-bBUDGET-dDIMENSIONS, e.g. cma-es-b1000-d40, and the
+page merges it with the algorithm's other runs) and skipped when asked again; a stopped one is run again from its
+first problem.
+
+    python experiments/bbob.py cma-es --dimensions 40        # dimension 40 beside the default run
 """
 
 from __future__ import annotations
@@ -113,11 +117,14 @@ def run_cmaes(problem, evaluations: int, seed: int, kind: str) -> None:
         population, restart = 2 * optimizer.population_size, restart + 1
 
 
-def run(algorithm: str, dimensions: str, instances: str, functions: str, budget: int, seed: int, out: str) -> dict:
-    """One algorithm over the suite; returns the run's summary."""
+def run(
+    algorithm: str, dimensions: str, instances: str, functions: str, budget: int, seed: int, out: str, suffix: str = ""
+) -> dict:
+    """One algorithm over the suite; returns the run's summary. suffix: what names a run of other dimensions than
+    its mode's ("-d40")."""
     import cocoex
 
-    name = f"{algorithm}-b{budget}"
+    name = f"{algorithm}-b{budget}{suffix}"
     folder = os.path.join(out, "exdata", name)
     archive = os.path.join(out, f"{name}.tar.gz")
     if os.path.exists(archive):
@@ -181,7 +188,11 @@ def main(argv=None):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
     out = os.path.abspath(args.out or (RESULTS if mode == "full" else os.path.join(RESULTS, mode)))
-    summary = run(args.algorithm, *(settings[k] for k in ("dimensions", "instances", "functions", "budget")), args.seed, out)
+    dimensions = settings["dimensions"]
+    suffix = "" if dimensions == MODES[mode]["dimensions"] else "-d" + dimensions.replace(",", "_")
+    summary = run(
+        args.algorithm, *(settings[k] for k in ("dimensions", "instances", "functions", "budget")), args.seed, out, suffix
+    )
     if summary:
         common.record(dict(benchmark="bbob", mode=mode, algorithm=args.algorithm, seed=args.seed, **settings, **summary), args)
 

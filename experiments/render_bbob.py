@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import tarfile
 import tempfile
 import warnings
@@ -71,19 +72,23 @@ def ecdf_area(values: list[np.ndarray], budget: int) -> float:
     return float(reached.mean() / top)
 
 
-def finished_runs(results: str = RESULTS, into: str | None = None) -> dict[str, tuple[str, int]]:
-    """{algorithm: (folder, budget)} of the finished runs: their archives (ALGORITHM-bBUDGET.tar.gz) unpacked into
-    `into` (a temporary folder by default)."""
+ARCHIVE = re.compile(r"(?P<algorithm>.+)-b(?P<budget>[0-9]+)(?P<dimensions>-d[0-9_]+)?\.tar\.gz")
+
+
+def finished_runs(results: str = RESULTS, into: str | None = None) -> dict[str, list[tuple[str, int]]]:
+    """{algorithm: [(folder, budget), ...]} of the finished runs: their archives (ALGORITHM-bBUDGET[-dDIMENSIONS]
+    .tar.gz, one algorithm's runs of several dimension sets merged) unpacked into `into` (a temporary folder by
+    default)."""
     into = into or tempfile.mkdtemp(prefix="bbob-")
-    runs = {}
+    runs: dict[str, list[tuple[str, int]]] = {}
     for archive in sorted(glob.glob(os.path.join(results, "*-b*.tar.gz"))):
-        name = os.path.basename(archive)[: -len(".tar.gz")]
-        if name.endswith(".partial"):
+        match = ARCHIVE.fullmatch(os.path.basename(archive))
+        if match is None or ".partial" in archive:
             continue
         with tarfile.open(archive) as packed:
             packed.extractall(into, filter="data")
-        algorithm, budget = name.rsplit("-b", 1)
-        runs[algorithm] = (os.path.join(into, name), int(budget))
+            folder = os.path.commonpath(packed.getnames())
+        runs.setdefault(match["algorithm"], []).append((os.path.join(into, folder), int(match["budget"])))
     return runs
 
 
@@ -113,7 +118,11 @@ def figure(name: str, curves: dict[str, list[np.ndarray]], budget: int, path: st
 def render(results: str = RESULTS, figures: bool = True) -> str:
     """The page's text; with `figures`, the ECDF figures are drawn into docs/bbob/ too."""
     runs = finished_runs(results)
-    tables = {algorithm: runtimes(folder, budget) for algorithm, (folder, budget) in runs.items()}
+    tables = {
+        algorithm: {k: v for folder, budget in parts for k, v in runtimes(folder, budget).items()}
+        for algorithm, parts in runs.items()
+    }
+    budgets = {algorithm: min(budget for _, budget in parts) for algorithm, parts in runs.items()}
     lines = [
         "# COCO's BBOB suite: ours against the reference implementations",
         "",
@@ -126,14 +135,14 @@ def render(results: str = RESULTS, figures: bool = True) -> str:
     ]
     if not runs:
         return "\n".join(lines + ["No finished run yet.", ""])
-    lines.append("Finished runs: " + ", ".join(f"`{a}` (budget {b} n)" for a, (_, b) in runs.items()) + ".")
+    lines.append("Finished runs: " + ", ".join(f"`{a}` (budget {budgets[a]} n)" for a in runs) + ".")
     lines.append("")
     if figures:
         os.makedirs(FIGURES, exist_ok=True)
     for ours, reference in PAIRS:
         if ours not in tables or reference not in tables:
             continue
-        budget = min(runs[ours][1], runs[reference][1])
+        budget = min(budgets[ours], budgets[reference])
         common = sorted(set(tables[ours]) & set(tables[reference]))
         dimensions = sorted({d for _, d in common})
         lines += [

@@ -705,7 +705,8 @@ def test_elite_retest_scores_the_newest_distinct_elites_on_two_test_sets(tmp_pat
 
 def test_bbob_runs_ours_and_a_reference_packs_each_run_once_and_compares_them(tmp_path, capsys):
     """experiments/bbob.py on two functions in 2-D (our CMA-ES and pycma): COCO's data packed into one archive per
-    run, a finished run skipped; render_bbob reads the archives and compares the two."""
+    run, a finished run skipped, a run of another dimension packed apart; render_bbob reads the archives, merges
+    each algorithm's and compares the two."""
     bbob = load_bench("bbob")
     for algorithm in ("cma-es", "pycma"):
         summary = json_line_of(bbob, [algorithm, "--smoke", "--out", str(tmp_path)], capsys)
@@ -713,8 +714,12 @@ def test_bbob_runs_ours_and_a_reference_packs_each_run_once_and_compares_them(tm
         assert (tmp_path / f"{algorithm}-b50.tar.gz").exists()
     bbob.main(["cma-es", "--smoke", "--out", str(tmp_path)])
     assert "done already" in capsys.readouterr().err
+    for algorithm in ("cma-es", "pycma"):  # another dimension: an archive of its own, merged on the page
+        summary = json_line_of(bbob, [algorithm, "--smoke", "--dimensions", "3", "--out", str(tmp_path)], capsys)
+        assert summary["archive"] == f"{algorithm}-b50-d3.tar.gz"
     page = load_bench("render_bbob").render(str(tmp_path), figures=False)
     assert "## `cma-es` against `pycma`" in page and "| all 24 functions |" in page
+    assert "| dimension 2 |" in page and "| dimension 3 |" in page and "`cma-es` (budget 50 n)" in page
     assert_refused(bbob, ["cma", "--smoke"], "algorithm", capsys)
     assert_refused(bbob, ["cma-es", "--budget", "0"], "--budget", capsys)
 
