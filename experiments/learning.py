@@ -33,7 +33,6 @@ import os
 import re
 import shutil
 import sys
-import time
 
 import _checkout  # noqa: F401, I001  (this checkout's package first on sys.path)
 import numpy as np
@@ -159,17 +158,32 @@ def parse_compare(text):
 
 
 def train(config, run_dir, minutes, frames):
-    """Trains `config` into run_dir for the budget; returns (history, wall seconds)."""
-    if os.path.exists(run_dir):
-        shutil.rmtree(run_dir)
-    trainer = Trainer.from_config(config, run_dir=run_dir)
-    start = time.monotonic()
+    """Trains `config` into run_dir for the budget; returns (history, wall seconds of its generations). A run
+    budgeted in frames alone resumes a stopped run of the same configuration in run_dir from its newest checkpoint
+    (a budget in minutes starts again: a clock cannot be resumed)."""
+    resumable = (
+        minutes is None
+        and frames is not None
+        and os.path.exists(os.path.join(run_dir, "config.json"))
+        and RunConfig.from_run_dir(run_dir).to_json() == config.to_json()
+    )
+    if resumable:
+        trainer = Trainer.resume_from(run_dir)
+        print(f"  resuming {run_dir} at generation {trainer.generation} ({trainer.frames:,} frames)", file=sys.stderr)
+    else:
+        if os.path.exists(run_dir):
+            shutil.rmtree(run_dir)
+        trainer = Trainer.from_config(config, run_dir=run_dir)
+    trainer.keep_checkpoints = 1  # the newest is all a resume needs (checkpoints are written atomically)
     try:
-        trainer.run(seconds=None if minutes is None else minutes * 60, frames=frames)
+        if frames is None or trainer.frames < frames:
+            remaining = None if frames is None else frames - trainer.frames
+            trainer.run(seconds=None if minutes is None else minutes * 60, frames=remaining)
         trainer.checkpoint()
     finally:
         trainer.close()
-    return list(trainer.history), time.monotonic() - start
+    history = list(trainer.history)
+    return history, sum(record.seconds for record in history)
 
 
 def recorded_history(run_dir):
@@ -289,7 +303,11 @@ def main(argv=None):
     )
     parser.add_argument("--preset", help=f"one of {sorted(PRESETS)} (default: pc on Atari, paper on MuJoCo)")
     parser.add_argument("--minutes", type=float, help="training budget in minutes (default: the mode's)")
-    parser.add_argument("--frames", type=int, help="training budget in frames (with --minutes: whichever ends first)")
+    parser.add_argument(
+        "--frames",
+        type=int,
+        help="training budget in frames (alone: a stopped run resumes; with --minutes: whichever ends first)",
+    )
     parser.add_argument("--test-episodes", type=int, help="test episodes per cap (default: the mode's; full: 30)")
     parser.add_argument("--model", help="population model (default: small on Atari, the preset's on MuJoCo)")
     parser.add_argument("--study", help="sweep one hyperparameter, e.g. sigma=0.002,0.005,0.01 (equal budgets)")
@@ -356,8 +374,8 @@ def main(argv=None):
     if task is not None and name == "full":
         default_minutes = anchors.get("target minutes", 30.0)
     minutes = args.minutes if args.minutes is not None else default_minutes
-    if compare and args.minutes is None:
-        minutes = None  # equal frames: no arm stops early on the clock
+    if args.frames is not None and args.minutes is None:
+        minutes = None  # a budget in frames alone (equal frames for comparisons; a stopped run resumes)
     frames = args.frames if args.frames is not None else (settings["frames"] if args.minutes is None else None)
     episodes = args.test_episodes or (MUJOCO_TEST_EPISODES[name] if task is not None else settings["test_episodes"])
 
@@ -512,6 +530,8 @@ def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, m
             "cores": os.cpu_count(),
             "steps_per_second": round(steps / seconds, 1),
             "budget_minutes": minutes,
+            "budget_steps": args.frames,
+            "seed": args.seed,
             "final_policy_training": history[-1].elite,
             "test": test_summary(score),
             "test_final_x": round(float(positions[:, 0].mean()), 2),
@@ -520,7 +540,13 @@ def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, m
             "threshold_reached_in_training_minutes": reached_minutes,
             "threshold_reached_in_training_steps": reached_steps,
             "target_minutes": target,
-            "target_met": bool(threshold and target and score.mean >= threshold and seconds <= target * 60 * 1.02),
+            # in the target minutes; a budget in steps alone (ARS's steps in them, experiments/cma_mujoco.sh): within it
+            "target_met": bool(
+                threshold
+                and target
+                and score.mean >= threshold
+                and (seconds <= target * 60 * 1.02 if minutes is not None else args.frames is not None)
+            ),
             "curve": curve,
         },
         args,

@@ -238,6 +238,12 @@ def test_learning_on_mujoco_scores_the_policy_against_ars_threshold(tmp_path, ca
     for arm in ("es", "ns-es"):
         config = json.load(open(tmp_path / "warm" / arm / "config.json"))
         assert config["init_from"] == str(tmp_path / "run") and config["hyperparameters"]["sigma"] == 0.0075
+    arguments = ["--smoke", "--game", "Hopper-v5", "--algo", "sep-cma-es", "--frames", "1500", "--out", str(tmp_path / "cma")]
+    first = json_line_of(bench, arguments, capsys)  # a budget in frames alone: a stopped or shorter run resumes
+    bench.main(arguments[:-3] + ["3000", "--out", str(tmp_path / "cma")])
+    out, err = capsys.readouterr()
+    second = json.loads(out.strip().splitlines()[-1])
+    assert "resuming" in err and second["generations"] > first["generations"] and second["frames"] >= 3000
 
 
 @pytest.mark.long
