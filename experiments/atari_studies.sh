@@ -4,7 +4,7 @@
 # experiments/results/atari_runs/ (both committed); a stopped study resumes (each run from its newest checkpoint;
 # finished runs are skipped). The page docs/atari_studies.md is generated from the lines at the end.
 #
-#   experiments/atari_studies.sh 4          # one study (1-6); PYTHON=.venv/bin/python by default
+#   experiments/atari_studies.sh 4          # one study (1-7); PYTHON=.venv/bin/python by default
 #
 # Studies 1-3 were made with suite version 2 (the final elite tested on 30 episodes at the training cap); running
 # them again now would make version-3 lines (200 test episodes) beside them. Study 4 on, each study first scores
@@ -25,8 +25,11 @@
 # of generation 0's episodes, each later generation 1.2 times longer, never shorter than the elite's episodes, up
 # to the 20,000-frame cap; progressive_caps=1.2); elite candidates always play at the full cap.
 # Study 6, cheaper elite selection: 3 elite candidates x 3 episodes instead of the preset's 5 x 5.
+# Study 7, the CMA family on Atari: sep-CMA-ES, SNES and CR-FM-NES (the `cma` preset group's Atari settings: the
+# GA's population, sigma_init 0.005, the seeded network as the initial mean, the mean played once a generation)
+# against the pc GA at equal frames. It chooses nothing: it is reported whatever it shows.
 #
-# The decision rule of every study, set before its results: an arm replaces the preset's setting when its mean
+# The decision rule of studies 1-6, set before their results: an arm replaces the preset's setting when its mean
 # over seeds of the final elite's test mean is ahead of the preset's on at least two of the three games and more
 # than 10 % behind on none.
 set -euo pipefail
@@ -55,6 +58,7 @@ case "${1:-}" in
   4) arm 0 1 -- && arm 0 1 -- --set initial_population=1000 --set initial_episode_frames=2500 ;;
   5) arm 0 1 -- && arm 0 1 -- --set progressive_caps=1.2 ;;
   6) arm 0 1 -- && arm 0 1 -- --set elite_candidates=3 --set elite_episodes=3 ;;
-  *) echo "usage: $0 STUDY (1-6)" >&2; exit 2 ;;
+  7) arm 0 1 -- && arm 0 1 -- --algo sep-cma-es && arm 0 1 -- --algo snes && arm 0 1 -- --algo cr-fm-nes ;;
+  *) echo "usage: $0 STUDY (1-7)" >&2; exit 2 ;;
 esac
 "$PYTHON" experiments/render_atari_suite.py --studies

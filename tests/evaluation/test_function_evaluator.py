@@ -196,3 +196,14 @@ def test_the_command_line_trains_a_built_in_problem_without_a_gif_and_shows_the_
     out = capsys.readouterr().out
     assert "step size" in out and "elite.gif" not in out and not (run_dir / "elite.gif").exists()
     assert (run_dir / "fitness.png").exists() and (run_dir / "history.jsonl").exists()
+
+
+def test_the_last_generations_elite_of_a_distribution_search_is_rebuilt_from_its_checkpoint(tmp_path):
+    from workbench.training.elites import load_elite
+
+    config = RunConfig(env="sphere-6", algorithm="sep-cma-es", hyperparameters=dict(center_episodes=1), **NOISE)
+    with Trainer.from_config(config, run_dir=str(tmp_path / "run")) as trainer:
+        records = trainer.run(generations=2)
+    elite = load_elite(str(tmp_path / "run")).of_generation(1)  # the mean generation 1 played, since moved on
+    weights = elite.decoder().decode(elite.genome).astype(np.float64)
+    assert -float(weights @ weights) == records[-1].elite

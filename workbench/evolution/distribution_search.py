@@ -99,6 +99,7 @@ class DistributionSearch(Strategy):
         initial = space.initial(space.sample_offset(self.rng)) if self.config.initial == "random" else None
         self._start(np.zeros(space.num_parameters) if initial is None else initial, self.config.population_size)
         self.restarts = 0
+        self._mean_before: np.ndarray | None = None  # float32: the newest record's elite (the mean it played)
         self.fitness_ranges: list[list[float]] = []  # [best, worst] per generation since the last restart
         self._stagnant = False
 
@@ -146,6 +147,13 @@ class DistributionSearch(Strategy):
     def bases(self) -> dict:
         self._draw_members()
         return dict(self._bases)
+
+    def elite_bases(self) -> dict:
+        """bases() and the mean the last generation's members were drawn around: its record's elite."""
+        bases = self.bases()
+        if self._mean_before is not None:
+            bases[base_key(self._mean_before)] = self._mean_before
+        return bases
 
     @property
     def _mirrored(self) -> bool:
@@ -244,7 +252,8 @@ class DistributionSearch(Strategy):
         """The update from the members ranked best first (`order`, indices into the generation's members);
         feasible: how many returns were finite."""
         assert self.offsets is not None
-        self.elite_before = Genome(self._center_key)  # the mean the members were drawn around
+        self.elite_before = Genome(self._center_key)  # the mean the members were drawn around (and played)
+        self._mean_before = self._bases[self._center_key]
         update: Any = self.update
         if hasattr(update, "tell_ranked"):  # streams the ranked draws itself (CR-FM-NES)
             buffers: dict[int, np.ndarray] = {}  # one per chunk size, reused: fresh pages cost more than the copy
@@ -335,6 +344,7 @@ class DistributionSearch(Strategy):
             initial_mean=self.initial_mean.copy(),
             offsets=None if self.offsets is None else list(self.offsets),
             center_fitness=self.center_fitness,
+            mean_before=None if self._mean_before is None else self._mean_before.copy(),
         )
 
     def _load(self, state):
@@ -350,6 +360,10 @@ class DistributionSearch(Strategy):
         if self.initial_mean.shape != (self.space.num_parameters,) or not np.isfinite(self.initial_mean).all():
             raise ValueError(f"corrupt {self.kind} state: initial_mean must be [{self.space.num_parameters}] finite values")
         self.center_fitness = None if state["center_fitness"] is None else float(state["center_fitness"])
+        before = state["mean_before"]
+        self._mean_before = None if before is None else np.array(before, np.float32)
+        if self._mean_before is not None and self._mean_before.shape != (self.space.num_parameters,):
+            raise ValueError(f"corrupt {self.kind} state: mean_before must be [{self.space.num_parameters}] values")
         offsets = state["offsets"]
         self.scales, self.condition = self.update.scales(), self.update.condition()
         self._rekey()

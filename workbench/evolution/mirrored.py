@@ -24,6 +24,7 @@ class MirroredSearch(Strategy):
     """
 
     def _start_center(self, center: np.ndarray) -> None:
+        self._base_before: np.ndarray | None = None  # the base of the center the last generation played
         self.center = np.asarray(center, np.float32)
         self.indices: list[int] | None = None
         self.center_fitness: float | None = None
@@ -75,7 +76,9 @@ class MirroredSearch(Strategy):
         return means[: 2 * pairs].reshape(pairs, 2)
 
     def _next_center(self, center: np.ndarray) -> None:
-        """Moves to the updated center and starts the next generation."""
+        """Moves to the updated center and starts the next generation (the center it leaves is the record's elite:
+        elite_bases keeps its base)."""
+        self._base_before = self._base
         self.center = np.asarray(center, np.float32)
         self._rekey()
         self.indices = None
@@ -94,6 +97,11 @@ class MirroredSearch(Strategy):
         """{key: base} of the dense base the current requests and the elite refer to."""
         return {self._key: self._base}
 
+    def elite_bases(self) -> dict[str, np.ndarray]:
+        """bases() and the base of the center the last generation played (its record's elite)."""
+        before = self._base_before
+        return self.bases() if before is None else {**self.bases(), base_key(before): before}
+
     # -- state ----------------------------------------------------------------------------
     def _common_state(self) -> dict:
         return dict(
@@ -101,6 +109,7 @@ class MirroredSearch(Strategy):
             indices=None if self.indices is None else list(self.indices),
             center=self.center.copy(),
             center_fitness=self.center_fitness,
+            base_before=None if self._base_before is None else self._base_before.copy(),
         )
 
     def _load_center(self, state: dict) -> None:
@@ -108,6 +117,10 @@ class MirroredSearch(Strategy):
         self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
         self.center = checked_center(state["center"], self.space.num_parameters, self.kind, "the center")
         self.center_fitness = state["center_fitness"]
+        before = state["base_before"]
+        self._base_before = None if before is None else np.array(before, np.float32)
+        if self._base_before is not None and self._base_before.shape[-1] != self.space.num_parameters:
+            raise ValueError(f"corrupt {self.kind} state: base_before must hold {self.space.num_parameters} values per row")
 
 
 def checked_center(values: object, size: int, kind: str, what: str) -> np.ndarray:

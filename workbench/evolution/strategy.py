@@ -289,6 +289,11 @@ class Strategy(abc.ABC):
         weights [n], or weights and per-parameter mutation scales [2, n] (genome.py)."""
         return {}
 
+    def elite_bases(self) -> dict:
+        """bases() and the dense bases the newest record's elite starts from when it is not among them (a center
+        that was played and then moved): what rebuilding the last generation's elite from a checkpoint needs."""
+        return self.bases()
+
     # -- ending a generation --------------------------------------------------------------
     def _record_generation(self, fitness, elite, elite_genome, evaluations, **extras) -> GenerationRecord:
         """Appends the record of the generation that ends now.

@@ -87,7 +87,7 @@ def load_elite(run_dir: str, generation: int | None = None) -> RunElite:
         spec = spec.with_observation_statistics(statistics)
     space = spec.space()
     strategy = algorithm_spec(config.algorithm).strategy.from_state(state["strategy"], space)
-    bases = strategy.bases()
+    bases = strategy.elite_bases()
     history = [GenerationRecord.from_json(record) for record in state["history"]]
     if strategy.elite is None:
         raise ValueError(f"{run_dir} has no elite yet (no finished generation)")
