@@ -3,9 +3,10 @@
     elite = load_elite("runs/demo", generation=None)   # the newest elite; or the elite of generation 3
     elite.genome, elite.spec, elite.decoder()          # what replays and scoring need
 
-For ES and novelty search the elite is a center: only the newest centers are kept in
-checkpoints, so the elites of earlier generations of those runs cannot be rebuilt (a
-clear error says so).
+For the strategies with a center (ES, ARS, PGPE, the CMA family, novelty search) the elite
+is a center: a checkpoint keeps the current one and the one its last generation played
+(Strategy.elite_bases), so the elites of earlier generations of those runs cannot be
+rebuilt (a clear error says so).
 """
 
 from __future__ import annotations
