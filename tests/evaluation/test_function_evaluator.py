@@ -168,12 +168,17 @@ def test_bad_problems_names_and_settings_are_named(registered):
         find_env_family("bbob-f1-i1-d7")
     with pytest.raises(ValueError, match="Did you mean: rastrigin-10"):
         find_env_family("rastrign-10")
-    wrong = register_function_problem(FunctionProblem("wrong-shape", 2, lambda x: x), replace=True)
-    try:
-        with pytest.raises(ValueError, match="'wrong-shape': objective must return one value per row"):
-            FunctionEvaluator("wrong-shape", **NOISE).evaluate(requests_of(2))
-    finally:
-        unregister_function_problem(wrong.name)
+    for name, objective, returned in (
+        ("wrong-shape", lambda x: x, r"shape \(2, 2\) and dtype float64"),
+        ("wrong-dtype", lambda x: np.array(["a", "b"]), r"shape \(2,\) and dtype <U1"),
+        ("complex", lambda x: x[:, 0] * 1j, r"shape \(2,\) and dtype complex128"),
+    ):
+        register_function_problem(FunctionProblem(name, 2, objective), replace=True)
+        try:
+            with pytest.raises(ValueError, match=rf"'{name}': objective must return one real value per row.*{returned}"):
+                FunctionEvaluator(name, **NOISE).evaluate(requests_of(2))
+        finally:
+            unregister_function_problem(name)
     for fields, message in (
         (dict(observation_normalization=True), "observation_normalization: a function problem has no observations"),
         (dict(perturbed_rank=1), "perturbed_rank: a function problem has no layers"),

@@ -76,17 +76,14 @@ class FunctionProblem:
     def returns(self, x: np.ndarray, seeds: np.ndarray | None = None) -> np.ndarray:
         """The returns of the rows of x [k, dimension] (float64 [k]: -objective unless maximize; non-finite values
         stay as they are, the strategies rank them last). seeds [k]: one per row, for a noisy objective."""
-        values = self.objective(x, seeds) if self.noisy else self.objective(x)
-        try:
-            values = np.asarray(values, np.float64)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"function problem {self.name!r}: objective returned values that are not numbers: {error}") from None
-        if values.shape not in ((len(x),), (len(x), 1)):
+        returned = np.asarray(self.objective(x, seeds) if self.noisy else self.objective(x))
+        expected = f"one real value per row of x [{len(x)}, {self.dimension}]"
+        if returned.dtype.kind not in "biuf" or returned.shape not in ((len(x),), (len(x), 1)):
             raise ValueError(
-                f"function problem {self.name!r}: objective must return one value per row of x [{len(x)}, "
-                f"{self.dimension}], got shape {values.shape}"
+                f"function problem {self.name!r}: objective must return {expected}, got shape {returned.shape} and "
+                f"dtype {returned.dtype}"
             )
-        values = values.reshape(len(x))
+        values = returned.astype(np.float64).reshape(len(x))
         return values if self.maximize else -values
 
 
