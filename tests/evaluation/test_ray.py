@@ -387,6 +387,14 @@ def test_a_function_problem_registered_here_runs_on_the_actors_as_locally(tmp_pa
     problem = FunctionProblem("ray-quadratic", 5, lambda x: ((x - 0.25) ** 2).sum(axis=1))  # a lambda: pickled by value
     register_function_problem(problem, replace=True)
     try:
+        # CR-FM-NES's members: signed offsets on a [mean, scales, direction] base, decoded by the actors
+        crfmnes = RunConfig(env="ray-quadratic", algorithm="cr-fm-nes", **NOISE)
+        strategy, local = crfmnes.build()
+        requests, bases = strategy.ask(), strategy.bases()
+        with local, RayEvaluator.from_spec(local.spec, actors=2, num_cpus=2) as remote:
+            assert [list(r.returns) for r in remote.evaluate(requests, seed=3, bases=bases)] == [
+                list(r.returns) for r in local.evaluate(requests, seed=3, bases=bases)
+            ]
         config = RunConfig(env="ray-quadratic", algorithm="sep-cma-es", **NOISE)
         strategy, evaluator = config.build()
         with Trainer(strategy, evaluator, config=config) as local:
