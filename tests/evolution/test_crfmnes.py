@@ -127,3 +127,4 @@ def test_bad_settings_are_named():
         CRFMNESUpdate(np.zeros(3), 0.0)
     with pytest.raises(ValueError, match="v must be a finite non-zero vector"):
         CRFMNESUpdate(np.zeros(3), 1.0, v=np.zeros(3))
+    assert CRFMNESUpdate(np.zeros(2001), 1.0).axes() is None  # a dense spectrum above 2,000 parameters: not drawn

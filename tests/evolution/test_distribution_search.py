@@ -194,3 +194,26 @@ def test_a_flat_fitness_over_the_stagnation_window_restarts():
     assert strategy.history[-1].extras["restarts"] == 0
     strategy.tell([[1.0] * len(r) for r in evaluate(strategy, ellipsoid)])
     assert strategy.history[-1].extras["restarts"] == 1 and strategy.update.population_size == 20
+
+
+def covariance_of(update):
+    """The search covariance from its definition per strategy: sigma^2 C, sigma^2 diag(C), diag(sigma^2),
+    sigma^2 B B^T, sigma^2 D (I + v v^T) D."""
+    kind = type(update).__name__
+    if kind == "CovarianceUpdate":
+        return update.sigma**2 * update.C
+    if kind == "XNESUpdate":
+        return update.sigma**2 * update.B @ update.B.T
+    if kind == "CRFMNESUpdate":
+        a = np.diag(update.D) @ (np.eye(update.n) + np.outer(update.v, update.v)) @ np.diag(update.D)
+        return update.sigma**2 * a
+    return np.diag(update.scales() ** 2)  # the diagonal ones
+
+
+@pytest.mark.parametrize("algorithm", FAMILY + ("xnes", "cr-fm-nes"))
+def test_the_principal_axes_are_the_covariances_spectrum(algorithm):
+    strategy = make(algorithm, n=8)
+    for _ in range(15):
+        strategy.tell(evaluate(strategy, ellipsoid))
+    expected = np.sqrt(np.linalg.eigvalsh(covariance_of(strategy.update)))[::-1]
+    assert np.allclose(strategy.axes(), expected, rtol=1e-9) and strategy.axes()[0] > strategy.axes()[-1]

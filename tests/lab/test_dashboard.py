@@ -115,6 +115,8 @@ def test_a_search_distribution_is_plotted_for_the_strategies_that_record_one(das
         assert all(0 < a <= b for a, b in zip(low, high))
         assert board.distribution_box.layout.display is None and board.distribution_image.value[:4] == b"\x89PNG"
         assert board.buttons["watch elite"].disabled and "sphere-20 has no environment" in board.buttons["watch elite"].tooltip
+        ranks, axes = board.distribution_plot.data("axes")  # the newest generation's principal axes, largest first
+        assert ranks[0] == 0 and ranks[-1] == 1 and axes == list(trainer.distribution_axes()) and axes == sorted(axes)[::-1]
     finally:
         board.close()
         trainer.close()

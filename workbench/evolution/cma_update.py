@@ -295,6 +295,10 @@ class CovarianceUpdate(CMAUpdate):
     def scales(self) -> np.ndarray:
         return self.sigma * np.sqrt(np.diag(self.C))
 
+    def axes(self) -> np.ndarray:
+        """The standard deviations along the covariance's principal axes, sigma sqrt(eigenvalues), largest first."""
+        return np.sort(self.sigma * self.D)[::-1]
+
     def condition(self) -> float:
         return float((self.D.max() / self.D.min()) ** 2)
 
@@ -370,6 +374,10 @@ class DiagonalUpdate(CMAUpdate):
 
     def scales(self) -> np.ndarray:
         return self.sigma * self.D
+
+    def axes(self) -> np.ndarray:
+        """A diagonal covariance's principal axes are the parameters: the scales, largest first."""
+        return np.sort(self.scales())[::-1]
 
     def condition(self) -> float:
         return float(self.C.max() / self.C.min())

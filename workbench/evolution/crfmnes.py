@@ -31,6 +31,7 @@ from workbench.evolution.cma_update import default_population_size
 from workbench.evolution.distribution_search import DistributionSearch
 
 CHUNK = 16  # ranked draws per step of a streamed pass
+AXES_DIMENSION = 2_000  # the principal axes are computed (a dense eigendecomposition) up to this many parameters
 
 
 def distance_weight_constant(n: int) -> float:
@@ -128,6 +129,15 @@ class CRFMNESUpdate:
         eigenvalues 1 and 1 + |v|^2)."""
         with np.errstate(over="ignore"):  # D near its floor: infinite, which restarts the search
             return float((self.D.max() / self.D.min()) ** 2 * (1 + self.v @ self.v))
+
+    def axes(self) -> np.ndarray | None:
+        """The standard deviations along the principal axes of sigma^2 D (I + v v^T) D, largest first, up to
+        AXES_DIMENSION parameters (an eigendecomposition of the n x n matrix); None above it."""
+        if self.n > AXES_DIMENSION:
+            return None
+        dv = self.D * self.v
+        eigenvalues = np.linalg.eigvalsh(np.diag(self.D * self.D) + np.outer(dv, dv))
+        return self.sigma * np.sqrt(np.maximum(eigenvalues, 0.0))[::-1]
 
     def member_base(self) -> np.ndarray:
         """[mean, sigma D, w], w = sqrt(sqrt(1 + |v|^2) - 1) vbar: a member is mean + sigma D (z + (w . z) w)."""

@@ -46,6 +46,10 @@ class DiagonalGaussian:
     def scales(self) -> np.ndarray:
         return self.sigma.copy()
 
+    def axes(self) -> np.ndarray:
+        """A diagonal covariance's principal axes are the parameters: the standard deviations, largest first."""
+        return np.sort(self.sigma)[::-1]
+
     def condition(self) -> float:
         return float((self.sigma.max() / self.sigma.min()) ** 2)
 

@@ -148,6 +148,13 @@ class DistributionSearch(Strategy):
         self._draw_members()
         return dict(self._bases)
 
+    def axes(self) -> np.ndarray | None:
+        """The search distribution's standard deviations along its principal axes, largest first (float64; the
+        covariance spectrum's square roots), or None where the dimension does not allow them (CR-FM-NES above
+        2,000 parameters)."""
+        axes = getattr(self.update, "axes", None)
+        return None if axes is None else axes()
+
     def elite_bases(self) -> dict:
         """bases() and the mean the last generation's members were drawn around: its record's elite."""
         bases = self.bases()

@@ -64,9 +64,14 @@ class XNESUpdate:
         """sqrt(diag(sigma^2 B B^T))."""
         return self.sigma * np.sqrt(np.einsum("ij,ij->i", self.B, self.B))
 
+    def axes(self) -> np.ndarray:
+        """The standard deviations along the principal axes of sigma^2 B B^T: sigma times B's singular values,
+        largest first."""
+        return self.sigma * np.linalg.svd(self.B, compute_uv=False)
+
     def condition(self) -> float:
-        singular = np.linalg.svd(self.B, compute_uv=False)
-        return float((singular.max() / singular.min()) ** 2)
+        axes = self.axes()
+        return float((axes[0] / axes[-1]) ** 2)
 
     def sample(self, z: np.ndarray) -> np.ndarray:
         return self.mean + self.sigma * np.asarray(z, np.float64) @ self.B.T

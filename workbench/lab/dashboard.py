@@ -96,7 +96,7 @@ class TrainingDashboard:
         self.distribution_image = widgets.Image(format="png", layout=widgets.Layout(width="600px"))
         self.distribution_image.add_class("wb-distribution-plot")
         self.distribution_box = widgets.VBox(
-            [widgets.HTML("<b>Search distribution</b> (step size and per-parameter σ)"), self.distribution_image],
+            [widgets.HTML("<b>Search distribution</b> (step size, per-parameter σ, principal axes)"), self.distribution_image],
             layout=widgets.Layout(display="none"),  # shown once a generation records a distribution
         )
         self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="540px"))
@@ -312,7 +312,7 @@ class TrainingDashboard:
             self.fitness_plot.update(monitor, self.axis_toggle.value)
             self.fitness_image.value = self.fitness_plot.render()
             if monitor.has_distribution:
-                self.distribution_plot.update(monitor)
+                self.distribution_plot.update(monitor, self.trainer.distribution_axes())
                 self.distribution_image.value = self.distribution_plot.render()
                 self.distribution_box.layout.display = None
         if "throughput" in dirty:

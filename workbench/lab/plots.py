@@ -81,12 +81,16 @@ DISTRIBUTION_STYLE = {
 
 
 class DistributionPlot:
-    """The search distribution of the adapted-Gaussian strategies per generation, on a log scale: the step size
-    and the spread of the per-parameter standard deviations (their smallest and largest)."""
+    """The search distribution of the adapted-Gaussian strategies, on log scales: per generation the step size and
+    the spread of the per-parameter standard deviations (their smallest and largest; left), and the newest
+    generation's standard deviations along its principal axes, largest first (the covariance spectrum's square
+    roots; right, where the strategy gives them: Trainer.distribution_axes)."""
+
+    AXES_POINTS = 400  # the principal axes drawn (evenly spaced ranks of a longer spectrum)
 
     def __init__(self, width: float = 6.4, height: float = 2.6) -> None:
         self.figure = new_figure(width, height)
-        self.axes = self.figure.add_subplot()
+        self.axes, self.spectrum = self.figure.subplots(1, 2, width_ratios=(2, 1))
         self.lines = {name: self.axes.plot([], [], **DISTRIBUTION_STYLE[name])[0] for name in DISTRIBUTION_SERIES}
         self.axes.set_yscale("log")
         self.axes.set_xlabel("generation")
@@ -94,8 +98,13 @@ class DistributionPlot:
         self.axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         self.axes.grid(alpha=0.3)
         self.axes.legend(loc="upper right", fontsize=8)
+        (self.spectrum_line,) = self.spectrum.plot([], [], color="tab:purple", lw=1.4)
+        self.spectrum.set_yscale("log")
+        self.spectrum.set_xlabel("principal axis (share, largest first)", fontsize=8)
+        self.spectrum.set_title("newest generation", fontsize=8)
+        self.spectrum.grid(alpha=0.3)
 
-    def update(self, monitor: RunMonitor) -> None:
+    def update(self, monitor: RunMonitor, axes: np.ndarray | None = None) -> None:
         x = monitor.generations
         for name, line in self.lines.items():
             line.set_data(x, monitor.distribution[name])
@@ -103,10 +112,17 @@ class DistributionPlot:
         self.axes.autoscale_view()
         if x:
             self.axes.set_xlim(min(x) - 0.5, max(x) + 0.5)
+        self.spectrum.set_visible(axes is not None)
+        if axes is not None and len(axes):
+            ranks = np.unique(np.linspace(0, len(axes) - 1, min(len(axes), self.AXES_POINTS)).round().astype(int))
+            self.spectrum_line.set_data(ranks / max(1, len(axes) - 1), np.asarray(axes)[ranks])
+            self.spectrum.set_title(f"{len(axes):,} axes, ratio {axes[0] / axes[-1]:.3g}", fontsize=8)
+            self.spectrum.relim()
+            self.spectrum.autoscale_view()
 
     def data(self, name: str) -> tuple[list, list]:
-        """The (x, y) a series shows now (for tests)."""
-        line = self.lines[name]
+        """The (x, y) a series shows now (for tests; "axes": the principal axes' plot)."""
+        line = self.spectrum_line if name == "axes" else self.lines[name]
         return list(line.get_xdata()), list(line.get_ydata())
 
     def render(self) -> bytes:

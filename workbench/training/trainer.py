@@ -629,6 +629,13 @@ class Trainer:
             decoder.add_base(snapshot.elite.init, snapshot.bases[snapshot.elite.init])
         return decoder.decode_full(snapshot.elite)
 
+    def distribution_axes(self) -> np.ndarray | None:
+        """The search distribution's standard deviations along its principal axes, largest first, for the
+        strategies with an adapted Gaussian (DistributionSearch.axes); None for the others."""
+        with self._lock:
+            axes = getattr(self.strategy, "axes", None)
+            return None if axes is None else axes()
+
     def history_frame(self) -> pandas.DataFrame:
         """The history as a pandas DataFrame (one row per generation, the columns of history.jsonl)."""
         import pandas
