@@ -42,12 +42,13 @@ def test_replay_of_an_es_run_uses_the_checkpointed_center(tmp_path):
         hyperparameters=dict(population_size=4, sigma=0.02),
     )
     trainer = Trainer.from_config(config, run_dir=str(tmp_path))
-    trainer.run(generations=1)
+    trainer.run(generations=2)
     trainer.checkpoint()
     trainer.close()
     episode = replay_run(str(tmp_path))  # the newest center
     assert len(episode.actions) > 0
+    assert len(replay_run(str(tmp_path), generation=1).actions) > 0  # the center generation 1 played: kept
     with pytest.raises(ValueError, match="no longer holds"):
-        replay_run(str(tmp_path), generation=0)  # its center moved after generation 0
+        replay_run(str(tmp_path), generation=0)  # its center moved on twice
     with pytest.raises(ValueError, match="generation must be one of"):
         replay_run(str(tmp_path), generation=7)

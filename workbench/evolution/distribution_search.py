@@ -90,6 +90,7 @@ class DistributionSearch(Strategy):
     """
 
     dense_members: ClassVar[bool] = False
+    STATE_VERSIONS = (1, 2)  # 2: the mean the last generation played (version 1 kept none)
     EXTRAS = ("step_size", "scale_min", "scale_max", "condition", "nonfinite", "repairs", "restarts")
     START_ONLY = ("sigma_init", "initial")  # fields that mean something only before the first generation
     UPDATE_FIELDS: ClassVar[tuple[str, ...]] = ("population_size",)  # fields _new_update reads: a live change rebuilds
@@ -367,7 +368,7 @@ class DistributionSearch(Strategy):
         if self.initial_mean.shape != (self.space.num_parameters,) or not np.isfinite(self.initial_mean).all():
             raise ValueError(f"corrupt {self.kind} state: initial_mean must be [{self.space.num_parameters}] finite values")
         self.center_fitness = None if state["center_fitness"] is None else float(state["center_fitness"])
-        before = state["mean_before"]
+        before = state["mean_before"] if state["version"] >= 2 else None
         self._mean_before = None if before is None else np.array(before, np.float32)
         if self._mean_before is not None and self._mean_before.shape != (self.space.num_parameters,):
             raise ValueError(f"corrupt {self.kind} state: mean_before must be [{self.space.num_parameters}] values")

@@ -23,6 +23,8 @@ class MirroredSearch(Strategy):
     center_fitness (the center's last mean return, None without center episodes).
     """
 
+    STATE_VERSIONS = (1, 2)  # 2: the base of the center the last generation played (version 1 kept none)
+
     def _start_center(self, center: np.ndarray) -> None:
         self._base_before: np.ndarray | None = None  # the base of the center the last generation played
         self.center = np.asarray(center, np.float32)
@@ -117,7 +119,7 @@ class MirroredSearch(Strategy):
         self.indices = None if state["indices"] is None else [int(i) for i in state["indices"]]
         self.center = checked_center(state["center"], self.space.num_parameters, self.kind, "the center")
         self.center_fitness = state["center_fitness"]
-        before = state["base_before"]
+        before = state["base_before"] if state["version"] >= 2 else None
         self._base_before = None if before is None else np.array(before, np.float32)
         if self._base_before is not None and self._base_before.shape[-1] != self.space.num_parameters:
             raise ValueError(f"corrupt {self.kind} state: base_before must hold {self.space.num_parameters} values per row")
