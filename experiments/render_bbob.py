@@ -8,7 +8,9 @@ log10(budget), is COCO's runtime ECDF; its area, normalised to 1 (every target a
 mean(max(0, log10(budget) - log10(runtime)) / log10(budget)) over the pairs, 0 for a target never reached. The
 page docs/bbob.md holds the table of areas and their ratios (ours / reference) per group, per dimension and over
 all functions, and the ECDF figures (docs/bbob/); cocopp's full report is written to experiments/results/bbob/ppdata
-(not committed: it is large and generated). The runs are read from their archives in experiments/results/bbob.
+(not committed: it is large and generated). The runs are read from their archives in experiments/results/bbob,
+through experiments/results/bbob/runtimes.json (committed: per archive its sha256 and the runtimes cocopp read
+from it, so that checking the page does not read every archive again; an archive that changed is read again).
 
     python experiments/render_bbob.py                  # every finished run
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
+import json
 import os
 import re
 import tarfile
@@ -30,6 +34,7 @@ CHECKOUT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results", "bbob")
 PAGE = os.path.join(CHECKOUT, "docs", "bbob.md")
 FIGURES = os.path.join(CHECKOUT, "docs", "bbob")
+CACHE = os.path.join(RESULTS, "runtimes.json")  # per archive: its sha256 and the runtimes cocopp read from it
 TARGETS = 10 ** np.linspace(2, -8, 51)  # COCO's 51 targets of f - f_opt
 GROUPS = {
     "separable (f1-f5)": range(1, 6),
@@ -75,21 +80,50 @@ def ecdf_area(values: list[np.ndarray], budget: int) -> float:
 ARCHIVE = re.compile(r"(?P<algorithm>.+)-b(?P<budget>[0-9]+)(?P<dimensions>-d[0-9_]+)?\.tar\.gz")
 
 
-def finished_runs(results: str = RESULTS, into: str | None = None) -> dict[str, list[tuple[str, int]]]:
-    """{algorithm: [(folder, budget), ...]} of the finished runs: their archives (ALGORITHM-bBUDGET[-dDIMENSIONS]
-    .tar.gz, one algorithm's runs of several dimension sets merged) unpacked into `into` (a temporary folder by
-    default)."""
-    into = into or tempfile.mkdtemp(prefix="bbob-")
-    runs: dict[str, list[tuple[str, int]]] = {}
+def finished_runs(results: str = RESULTS, cache: dict | None = None) -> dict[str, list[tuple[dict, int]]]:
+    """{algorithm: [(runtimes table, budget), ...]} of the finished runs: their archives (ALGORITHM-bBUDGET
+    [-dDIMENSIONS].tar.gz; the caller merges one algorithm's runs of several dimension sets). An archive whose
+    sha256 the cache holds (results/bbob/runtimes.json: what cocopp read from each archive) is not read again;
+    another is unpacked and read with cocopp, and its entry is added to `cache`."""
+    cache = {} if cache is None else cache
+    runs: dict[str, list[tuple[dict, int]]] = {}
+    into = None
     for archive in sorted(glob.glob(os.path.join(results, "*-b*.tar.gz"))):
         match = ARCHIVE.fullmatch(os.path.basename(archive))
         if match is None or ".partial" in archive:
             continue
-        with tarfile.open(archive) as packed:
-            packed.extractall(into, filter="data")
-            folder = os.path.commonpath(packed.getnames())
-        runs.setdefault(match["algorithm"], []).append((os.path.join(into, folder), int(match["budget"])))
+        budget, name = int(match["budget"]), os.path.basename(archive)
+        with open(archive, "rb") as stream:
+            digest = hashlib.sha256(stream.read()).hexdigest()
+        entry = cache.get(name)
+        if entry is None or entry.get("sha256") != digest:
+            into = into or tempfile.mkdtemp(prefix="bbob-")
+            with tarfile.open(archive) as packed:
+                packed.extractall(into, filter="data")
+                folder = os.path.commonpath(packed.getnames())
+            table = runtimes(os.path.join(into, folder), budget)
+            entry = cache[name] = dict(sha256=digest, table={f"{f},{d}": as_json(values) for (f, d), values in table.items()})
+        table = {tuple(int(part) for part in key.split(",")): from_json(rows) for key, rows in entry["table"].items()}
+        runs.setdefault(match["algorithm"], []).append((table, budget))
     return runs
+
+
+def as_json(values: np.ndarray) -> list:
+    """Runtimes [instances, targets] as JSON lists (None: not reached)."""
+    return [[None if np.isnan(v) else float(v) for v in row] for row in values]
+
+
+def from_json(rows: list) -> np.ndarray:
+    return np.array([[np.nan if v is None else v for v in row] for row in rows], np.float64)
+
+
+def read_cache(path: str | None = None) -> dict:
+    """The runtimes cache ({archive: {sha256, table}}), empty when there is none."""
+    path = path or CACHE
+    if not os.path.exists(path):
+        return {}
+    with open(path) as stream:
+        return json.load(stream)
 
 
 def figure(name: str, curves: dict[str, list[np.ndarray]], budget: int, path: str) -> None:
@@ -115,13 +149,11 @@ def figure(name: str, curves: dict[str, list[np.ndarray]], budget: int, path: st
     plt.close(fig)
 
 
-def render(results: str = RESULTS, figures: bool = True) -> str:
-    """The page's text; with `figures`, the ECDF figures are drawn into docs/bbob/ too."""
-    runs = finished_runs(results)
-    tables = {
-        algorithm: {k: v for folder, budget in parts for k, v in runtimes(folder, budget).items()}
-        for algorithm, parts in runs.items()
-    }
+def render(results: str = RESULTS, figures: bool = True, cache: dict | None = None) -> str:
+    """The page's text; with `figures`, the ECDF figures are drawn into docs/bbob/ too; `cache`: the runtimes
+    cache to read and fill (finished_runs)."""
+    runs = finished_runs(results, cache)
+    tables = {algorithm: {k: v for table, _ in parts for k, v in table.items()} for algorithm, parts in runs.items()}
     budgets = {algorithm: min(budget for _, budget in parts) for algorithm, parts in runs.items()}
     lines = [
         "# COCO's BBOB suite: ours against the reference implementations",
@@ -176,7 +208,8 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="fail if docs/bbob.md is not what the runs give")
     parser.add_argument("--cocopp", action="store_true", help="also run COCO's post-processing into results/bbob/ppdata")
     args = parser.parse_args(argv)
-    page = render(figures=not args.check)
+    cache = read_cache()
+    page = render(figures=not args.check, cache=cache)
     if args.check:
         with open(PAGE) as stream:
             if stream.read() != page:
@@ -184,10 +217,17 @@ def main(argv=None):
         return
     with open(PAGE, "w") as stream:
         stream.write(page)
+    names = {os.path.basename(archive) for archive in glob.glob(os.path.join(RESULTS, "*-b*.tar.gz"))}
+    with open(CACHE, "w") as stream:  # the archives there are, no others
+        json.dump({name: entry for name, entry in sorted(cache.items()) if name in names}, stream, separators=(",", ":"))
     if args.cocopp:
         import cocopp
 
-        folders = [folder for folder, _ in finished_runs().values()]
+        into = tempfile.mkdtemp(prefix="bbob-")
+        for archive in sorted(glob.glob(os.path.join(RESULTS, "*-b*.tar.gz"))):
+            with tarfile.open(archive) as packed:
+                packed.extractall(into, filter="data")
+        folders = [os.path.join(into, name) for name in sorted(os.listdir(into))]
         cocopp.main(["-o", os.path.join(HERE, "results", "bbob", "ppdata")] + folders)
 
 
