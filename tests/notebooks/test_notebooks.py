@@ -1,6 +1,7 @@
 """Every tutorial notebook runs top to bottom with its small CI budget, and is committed without outputs. The
 ones the browser tests run top to bottom in JupyterLab (support.BROWSER_NOTEBOOKS) run here only when the
-browser tier cannot (no Chromium or Playwright, outside CI)."""
+browser tier cannot (no Chromium or Playwright, outside CI); the one that starts a Ray cluster runs in the long
+tier."""
 
 import glob
 import os
@@ -31,10 +32,14 @@ def uses_ray(path):
         return "RayEvaluator" in f.read()
 
 
+def marks(path):
+    """A notebook that starts a Ray cluster is marked ray, and runs in the long tier: tests/evaluation/test_ray.py
+    checks in make test what it shows (the same results on actors, bytes per generation)."""
+    return [pytest.mark.ray, pytest.mark.long] if uses_ray(path) else []
+
+
 @pytest.mark.notebook
-@pytest.mark.parametrize(
-    "path", [pytest.param(path, marks=[pytest.mark.ray] if uses_ray(path) else []) for path in NOTEBOOKS], ids=os.path.basename
-)
+@pytest.mark.parametrize("path", [pytest.param(path, marks=marks(path)) for path in NOTEBOOKS], ids=os.path.basename)
 def test_notebook_runs(path, monkeypatch, tmp_path):
     if os.path.basename(path) in BROWSER_NOTEBOOKS and (browser_available() or in_ci()):
         pytest.skip("run top to bottom, without errors, by tests/notebooks/test_browser.py")
