@@ -44,6 +44,17 @@ def default_population_size(n: int) -> int:
     return 4 + math.floor(3 * math.log(n))
 
 
+def checked_start(mean: np.ndarray, sigma: float) -> np.ndarray:
+    """The initial mean as float64 [n] (n >= 2, finite), else a ValueError; a ValueError for a sigma that is not a
+    finite number > 0. What every adapted Gaussian's update checks when it is made."""
+    mean = np.array(mean, np.float64)
+    if mean.ndim != 1 or mean.size < 2 or not np.isfinite(mean).all():
+        raise ValueError(f"mean must be a finite vector of at least 2 parameters, got shape {mean.shape}")
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    return mean
+
+
 def expected_norm(n: int) -> float:
     """E|N(0, I_n)|, the tutorial's approximation sqrt(n) (1 - 1 / (4 n) + 1 / (21 n^2))."""
     return math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))

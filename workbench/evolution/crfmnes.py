@@ -27,7 +27,7 @@ import numpy as np
 
 from workbench.checks import check_int
 from workbench.evolution.cma_es import CMAConfig
-from workbench.evolution.cma_update import default_population_size
+from workbench.evolution.cma_update import checked_start, default_population_size, expected_norm
 from workbench.evolution.distribution_search import DistributionSearch
 
 CHUNK = 16  # ranked draws per step of a streamed pass
@@ -64,11 +64,7 @@ class CRFMNESUpdate:
     mirrored = True
 
     def __init__(self, mean: np.ndarray, sigma: float, population_size: int | None = None, v: np.ndarray | None = None) -> None:
-        self.mean = np.array(mean, np.float64)
-        if self.mean.ndim != 1 or self.mean.size < 2 or not np.isfinite(self.mean).all():
-            raise ValueError(f"mean must be a finite vector of at least 2 parameters, got shape {self.mean.shape}")
-        if not (math.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+        self.mean = checked_start(mean, sigma)
         n = self.n = self.mean.size
         self.population_size = crfmnes_population_size(n) if population_size is None else int(population_size)
         if self.population_size < 4 or self.population_size % 2:
@@ -89,7 +85,7 @@ class CRFMNESUpdate:
         self.cs = (self.mueff + 2) / (n + self.mueff + 5)
         self.cc = (4 + self.mueff / n) / (n + 4 + 2 * self.mueff / n)
         self.c1_cma = 2 / ((n + 1.3) ** 2 + self.mueff)
-        self.chi_n = math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
+        self.chi_n = expected_norm(n)
         self.h_inv = distance_weight_constant(n)
 
     # -- the learning rates of lambda_F feasible members (the reference's lambdas) ---------------------------

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from workbench.evolution.cma_es import CMAConfig
-from workbench.evolution.cma_update import default_population_size, ranking
+from workbench.evolution.cma_update import checked_start, default_population_size, ranking
 from workbench.evolution.distribution_search import DistributionSearch
 from workbench.evolution.snes import snes_utilities
 
@@ -40,11 +40,7 @@ class XNESUpdate:
     kind = "xNES"
 
     def __init__(self, mean: np.ndarray, sigma: float, population_size: int | None = None) -> None:
-        self.mean = np.array(mean, np.float64)
-        if self.mean.ndim != 1 or self.mean.size < 2 or not np.isfinite(self.mean).all():
-            raise ValueError(f"mean must be a finite vector of at least 2 parameters, got shape {self.mean.shape}")
-        if not (math.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+        self.mean = checked_start(mean, sigma)
         n = self.n = self.mean.size
         self.population_size = default_population_size(n) if population_size is None else int(population_size)
         if self.population_size < 4:
