@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 
 import _checkout  # noqa: F401, I001  (this checkout's package first on sys.path)
@@ -38,6 +39,7 @@ REGION_PAGES = (
     "docs/ray.md",
     "docs/learning.md",
     "docs/continuous_control.md",
+    "docs/cma.md",
 )
 OWN_RENDERER = ("atari_suite", "atari_studies", "run_scores")  # results files (and their -quick forms) with pages of their own
 TITLES = {  # benchmark -> (title, the page that explains it)
@@ -548,6 +550,52 @@ def elite_retest_table(entries: list[dict]) -> list[list[str]]:
     return rows
 
 
+def steps_budget_runs(entries: list[dict]) -> list[dict]:
+    """The full MuJoCo runs budgeted in steps alone (experiments/cma_mujoco.sh), the newest of each task, algorithm
+    and seed, and the runs of ARS on the same tasks that set the budgets (in minutes, its threshold's target)."""
+    runs = [e for e in entries if e.get("mode") == "full" and e.get("ars_threshold") is not None]
+    newest = {}
+    for entry in runs:
+        if entry.get("budget_steps") and entry.get("budget_minutes") is None:
+            newest[(entry["game"], entry["algorithm"], entry.get("seed"))] = entry
+    tasks = {game for game, _, _ in newest}
+    anchors = {}  # the newest ARS run per task in its target minutes
+    for entry in runs:
+        if entry["algorithm"] == "ars" and entry["game"] in tasks and entry.get("budget_minutes") == entry.get("target_minutes"):
+            anchors[entry["game"]] = entry
+    return list(anchors.values()) + list(newest.values())
+
+
+def steps_budget_table(entries: list[dict]) -> list[list[str]]:
+    """One row per task and algorithm: every seed's test on fresh episodes, their median, and how many seeds passed
+    ARS's threshold on the test (and when, in training)."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for entry in entries:
+        groups.setdefault((entry["game"], entry["algorithm"]), []).append(entry)
+    order = list(dict.fromkeys(e["game"] for e in entries))
+    rows = []
+    for (game, algorithm), runs in sorted(groups.items(), key=lambda item: (order.index(item[0][0]), item[0][1] != "ars")):
+        runs.sort(key=lambda e: e.get("seed") or 0)
+        threshold = runs[0]["ars_threshold"]
+        means = [e["test"]["mean"] for e in runs]
+        reached = [e["threshold_reached_in_training_steps"] for e in runs]
+        budget = runs[0].get("budget_steps") or runs[0]["frames"]
+        seeds = "ARS's run (seed 0)" if algorithm == "ars" else ", ".join(str(e.get("seed")) for e in runs)
+        rows.append(
+            [
+                f"{game}, threshold {number(threshold)}",
+                f"{number(budget / 1e6)}M steps" + (f" ({number(runs[0]['budget_minutes'])} min)" if algorithm == "ars" else ""),
+                f"`{algorithm}`",
+                seeds,
+                " / ".join(number(m) for m in means),
+                f"**{number(statistics.median(means))}**",
+                f"{sum(m >= threshold for m in means)} of {len(means)}",
+                " / ".join("never" if r is None else f"{r / 1e6:.1f}M" for r in reached),
+            ]
+        )
+    return rows
+
+
 def newest_per_game_full(entries: list[dict]) -> list[dict]:
     """The newest full line of each game, in the order the games first appear."""
     newest_of = {}
@@ -566,6 +614,20 @@ def two_newest_quick(entries: list[dict]) -> list[dict]:
 
 
 TABLES = {  # a region table:NAME: (its header, rows from the lines chosen, how the lines are chosen)
+    "cma_mujoco": (
+        [
+            "task, ARS's threshold",
+            "budget (ARS's steps in its target minutes)",
+            "algorithm",
+            "seeds",
+            "test per seed (100 fresh episodes)",
+            "median",
+            "seeds over the threshold",
+            "training first reached it",
+        ],
+        steps_budget_table,
+        steps_budget_runs,
+    ),
     "elite_retest": (
         [
             "game, run",
@@ -656,12 +718,16 @@ TABLES = {  # a region table:NAME: (its header, rows from the lines chosen, how 
 }
 
 
+TABLE_SOURCES = {"cma_mujoco": "learning"}  # a table named for what it shows -> the results file it reads
+
+
 def results_table(results: dict[str, list[dict]], benchmark: str) -> str:
     """The benchmark's table from the runs its entry in TABLES chooses, with when and which commit."""
     header, rows_of, choose = TABLES[benchmark]
-    entries = choose(results.get(benchmark, []))
+    source = TABLE_SOURCES.get(benchmark, benchmark)
+    entries = choose(results.get(source, []))
     if not entries:
-        return f"(no run of the kind this table shows in `experiments/results/{benchmark}.jsonl` yet)\n"
+        return f"(no run of the kind this table shows in `experiments/results/{source}.jsonl` yet)\n"
     lines = table(header, rows_of(entries))
     runs = list(dict.fromkeys(provenance(e) for e in entries))  # the runs the rows come from, each said once
     return "\n".join(lines) + "\n\n" + "; ".join(runs) + ".\n"

@@ -528,6 +528,30 @@ def test_the_results_renderer_reads_lines_and_regions_as_documented(tmp_path):
         render.load_results(str(corrupt))
 
 
+def test_the_cma_mujoco_table_shows_every_seed_against_ars_run_that_set_the_budget():
+    render = load_bench("render_results")
+    common = dict(benchmark="learning", mode="full", game="HalfCheetah-v5", preset="paper", ars_threshold=3430.0)
+    ars = dict(common, algorithm="ars", budget_minutes=10.0, target_minutes=10.0, frames=24440000, recorded="2026-01-01")
+    ars.update(test={"mean": 5633.0}, threshold_reached_in_training_steps=3705000)
+    runs = [
+        dict(common, algorithm="sep-cma-es", budget_minutes=None, budget_steps=24440000, seed=seed, recorded=when)
+        | {"test": {"mean": mean}, "threshold_reached_in_training_steps": reached}
+        for seed, mean, reached, when in (
+            (1, 3000.0, None, "2026-01-02"),
+            (0, 1.0, None, "2026-01-02"),  # replaced by the newer run of seed 0
+            (0, 4000.0, 3e6, "2026-01-03"),
+            (2, 3600.0, 5e6, "2026-01-03"),
+        )
+    ]
+    other = dict(common, game="Hopper-v5", algorithm="ars", budget_minutes=30.0, target_minutes=30.0)  # no CMA run
+    table = render.fill_regions(
+        "<!-- results:table:cma_mujoco -->\n<!-- /results -->\n", "docs/x.md", {"learning": [ars, other] + runs}, []
+    )
+    assert "| HalfCheetah-v5, threshold 3,430 | 24.4M steps (10 min) | `ars` | ARS's run (seed 0) | 5,633 |" in table
+    assert "| `sep-cma-es` | 0, 1, 2 | 4,000 / 3,000 / 3,600 | **3,600** | 2 of 3 | 3.0M / never / 5.0M |" in table
+    assert "Hopper" not in table and table.index("`ars`") < table.index("`sep-cma-es`")
+
+
 def test_a_benchmark_line_is_printed_even_when_its_results_file_cannot_be_written(tmp_path, capsys):
     common = load_bench("common")
     args = common.parser(None, quick="q", smoke="s").parse_args(["--results", str(tmp_path)])  # a folder
