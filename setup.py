@@ -187,6 +187,7 @@ setup(
             "cmaes>=0.13,<0.14",
             "cma>=4.5,<5",
             "crfmnes>=1.0,<1.1",  # the authors' CR-FM-NES (tests/evolution/test_crfmnes.py)
+            "ribs>=0.12,<0.13",  # pyribs, the quality-diversity archives' twin (tests/evolution/test_archive.py)
         ],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
         # updater is such a thread (tests/lab/test_widget_threads.py).
