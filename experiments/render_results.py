@@ -54,6 +54,7 @@ TITLES = {  # benchmark -> (title, the page that explains it)
     "elite_retest": ("Recent elites re-tested", "learning.md#how-far-a-30-episode-test-settles-a-verdict"),
     "bbob": ("COCO's BBOB suite", "cma.md"),
     "distribution_updates": ("The CMA family's updates", "benchmarks.md#benchmark-the-cma-familys-updates"),
+    "archive_bookkeeping": ("Quality-diversity archives", "benchmarks.md#benchmark-quality-diversity-archives"),
 }
 AT_MOST = {"idle_fraction", "bytes_ratio", "rss", "files", "threads"}  # figures whose target is an upper bound
 SETTING = ("mode", "game", "model", "actors", "simulations", "algorithm", "preset", "compare", "study", "init_from")

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.checks import check_path, check_real
 from workbench.evolution import ALGORITHMS, algorithm_spec
@@ -39,13 +39,25 @@ if TYPE_CHECKING:
     from workbench.training.run_config import CommandLineOption
 
 
-def _option_type(annotation: object) -> type:
-    """The command-line type of a config field annotated `annotation` ("float | None" -> float, "bool" -> bool)."""
+def json_value(text: str) -> Any:
+    """A command-line value written in JSON (a list field: --descriptor-bounds "[[0, 1], [0, 1]]")."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error.msg}): {text!r}") from None
+
+
+json_value.__name__ = "json"  # the option's metavar (JSON) and argparse's "invalid json value" message
+
+
+def _option_type(annotation: object) -> Any:
+    """The command-line type of a config field annotated `annotation` ("float | None" -> float, "bool" -> bool,
+    "list | None" -> a JSON value)."""
     if isinstance(annotation, type):  # a module without `from __future__ import annotations`
         annotation = annotation.__name__
     kinds = [part.strip().removeprefix("<class '").removesuffix("'>") for part in str(annotation).split("|")]
     kinds = [kind for kind in kinds if kind not in ("None", "NoneType")]
-    return {"int": int, "float": float, "bool": bool}.get(kinds[0], str) if kinds else str
+    return {"int": int, "float": float, "bool": bool, "list": json_value}.get(kinds[0], str) if kinds else str
 
 
 def hyperparameter_groups() -> dict[type, list[str]]:
@@ -57,7 +69,7 @@ def hyperparameter_groups() -> dict[type, list[str]]:
     return groups
 
 
-def hyperparameter_options() -> dict[str, type]:
+def hyperparameter_options() -> dict[str, Any]:
     """{hyperparameter name: its command-line type} over every registered algorithm's config."""
     return {field.name: _option_type(field.type) for config in hyperparameter_groups() for field in dataclasses.fields(config)}
 
@@ -340,7 +352,18 @@ def _report(bar, record):
     bar.write(
         f"generation {record.generation:>4}  max {record.max:>9.1f}  mean {record.mean:>9.1f}  "
         f"elite {elite if elite is None else round(elite, 1)!s:>9}  frames {record.frames_total:>11,}  "
-        f"{record.frames_per_second:>8,.0f} frames/s" + _distribution_note(record.extras)
+        f"{record.frames_per_second:>8,.0f} frames/s" + _distribution_note(record.extras) + _archive_note(record.extras)
+    )
+
+
+def _archive_note(extras: dict) -> str:
+    """A quality-diversity archive's QD-score, coverage and insertions, and the candidates it rejected if any."""
+    if "qd_score" not in extras:
+        return ""
+    rejected = f", {extras['rejected']} rejected" if extras.get("rejected") else ""
+    return (
+        f"  QD-score {extras['qd_score']:,.0f}  coverage {extras['coverage']:.1%}  "
+        f"{extras['new_cells']} cells filled, {extras['improved_cells']} improved{rejected}"
     )
 
 

@@ -284,6 +284,18 @@ def test_distribution_updates_smoke_run_times_each_update_against_the_floor_and_
     assert_refused(load_bench("distribution_updates"), ["--smoke", "--game", "frostbyte"], "--game", capsys)
 
 
+def test_archive_bookkeeping_smoke_run_times_ours_pyribs_and_the_floor_against_a_generation(capsys):
+    summary = json_line_of(load_bench("archive_bookkeeping"), ["--smoke"], capsys)
+    assert summary["benchmark"] == "archive_bookkeeping" and summary["generation_seconds"] > 0
+    assert set(summary["archives"]) == {"grid 2-D", "cvt 4-D"} and summary["generation_episodes"] == 8
+    for entry in summary["archives"].values():
+        assert entry["occupied"] > 0.9 * entry["cells"] and entry["ours_seconds"] > 0 and entry["limit_seconds"] > 0
+        assert entry["of_generation"] == pytest.approx(entry["ours_seconds"] / summary["generation_seconds"], rel=0.01)
+        assert entry["reference_seconds"] > 0  # pyribs is a test dependency
+    assert summary["target_met"] == (summary["worst_of_generation"] <= 0.05)
+    assert_refused(load_bench("archive_bookkeeping"), ["--smoke", "--rounds", "0"], "--rounds", capsys)
+
+
 @pytest.mark.slow
 def test_training_runs_smoke_run_compares_a_training_run_with_the_evaluator_loop(capsys):
     summary = json_line_of(load_bench("training_runs"), ["--smoke", "--games", "pong"], capsys)

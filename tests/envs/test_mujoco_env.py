@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 
 from support import DATA
-from workbench.envs import BODY_POSITION, IN_GRAPH, PHYSICS_STATE, RAM, MujocoBatch, make_batch
+from workbench.envs import BODY_POSITION, FEET_CONTACT, IN_GRAPH, PHYSICS_STATE, RAM, MujocoBatch, make_batch
 from workbench.envs.mujoco.reference import reset_noise
 from workbench.envs.mujoco.tasks import INFO_TERMS, TASKS, find_mujoco_task, resolve_mujoco_task
 from workbench.ops import mujoco_env
@@ -150,8 +150,47 @@ def test_the_reference_backend_is_the_twin_of_the_ops(task_id, rng):
     for name in status[0]:
         assert np.all(info_equal(name, status[0][name], status[1][name])), (name, status[0][name], status[1][name])
     np.testing.assert_array_equal(batches[0].body_position([0]), batches[1].body_position([0]))
+    if batches[0].task.feet:
+        np.testing.assert_array_equal(batches[0].feet_contact(), batches[1].feet_contact())
     for b in batches:
         b.close()
+
+
+@pytest.mark.parametrize("task_id", ["Hopper-v5", "Walker2d-v5", "Ant-v5"])
+def test_feet_contact_is_counted_in_the_op_as_the_reference_counts_it(task_id, rng):
+    """QDax's descriptor: each foot's share of the steps that ended with it on the ground, counted inside the op;
+    the reference counts the same contacts from Gymnasium's own simulation."""
+    batches = [MujocoBatch(task_id, 4, seed=2, backend=backend) for backend in ("custom", "reference")]
+    for b in batches:
+        b.reset()
+        assert b.supports(FEET_CONTACT) and b.feet_contact().tolist() == [[0.0] * len(b.task.feet)] * 4
+    steps = np.zeros(4)
+    for _ in range(150):
+        live = np.flatnonzero(~batches[0].done())
+        if not live.size:
+            break
+        actions = random_actions(batches[0], rng, live.size)
+        for b in batches:
+            b.step(live, actions)
+        steps[live] += 1
+    contact = batches[0].feet_contact()
+    np.testing.assert_array_equal(contact, batches[1].feet_contact())
+    assert contact.shape == (4, len(TASKS[task_id].feet)) and ((contact >= 0) & (contact <= 1)).all()
+    assert contact.max() > 0.1 and np.allclose(contact * steps[:, None], np.round(contact * steps[:, None]))
+    batches[0].reset([0])
+    assert batches[0].feet_contact([0]).tolist() == [[0.0] * len(TASKS[task_id].feet)]  # a new episode starts at 0
+    for b in batches:
+        b.close()
+
+
+def test_feet_contact_needs_a_task_with_feet():
+    batch = MujocoBatch("Swimmer-v5", 1)
+    batch.reset()
+    assert not batch.supports(FEET_CONTACT)
+    with pytest.raises(ValueError, match=r"feet_contact\(\) needs a batch with the 'feet_contact' capability"):
+        batch.feet_contact()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="feet contact of Swimmer-v5: the task Swimmer-v5 has no feet"):
+        mujoco_env.feet_contact(batch._backend.handle, tf.constant([0], tf.int32))
 
 
 def test_reset_noise_follows_the_documented_generator():
@@ -410,8 +449,30 @@ def test_the_evaluator_runs_mujoco_in_graph_equal_to_a_plain_gymnasium_loop(rng)
             assert outcomes[0][r][0][e] == total and outcomes[0][r][1][e] == steps
 
 
+def test_the_default_camera_keeps_a_running_agent_in_the_frame(task_id="HalfCheetah-v5"):
+    """Gymnasium's cameras for HalfCheetah and Ant stay where the agent started: at x = 4.26 and x = 20 they show the
+    same empty floor. The default camera tracks the torso: the agent is in the frame wherever it is."""
+    frames = {}
+    for camera in ("track", "gymnasium"):
+        batch = MujocoBatch(task_id, 1, render_size=(72, 96), render_camera=camera)
+        batch.reset()
+        qpos, qvel = batch.physics_state()
+        moved = np.repeat(qpos, 3, axis=0)
+        moved[:, 0] = [0.0, 4.26, 20.0]
+        frames[camera] = batch.render_states(moved, np.repeat(qvel, 3, axis=0)).astype(float)
+        batch.close()
+    track, gym = frames["track"], frames["gymnasium"]
+    empty_floor = gym[2]
+    assert np.abs(gym[1] - empty_floor).mean() < 0.5  # Gymnasium's camera: the agent has left the picture
+    for k in range(3):
+        assert np.abs(track[k] - empty_floor).mean() > 20, k  # ours: the agent is there
+    assert np.abs(track[2] - track[0]).mean() < 5  # and framed alike wherever it is
+    with pytest.raises(ValueError, match="render_camera must be one of"):
+        MujocoBatch(task_id, 1, render_camera="overhead")
+
+
 def test_screens_render_headless_with_gymnasiums_camera():
-    batch = MujocoBatch("Humanoid-v5", 2, render_size=(120, 160))
+    batch = MujocoBatch("Humanoid-v5", 2, render_size=(120, 160), render_camera="gymnasium")
     assert batch.supports("screen")
     batch.reset()
     frames = batch.screen([1, 0])

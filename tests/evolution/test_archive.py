@@ -31,8 +31,11 @@ def twin_check(ours, theirs, seed):
     for step, (descriptors, objectives) in enumerate(batches(seed)):
         genomes = [(step, k) for k in range(len(objectives))]
         solutions = np.array(genomes, np.float64)
+        size_before = theirs.stats.num_elites
         got = ours.add(genomes, objectives, descriptors, generation=step)
         want = theirs.add(solutions, objectives, descriptors)
+        assert got.filled == theirs.stats.num_elites - size_before  # cells, not candidates
+        assert got.filled + got.replaced == np.unique(got.cells[got.status > 0]).size
         np.testing.assert_array_equal(got.status, want["status"], err_msg=f"batch {step}")
         np.testing.assert_allclose(got.value, want["value"], rtol=1e-12, atol=1e-12, err_msg=f"batch {step}")
         np.testing.assert_array_equal(got.cells, theirs.index_of(descriptors))
@@ -80,6 +83,7 @@ def test_non_finite_candidates_are_left_out_counted_and_reported():
     archive = GridArchive([4, 4], BOUNDS)
     result = archive.add(["a", "b", "c", "d"], [1.0, math.nan, 2.0, math.inf], [[0, 1], [0, 1], [math.nan, 1], [0.5, 0.5]])
     assert result.status.tolist() == [2, 0, 0, 0] and result.rejected == 3 and archive.rejected == 3
+    assert (result.filled, result.replaced) == (1, 0)
     assert result.cells.tolist()[1:] == [-1, -1, -1] and np.isnan(result.value[1:]).all()
     assert archive.size == 1 and archive.elite(int(result.cells[0]))["genome"] == "a"
 

@@ -39,6 +39,7 @@ SMALL = {  # a few members each, so that three generations take milliseconds
     "CEM": dict(population_size=8, sigma_init=0.1),
     "CRFMNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
     "XNES": dict(population_size=6, sigma_init=0.1),
+    "MapElites": dict(batch_size=6, initial_population=6, sigma=0.1, cells=4, descriptor_bounds=((-1, 1), (-1, 1))),
 }
 
 
@@ -146,8 +147,8 @@ def test_resume_from_a_checkpoint_is_exact_in_every_phase(algorithm, tmp_path):
         run(resumed, 3)
         assert resumed.history == reference.history, f"stopped after round {stop_after} ({partial.phase})"
         assert resumed.elite == reference.elite
-    one_phase = ("es", "ars", "pgpe", "cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes", "xnes")  # one round per generation
-    assert len(phases) >= (1 if algorithm in one_phase else 2)  # every kind of round was a stopping point
+    one_round_each = ("es", "ars", "pgpe", "cma-es", "sep-cma-es", "snes", "cem", "cr-fm-nes", "xnes", "map-elites")
+    assert len(phases) >= (1 if algorithm in one_round_each else 2)  # every kind of round was a stopping point
 
 
 def test_a_warm_start_searches_from_the_given_weights_before_the_first_round(algorithm, tmp_path):

@@ -131,6 +131,24 @@ RECORD_CHANGES_JS = """() => {
 }"""
 
 
+# The share of a frame's pixels in the agents' colours (MuJoCo's orange-brown bodies: red well above blue and above
+# green); the checkered floor and the sky have none. A frame that shows the agent has a few tenths of a per cent.
+AGENT_PIXELS_JS = """(selector) => {
+  const image = document.querySelector(selector);
+  const canvas = document.createElement('canvas');
+  canvas.width = image.naturalWidth;
+  canvas.height = image.naturalHeight;
+  const context = canvas.getContext('2d');
+  context.drawImage(image, 0, 0);
+  const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  let agent = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (data[i] - data[i + 2] > 60 && data[i] > data[i + 1]) agent++;
+  }
+  return agent / (canvas.width * canvas.height);
+}"""
+
+
 RUN_CELL_JS = """async (source) => {
   const app = window.jupyterapp;
   const panel = app.shell.currentWidget;
@@ -247,10 +265,16 @@ def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterla
             "a MuJoCo frame with its forward velocity under the gameplay view",
         )
         width = page.evaluate("() => document.querySelector('.wb-dashboard img.wb-frame-viewer').naturalWidth")
+        agent_share = page.evaluate(AGENT_PIXELS_JS, ".wb-dashboard img.wb-frame-viewer")
         page.locator(".wb-dashboard").first.screenshot(path=os.path.join(SCREENSHOTS, "mujoco-dashboard.png"))
         page.wait_for_selector(".wb-status >> text=/^(finished|stopped)/", timeout=300_000)
+        final_share = page.evaluate(AGENT_PIXELS_JS, ".wb-dashboard img.wb-frame-viewer")
         changes = page.evaluate("window.__imageChanges")
         assert_every_cell_ran(page, 300)
     frames = {c["src"] for c in changes if c["kind"] == "wb-frame-viewer" and c["status"].startswith("running")}
     assert caption and width == 320, f"a MuJoCo render is 320 pixels wide, the frame viewer showed {width}"
     assert len(frames) >= 2, f"the frame viewer changed {len(frames)} times while ARS trained"
+    # the camera tracks the cheetah: it is in the picture, not only the floor it ran away from
+    assert min(agent_share, final_share) > 0.001, (
+        f"agent pixels: {agent_share:.4f} at the screenshot, {final_share:.4f} at the end"
+    )

@@ -105,6 +105,14 @@ def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_preset
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_every_preset_configures_every_algorithm_on_every_mujoco_task(preset, algorithm, task):
+    if algorithm == "map-elites" and not TASKS[task].feet:  # no feet: no descriptor with declared bounds
+        with pytest.raises(ValueError, match="descriptor_bounds: the behaviour 'feet_contact' declares no bounds on"):
+            RunConfig.from_preset(preset, algorithm, env=task)
+        config = RunConfig.from_preset(
+            preset, algorithm, env=task, behaviour="final_position", hyperparameters=dict(descriptor_bounds=[[-5, 5]] * 2)
+        )
+        assert config.algorithm_config().descriptor_bounds == [[-5, 5]] * 2
+        return
     config = RunConfig.from_preset(preset, algorithm, env=task)
     config.algorithm_config()
     config.check()

@@ -20,6 +20,7 @@ Optional features are declared capabilities, asked for by name (never by hasattr
     batch.supports(PHYSICS_STATE)   # physics_state / set_physics_state(indices, qpos, qvel): replays (MuJoCo)
     batch.supports(BODY_POSITION)   # body_position(indices): the main body's world (x, y), for behaviours
     batch.supports(RENDER_STATES)   # render_states(qpos, qvel): frames of states taken earlier (thread-safe)
+    batch.supports(FEET_CONTACT)    # feet_contact(indices): each foot's share of steps on the ground (MuJoCo)
 
 Every batch counts its episodes' frames (episode_frames: Atari frames with no-ops, else steps) and
 names its actions when it can (action_meanings, or None).
@@ -42,8 +43,9 @@ from workbench.envs.rng import episode_seed
 
 SCREEN, RAM, IN_GRAPH = "screen", "ram", "in_graph"
 PHYSICS_STATE, BODY_POSITION, RENDER_STATES = "physics_state", "body_position", "render_states"
+FEET_CONTACT = "feet_contact"
 Indices = Sequence[int] | np.ndarray | None  # environment indices: a vector of ints (None: all)
-CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES)
+CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES, FEET_CONTACT)
 
 
 def _integer_vector(values, name):
@@ -144,6 +146,12 @@ class EnvBatch:
         """float64 [n, 2]: the world (x, y) of each simulation's main body (capability BODY_POSITION)."""
         self.require(BODY_POSITION, "body_position()")
         raise NotImplementedError(f"{type(self).__name__} declares BODY_POSITION but has no body_position()")
+
+    def feet_contact(self, indices: Indices = None) -> np.ndarray:
+        """float64 [n, feet]: each foot's share of the episode's steps that ended with it on the ground (capability
+        FEET_CONTACT)."""
+        self.require(FEET_CONTACT, "feet_contact()")
+        raise NotImplementedError(f"{type(self).__name__} declares FEET_CONTACT but has no feet_contact()")
 
     def render_states(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         """RGB frames uint8 [n, H, W, 3] of physics states taken earlier by physics_state(), from any thread

@@ -67,6 +67,7 @@ class EnvFamily:
       the evaluator's layout, and what else the family's presets set); KeyError for a preset group it has no
       settings for; None: the family has no presets.
     behaviour: novelty search's behaviour characterisation by default.
+    descriptor: quality diversity's by default (a behaviour that declares bounds), or None: the same as behaviour.
     test_protocols: the protocols its tests take, the default first; test_setup(protocol, env_options, cap)
       the ProtocolSetup of one; test_behaviour: what a test records per episode besides its return (MuJoCo: the
       final position), or None.
@@ -94,6 +95,7 @@ class EnvFamily:
     test_behaviour: str | None = None
     replay_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     evaluator: str | None = None
+    descriptor: str | None = None
     environments: bool = True
     fallback: bool = False
 

@@ -14,7 +14,8 @@ SubPopulation       one environment batch and one model: the episode loop (its c
 EpisodeLengths      which episodes start first (the longest expected), so rounds end with short tails
 WeightSlots         which genome (or parent, in perturbed mode) each model slot holds
 Telemetry           frames and seconds per category (TIME_SPLIT) of an evaluation
-behaviour_function  behaviour characterisations for novelty search ("final_ram", "final_observation", callables)
+behaviour_function  behaviour characterisations for novelty search and quality diversity ("final_ram", "feet_contact",
+                    callables); Behaviour and register_behaviour declare one with its descriptor bounds
 tune_allocator      glibc keeps freed megabyte buffers for reuse instead of returning them (allocator.py)
 """
 
@@ -26,7 +27,7 @@ from workbench.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the public names; each loads with its submodule on first use (workbench/lazy_exports.py)
     from workbench.evaluation.base import BaseEvaluator, EvaluationCancelled
-    from workbench.evaluation.behaviour import behaviour_function
+    from workbench.evaluation.behaviour import Behaviour, behaviour_function, register_behaviour
     from workbench.evaluation.evaluator import Evaluator
     from workbench.evaluation.factory import make_evaluator
     from workbench.evaluation.function_evaluator import FunctionEvaluator
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
 
 __all__ = [
     "BaseEvaluator",
+    "Behaviour",
     "EvaluationCancelled",
     "Evaluator",
     "FunctionEvaluator",
@@ -51,6 +53,7 @@ __all__ = [
     "Telemetry",
     "WeightSlots",
     "behaviour_function",
+    "register_behaviour",
     "build_model",
     "make_evaluator",
 ]

@@ -13,6 +13,8 @@
   SNES, CEM          separable NES (SNESConfig) and the cross-entropy method (CEMConfig), diagonal Gaussians
   XNES               xNES (CMAConfig): a full covariance by natural gradients, for a few thousand parameters
   CRFMNES            CR-FM-NES (CRFMNESConfig): diagonal plus rank-one covariance, for a million parameters
+  MapElites          MAP-Elites (MapElitesConfig): an archive of the best genome per descriptor cell
+  GridArchive, CVTArchive  quality-diversity archives (archive.py), equal to pyribs's insertion by insertion
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
   ALGORITHMS         the registry: one AlgorithmSpec per name (strategy, config, defaults, traits)
@@ -22,6 +24,7 @@ Every strategy speaks the ask/tell protocol of strategy.py and holds no environm
 
 from __future__ import annotations
 
+from workbench.evolution.archive import CVTArchive, GridArchive
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
 from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
@@ -29,6 +32,7 @@ from workbench.evolution.crfmnes import CRFMNES, CRFMNESConfig
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
 from workbench.evolution.genome import Genome, GenomeDecoder, base_key
+from workbench.evolution.map_elites import MapElites, MapElitesConfig
 from workbench.evolution.noise import DEFAULT_SEED, DEFAULT_SIZE, NoiseTable
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
@@ -49,6 +53,7 @@ __all__ = [
     "CMAES",
     "CRFMNES",
     "CRFMNESConfig",
+    "CVTArchive",
     "AugmentedRandomSearch",
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
@@ -61,6 +66,9 @@ __all__ = [
     "GeneticAlgorithm",
     "Genome",
     "GenomeDecoder",
+    "GridArchive",
+    "MapElites",
+    "MapElitesConfig",
     "NoiseTable",
     "NoveltyConfig",
     "NoveltySearchES",

@@ -38,7 +38,7 @@ import abc
 import dataclasses
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,24 +52,20 @@ STATUS_NOT_ADDED, STATUS_IMPROVED, STATUS_NEW = 0, 1, 2
 class AddResult:
     """What add() did with each candidate of a batch.
 
-    status: int32 [k], 0 not added, 1 improved an occupied cell, 2 filled a new cell (pyribs's AddStatus).
+    status: int32 [k], 0 not added, 1 improved an occupied cell, 2 found an empty one (pyribs's AddStatus: each
+      candidate against the archive as it was before the batch, so two candidates of one empty cell are both 2).
     value: float64 [k], the objective minus the cell's threshold (see the module docstring); NaN when rejected.
     cells: int64 [k], each candidate's cell (-1 when rejected).
     rejected: candidates left out because their objective or descriptor was not finite.
+    filled, replaced: cells the batch filled (empty before) and cells whose elite it replaced.
     """
 
     status: np.ndarray
     value: np.ndarray
     cells: np.ndarray
     rejected: int
-
-    @property
-    def new(self) -> int:
-        return int((self.status == STATUS_NEW).sum())
-
-    @property
-    def improved(self) -> int:
-        return int((self.status == STATUS_IMPROVED).sum())
+    filled: int = 0
+    replaced: int = 0
 
 
 def _checked_bounds(bounds: Any, dimensions: int | None = None) -> np.ndarray:
@@ -198,7 +194,7 @@ class Archive(abc.ABC):
         first = np.ones(order.size, bool)
         first[1:] = index[order[1:]] != index[order[:-1]]
         winners = order[first]
-        gained = 0.0
+        gained, filled = 0.0, int((~self.occupied[index[winners]]).sum())
         for w in winners:
             cell, candidate = int(index[w]), int(rows[entering[w]])
             gained_here = objective[w] - (self.objective[cell] if self.occupied[cell] else 0.0)
@@ -213,7 +209,7 @@ class Archive(abc.ABC):
         best = winners[np.argmax(objective[winners])]
         if self.best_objective is None or objective[best] > self.best_objective:
             self.best_objective, self.best_cell = float(objective[best]), int(index[best])
-        return AddResult(status, value, cells, rejected)
+        return AddResult(status, value, cells, rejected, filled, winners.size - filled)
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -281,7 +277,7 @@ class Archive(abc.ABC):
     def _geometry(self) -> dict:
         """The kind's own shape (grid dims; CVT: the centroids' checksum)."""
 
-    def state_dict(self, encode=lambda genome: genome) -> dict:
+    def state_dict(self, encode: Callable[[Any], Any] = lambda genome: genome) -> dict:
         """The archive as numpy arrays and JSON-able values; encode(genome) makes a genome JSON-able."""
         cells = self.occupied_cells()
         return {
@@ -303,7 +299,7 @@ class Archive(abc.ABC):
             "rejected": self.rejected,
         }
 
-    def load_state(self, state: dict, decode=lambda data: data) -> None:
+    def load_state(self, state: dict, decode: Callable[[Any], Any] = lambda data: data) -> None:
         """Restores state_dict() output into this (empty or not) archive; ValueError when its geometry differs,
         naming both, or when the state is corrupt."""
         try:

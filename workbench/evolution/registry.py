@@ -11,11 +11,11 @@ dataclass, and one register() call (the built-in ones are registered at the end 
 
 Traits:
   preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe", "cma": the CMA family
-                   and the other adapted-Gaussian strategies, SNES and CEM; an environment
+                   and the other adapted-Gaussian strategies, SNES and CEM; "qd": quality diversity; an environment
                    family's presets give settings per group)
   has_center       a weight vector the search moves (it can start from another run's weights: init_from)
   vector_only      for vector observations only (not Atari screens)
-  needs_behaviour  a behaviour characterisation per episode (novelty search)
+  needs_behaviour  a behaviour characterisation per episode (novelty search; quality diversity's descriptors)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
 from workbench.evolution.crfmnes import CRFMNES, CRFMNESConfig
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
+from workbench.evolution.map_elites import MapElites, MapElitesConfig
 from workbench.evolution.novelty import NoveltyConfig, NoveltySearchES
 from workbench.evolution.pgpe import PGPE, PGPEConfig
 from workbench.evolution.snes import SNES, SNESConfig
@@ -180,6 +181,14 @@ for _spec in (
         "CR-FM-NES: diagonal plus rank-one covariance, linear in n (a million parameters)",
         "cma",
         has_center=True,
+    ),
+    AlgorithmSpec(
+        "map-elites",
+        MapElites,
+        MapElitesConfig,
+        "MAP-Elites: an archive of the best genome per descriptor cell, Gaussian variation",
+        "qd",
+        needs_behaviour=True,
     ),
 ):
     register(_spec)

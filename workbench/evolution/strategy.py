@@ -88,8 +88,11 @@ def mean_return(returns: Sequence[float] | np.ndarray) -> float:
     return -math.inf if any(v == -math.inf for v in values) else float(np.mean(values))
 
 
-def check_results(results: Sequence[Any], requests: Sequence[EvaluationRequest]) -> list[EvaluationResult]:
-    """[EvaluationResult] with float64 returns [episodes] (and behaviours [episodes, d]) per request."""
+def check_results(
+    results: Sequence[Any], requests: Sequence[EvaluationRequest], finite_behaviours: bool = True
+) -> list[EvaluationResult]:
+    """[EvaluationResult] with float64 returns [episodes] (and behaviours [episodes, d]) per request; with
+    finite_behaviours, a behaviour with a NaN or infinite value is refused."""
     if len(results) != len(requests):
         raise ValueError(f"tell() needs one result per request: {len(requests)} asked, {len(results)} given")
     checked = []
@@ -108,7 +111,7 @@ def check_results(results: Sequence[Any], requests: Sequence[EvaluationRequest])
                 raise ValueError(
                     f"results[{k}] behaviours must be [{request.episodes} episodes, d >= 1], got shape {behaviours.shape}"
                 )
-            if not np.isfinite(behaviours).all():
+            if finite_behaviours and not np.isfinite(behaviours).all():
                 raise ValueError(f"results[{k}] behaviours must be finite")
         checked.append(EvaluationResult(returns, behaviours, result.steps, result.frames, result.observation_sums))
     return checked
@@ -212,7 +215,8 @@ class Strategy(abc.ABC):
 
     Subclasses name their `kind`, `config_class` (a frozen dataclass with a validated() method that
     returns it or raises ValueError), the config field holding the mutation rank (`rank_field`, None
-    when there is none) and the names of the numbers their records add (`EXTRAS`). STATE_VERSIONS: the
+    when there is none) and the names of the numbers their records add (`EXTRAS`); ACCEPTS_NONFINITE_BEHAVIOURS
+    lets NaN or infinite behaviours through to _tell (refused by default). STATE_VERSIONS: the
     versions of state_dict() from_state reads, the newest (the one state_dict writes) last; _load sees
     state["version"] and fills in what an older version lacks.
     """
@@ -222,6 +226,7 @@ class Strategy(abc.ABC):
     rank_field: ClassVar[str | None] = None
     EXTRAS: ClassVar[tuple[str, ...]] = ()
     STATE_VERSIONS: ClassVar[tuple[int, ...]] = (1,)
+    ACCEPTS_NONFINITE_BEHAVIOURS: ClassVar[bool] = False  # True: the strategy counts them itself (an archive does)
 
     def __init__(self, config: Any, space: ParameterSpace, seed: int = 0) -> None:
         from workbench.evolution.space import ParameterSpace
@@ -250,7 +255,7 @@ class Strategy(abc.ABC):
     def tell(self, results: Sequence[Any]) -> None:
         """Results of the last ask(), one per request in order (EvaluationResults or sequences of returns)."""
         requests = self.ask()
-        checked = check_results(results, requests)
+        checked = check_results(results, requests, not self.ACCEPTS_NONFINITE_BEHAVIOURS)
         self._check_results(checked)
         means = np.array([mean_return(r.returns) for r in checked])
         self._requests = None

@@ -101,6 +101,11 @@ def state(handle: tf.Tensor, indices: Any) -> tuple[tf.Tensor, tf.Tensor, tf.Ten
     return _library().workbench_mujoco_env_state(handle=handle, indices=indices)
 
 
+def feet_contact(handle: tf.Tensor, indices: Any) -> tf.Tensor:
+    """float64 [n, feet]: per foot, the share of the episode's steps that ended with it on the ground."""
+    return _library().workbench_mujoco_env_feet_contact(handle=handle, indices=indices)
+
+
 def set_state(handle: tf.Tensor, indices: Any, qpos: Any, qvel: Any) -> tf.Tensor:
     """Puts the simulations in the physics state (qpos, qvel), mj_forward; returns their observations."""
     return _library().workbench_mujoco_env_set_state(handle=handle, indices=indices, qpos=qpos, qvel=qvel)

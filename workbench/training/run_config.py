@@ -80,7 +80,8 @@ class RunConfig:
 
     observation_normalization: None, True or a dict of ObservationNormalization's fields (fraction, clip,
     variance_floor): inputs normalised by the running statistics of the states seen (ARS V2, OpenAI-ES on
-    MuJoCo). behaviour: the novelty-search BC (default "final_ram" on Atari, "final_position" on MuJoCo).
+    MuJoCo). behaviour: the BC of novelty search and quality diversity (default "final_ram" on Atari, "final_position"
+    on MuJoCo; quality diversity's on MuJoCo "feet_contact"; workbench.evaluation.behaviour lists them).
     init_from: a run directory whose newest elite (weights and observation statistics) a new run of a strategy
     with a center starts from (workbench.training.warm_start); a resumed run does not read it again.
 
@@ -110,7 +111,9 @@ class RunConfig:
     perturbed_rank: int = _setting(
         EvaluatorLayout.perturbed_rank, "evaluate children as parent + low-rank perturbation up to this mutation rank"
     )
-    behaviour: str | None = _setting(None, 'behaviour characterisation for novelty search ("final_ram", "final_position", ...)')
+    behaviour: str | None = _setting(
+        None, 'behaviour characterisation for novelty search and quality diversity ("final_ram", "feet_contact", ...)'
+    )
     noise_size: int = _setting(DEFAULT_SIZE, "floats in the shared noise table")
     noise_seed: int = _setting(DEFAULT_SEED, "seed of the shared noise table")
     seed: int = _setting(0, "seed of the search")
@@ -174,9 +177,39 @@ class RunConfig:
             )
 
     def algorithm_config(self) -> Any:
-        """The algorithm's config dataclass with this run's hyperparameters (validated)."""
+        """The algorithm's config dataclass with this run's hyperparameters (validated); a quality-diversity
+        algorithm's descriptor_bounds, when not given, are those the behaviour in force declares on the env."""
         spec = algorithm_spec(self.algorithm)
-        return spec.config_for(self.hyperparameters)
+        hyperparameters = dict(self.hyperparameters)
+        if "descriptor_bounds" in spec.hyperparameter_names() and hyperparameters.get("descriptor_bounds") is None:
+            hyperparameters["descriptor_bounds"] = self.descriptor_bounds()
+        return spec.config_for(hyperparameters)
+
+    def behaviour_in_force(self) -> str | None:
+        """The behaviour characterisation the run's evaluator computes: the config's, else the environment family's
+        default for an algorithm that needs one (novelty search: its behaviour; quality diversity: its descriptor,
+        when it has one), else None."""
+        spec = algorithm_spec(self.algorithm)
+        if self.behaviour is None and spec.needs_behaviour:
+            family = find_env_family(self.env)
+            quality_diversity = "descriptor_bounds" in spec.hyperparameter_names()
+            return family.descriptor if quality_diversity and family.descriptor else family.behaviour
+        return self.behaviour
+
+    def descriptor_bounds(self) -> list[list[float]]:
+        """The bounds the behaviour in force declares on this run's environment (ValueError naming
+        descriptor_bounds and the behaviour when it declares none)."""
+        from workbench.evaluation.behaviour import behaviour_bounds
+
+        behaviour = self.behaviour_in_force()
+        bounds = behaviour_bounds(behaviour, self.env)
+        if bounds is None:
+            raise ValueError(
+                f"descriptor_bounds: the behaviour {behaviour!r} declares no bounds on {self.env}; give them in the "
+                "hyperparameters (descriptor_bounds=[[low, high], ...], one pair per descriptor dimension) or choose a "
+                "behaviour that declares them (feet_contact on a MuJoCo task with feet, final_position on Ant, final_ram)"
+            )
+        return bounds
 
     def spec(self) -> RunSpec:
         """The RunSpec of this run: environment, model, episode cap, noise table, observation normalisation."""
@@ -246,10 +279,7 @@ class RunConfig:
         if self.virtual_batch_norm:
             reference = self.reference_batch() if reference_batch is None else reference_batch
             spec = dataclasses.replace(spec, reference_batch=reference)
-        behaviour = self.behaviour
-        if behaviour is None and algorithm_spec(self.algorithm).needs_behaviour:
-            behaviour = find_env_family(self.env).behaviour
-        layout = self.layout(behaviour)
+        layout = self.layout(self.behaviour_in_force())
         evaluator: BaseEvaluator
         if self.ray or self.ray_address is not None:
             from workbench.evaluation.ray_evaluator import RayEvaluator

@@ -318,6 +318,24 @@ class MujocoEnvStateOp : public MujocoEnvOp {
   }
 };
 
+class MujocoEnvFeetContactOp : public MujocoEnvOp {
+ public:
+  using MujocoEnvOp::MujocoEnvOp;
+
+ protected:
+  void Run(OpKernelContext* ctx, MujocoEnvBatch* batch, const std::vector<int32_t>& indices) override {
+    OP_REQUIRES(ctx, batch->task.feet_error().empty(),
+                absl::InvalidArgumentError(absl::StrCat("feet contact of ", batch->task.config().task, ": ",
+                                                        batch->task.feet_error())));
+    OP_REQUIRES_OK(ctx, RequireStarted(batch, indices));
+    const int64_t n = static_cast<int64_t>(indices.size());
+    const int64_t feet = static_cast<int64_t>(batch->task.foot_geoms().size());
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n, feet}), &out));
+    for (int64_t i = 0; i < n; ++i) batch->simulators[indices[i]]->WriteFeetContact(out->flat<double>().data() + i * feet);
+  }
+};
+
 class MujocoEnvSetStateOp : public MujocoEnvOp {
  public:
   using MujocoEnvOp::MujocoEnvOp;
@@ -360,6 +378,7 @@ REGISTER_KERNEL_BUILDER(Name("Workbench>MujocoEnvObservation").Device(DEVICE_CPU
 REGISTER_KERNEL_BUILDER(Name("Workbench>MujocoEnvStatus").Device(DEVICE_CPU), MujocoEnvStatusOp);
 REGISTER_KERNEL_BUILDER(Name("Workbench>MujocoEnvState").Device(DEVICE_CPU), MujocoEnvStateOp);
 REGISTER_KERNEL_BUILDER(Name("Workbench>MujocoEnvSetState").Device(DEVICE_CPU), MujocoEnvSetStateOp);
+REGISTER_KERNEL_BUILDER(Name("Workbench>MujocoEnvFeetContact").Device(DEVICE_CPU), MujocoEnvFeetContactOp);
 
 }  // namespace
 }  // namespace workbench

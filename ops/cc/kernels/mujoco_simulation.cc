@@ -39,6 +39,25 @@ constexpr TaskName kTasks[] = {
      "the pole angle as the second value of (qpos, qvel)"},
 };
 
+// The foot geoms of each task's Gymnasium model, in the order of the
+// feet-contact descriptor (QDax's "uni" tasks: Hopper 1, Walker2d 2, Ant 4);
+// FEET in workbench/envs/mujoco/tasks.py says the same for the Python layer.
+struct TaskFeet {
+  MujocoTaskKind kind;
+  std::vector<const char*> geoms;
+};
+
+const std::vector<TaskFeet>& Feet() {
+  static const std::vector<TaskFeet> feet = {
+      {MujocoTaskKind::kHopper, {"foot_geom"}},
+      {MujocoTaskKind::kWalker2d, {"foot_geom", "foot_left_geom"}},
+      {MujocoTaskKind::kHalfCheetah, {"bfoot", "ffoot"}},
+      {MujocoTaskKind::kAnt, {"left_ankle_geom", "right_ankle_geom", "third_ankle_geom", "fourth_ankle_geom"}},
+      {MujocoTaskKind::kHumanoid, {"right_foot", "left_foot"}},
+  };
+  return feet;
+}
+
 const TaskName& FindTask(MujocoTaskKind kind) {
   for (const TaskName& task : kTasks) {
     if (task.kind == kind) return task;
@@ -180,6 +199,15 @@ MujocoTask::MujocoTask(const MujocoTaskConfig& config) : config_(config) {
                                 std::to_string(m->nbody - 1) + ")");
   }
   layout_ = MujocoTaskLayout(m, kind_, config);
+  for (const TaskFeet& task_feet : Feet()) {
+    if (task_feet.kind != kind_) continue;
+    for (const char* name : task_feet.geoms) {
+      const int geom = mj_name2id(m, mjOBJ_GEOM, name);
+      if (geom < 0 && feet_error_.empty()) feet_error_ = std::string("the model has no geom named '") + name + "'";
+      foot_geoms_.push_back(geom);
+    }
+  }
+  if (foot_geoms_.empty()) feet_error_ = "the task " + config.task + " has no feet";
 }
 
 MujocoSimulation::MujocoSimulation(const MujocoTask* task)
@@ -187,6 +215,7 @@ MujocoSimulation::MujocoSimulation(const MujocoTask* task)
   if (data_ == nullptr) throw std::runtime_error("MuJoCo could not allocate the simulation data");
   observation_.resize(task->observation_size());
   for (double& value : info_) value = kNaN;
+  foot_contact_steps_.assign(task->foot_geoms().size(), 0);
 }
 
 MujocoSimulation::~MujocoSimulation() { mj_deleteData(data_); }
@@ -207,6 +236,7 @@ void MujocoSimulation::Reset(uint64_t seed) {
   terminated_ = truncated_ = unstable_ = false;
   steps_ = 0;
   episode_return_ = 0.0;
+  std::fill(foot_contact_steps_.begin(), foot_contact_steps_.end(), 0);
   SetState(qpos.data(), qvel.data());
   if (unstable_) return;  // SetState ended the episode: info stays NaN
   for (double& value : info_) value = kNaN;
@@ -274,6 +304,7 @@ double MujocoSimulation::Step(const float* action) {
   }
   mj_rnePostConstraint(model_, data_);
   ++steps_;
+  if (!unstable_) CountFeetContact();
   ComputeObservation();
   if (config.max_episode_steps > 0 && steps_ >= config.max_episode_steps) truncated_ = true;
   if (unstable_ || !ObservationFinite()) {  // the episode ends here: nothing earned, zeros observed (never NaN)
@@ -478,6 +509,28 @@ void MujocoSimulation::WriteQpos(double* out) const {
 
 void MujocoSimulation::WriteQvel(double* out) const {
   for (int i = 0; i < model_->nv; ++i) out[i] = data_->qvel[i];
+}
+
+void MujocoSimulation::CountFeetContact() {
+  const std::vector<int>& feet = task_->foot_geoms();
+  for (size_t f = 0; f < feet.size(); ++f) {
+    if (feet[f] < 0) continue;
+    for (int c = 0; c < data_->ncon; ++c) {
+      const mjContact& contact = data_->contact[c];
+      const int a = contact.geom[0], b = contact.geom[1];
+      const int other = a == feet[f] ? b : (b == feet[f] ? a : -1);
+      if (other >= 0 && model_->geom_bodyid[other] == 0) {  // the foot against a geom of the world: the ground
+        ++foot_contact_steps_[f];
+        break;
+      }
+    }
+  }
+}
+
+void MujocoSimulation::WriteFeetContact(double* out) const {
+  for (size_t f = 0; f < foot_contact_steps_.size(); ++f) {
+    out[f] = steps_ > 0 ? static_cast<double>(foot_contact_steps_[f]) / static_cast<double>(steps_) : 0.0;
+  }
 }
 
 void MujocoSimulation::WriteMainBodyXy(double* out) const {

@@ -117,6 +117,13 @@ class MujocoTask {
   MujocoTaskKind kind() const { return kind_; }
   const MujocoLayout& layout() const { return layout_; }
   int observation_size() const { return layout_.observation_size; }
+  // The geoms whose contact with the ground (a geom of the world body) counts
+  // as a foot touching it, in the order of the feet-contact descriptor
+  // (Feet() in mujoco_simulation.cc: Hopper 1, Walker2d, HalfCheetah and
+  // Humanoid 2, Ant 4; Swimmer and InvertedPendulum none). feet_error() is
+  // empty when every foot geom is in the model, else which one is missing.
+  const std::vector<int>& foot_geoms() const { return foot_geoms_; }
+  const std::string& feet_error() const { return feet_error_; }
   int action_size() const { return layout_.nu; }
   double dt() const { return model_->opt.timestep * config_.frame_skip; }
 
@@ -125,6 +132,8 @@ class MujocoTask {
   MujocoTaskKind kind_;
   std::shared_ptr<const mjModel> model_;
   MujocoLayout layout_;
+  std::vector<int> foot_geoms_;
+  std::string feet_error_;
 };
 
 class MujocoSimulation {
@@ -163,6 +172,10 @@ class MujocoSimulation {
   void WriteQvel(double* out) const;
   // The (x, y) of the task's main body in the world frame.
   void WriteMainBodyXy(double* out) const;
+  // Per foot (MujocoTask::foot_geoms), the share of the episode's steps after
+  // which it touched the ground (QDax's feet-contact descriptor); counted at
+  // the end of every step; 0 before the first step. [feet]
+  void WriteFeetContact(double* out) const;
 
  private:
   void ComputeObservation();
@@ -174,6 +187,8 @@ class MujocoSimulation {
   double StateValue(int i) const;
   bool Healthy() const;
   void MassCenterXy(double* xy) const;
+  // Adds the step to foot_contact_steps_ of every foot touching the ground now.
+  void CountFeetContact();
   void StepInfo(double reward_forward, double reward_ctrl, double reward_contact, double reward_survive);
 
   const MujocoTask* task_;
@@ -185,6 +200,7 @@ class MujocoSimulation {
   int64_t steps_ = 0;
   double episode_return_ = 0.0;
   double info_[kNumInfo];
+  std::vector<int64_t> foot_contact_steps_;  // per foot, the steps that ended with it on the ground
 };
 
 }  // namespace workbench

@@ -127,6 +127,19 @@ REGISTER_OP("Workbench>MujocoEnvState")
     .SetShapeFn(IndexedShapes({kRow, kRow, kXy}))
     .Doc("The physics state (qpos [n, nq], qvel [n, nv]) and the main body's world (x, y) [n, 2].");
 
+REGISTER_OP("Workbench>MujocoEnvFeetContact")
+    .Input("handle: resource")
+    .Input("indices: int32")
+    .Output("feet_contact: float64")
+    .SetIsStateful()
+    .SetShapeFn(IndexedShapes({kRow}))
+    .Doc(R"doc(
+Per foot of the task (Hopper 1; Walker2d, HalfCheetah, Humanoid 2; Ant 4), the
+share of the episode's steps that ended with that foot touching the ground (a
+contact between the foot's geom and a geom of the world body), counted inside
+each step [n, feet]; 0 before the first step. An error for a task without feet.
+)doc");
+
 REGISTER_OP("Workbench>MujocoEnvSetState")
     .Input("handle: resource")
     .Input("indices: int32")

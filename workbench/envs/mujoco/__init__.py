@@ -35,6 +35,7 @@ MUJOCO = register_env_family(
         vector_observations=True,
         run_defaults=mujoco_run_defaults,
         behaviour="final_position",
+        descriptor="feet_contact",
         presets=mujoco_presets,
         test_behaviour="final_position",
     )

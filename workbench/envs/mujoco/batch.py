@@ -25,9 +25,11 @@ One frame is one step (frame_skip physics steps).
 Actions are float32 [n, action_size]; MuJoCo clamps them to the control range (action_low,
 action_high) when it computes forces, while the control cost uses them as given, as in Gymnasium.
 
-screen() renders RGB frames of the simulations' current states with Gymnasium's own renderer and
-camera for the task, in a render process (workbench.envs.mujoco.render: OpenGL and TensorFlow cannot
-share a process). Headless machines render through EGL (Mesa's software renderer) or OSMesa.
+screen() renders RGB frames of the simulations' current states with Gymnasium's own renderer, in a render
+process (workbench.envs.mujoco.render: OpenGL and TensorFlow cannot share a process). The camera tracks the main
+body (render_camera="track", the default: Gymnasium's distance and elevation for the task, looking at the torso
+wherever it runs); render_camera="gymnasium" is Gymnasium's own camera, which does not follow HalfCheetah or Ant.
+Headless machines render through EGL (Mesa's software renderer) or OSMesa.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from workbench.checks import check_optional_positive_int, check_positive_int
-from workbench.envs.batch import BODY_POSITION, PHYSICS_STATE, RENDER_STATES, SCREEN, Indices
+from workbench.envs.batch import BODY_POSITION, FEET_CONTACT, PHYSICS_STATE, RENDER_STATES, SCREEN, Indices
 from workbench.envs.mujoco.tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
 from workbench.envs.simulator_batch import SimulatorBackend, SimulatorBatch
 
@@ -76,7 +78,12 @@ class MujocoBackend(SimulatorBackend, Protocol):
 
     def physics_state(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
+    def feet_contact(self, indices: np.ndarray) -> np.ndarray: ...
+
     def set_physics_state(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray: ...
+
+
+RENDER_CAMERAS = ("track", "gymnasium")  # a camera that follows the main body; Gymnasium's own for the task
 
 
 class MujocoBatch(SimulatorBatch):
@@ -98,6 +105,7 @@ class MujocoBatch(SimulatorBatch):
         max_episode_steps: int | None = None,
         backend: str | None = None,
         render_size: tuple[int, int] = (240, 320),
+        render_camera: str = "track",
         **task_kwargs: Any,
     ) -> None:
         super().__init__(batch_size, seed)
@@ -106,6 +114,9 @@ class MujocoBatch(SimulatorBatch):
         except (TypeError, ValueError) as error:
             raise ValueError(f"render_size must be (height, width), positive, got {render_size!r}") from error
         self.render_size = (height, width)
+        if render_camera not in RENDER_CAMERAS:
+            raise ValueError(f"render_camera must be one of {RENDER_CAMERAS}, got {render_camera!r}")
+        self.render_camera = render_camera
         self._renderer: Any = None  # a MujocoRenderer once screen() or render_states() is first called
         self.task = resolve_mujoco_task(task)
         if max_episode_steps is not None and max_episode_frames is not None:
@@ -206,7 +217,7 @@ class MujocoBatch(SimulatorBatch):
 
     def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB frames uint8 [n, height, width, 3] (render_size) of the simulations' current states, rendered by
-        Gymnasium's renderer with the task's default camera (in a render process: workbench.envs.mujoco.render)."""
+        Gymnasium's renderer with the render_camera (in a render process: workbench.envs.mujoco.render)."""
         return self.render_states(*self.physics_state(indices))
 
     def render_states(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
@@ -219,8 +230,21 @@ class MujocoBatch(SimulatorBatch):
             kwargs = dict(self.settings, xml_file=self.task.xml_path(self.settings))
             if "main_body" in kwargs:
                 kwargs["main_body"] = self.main_body
-            self._renderer = MujocoRenderer(self.task.gymnasium_id, kwargs, self.render_size)
+            tracked = self.main_body if self.render_camera == "track" else None
+            self._renderer = MujocoRenderer(self.task.gymnasium_id, kwargs, self.render_size, tracked_body=tracked)
         return self._renderer.render(qpos, qvel)
+
+    @property
+    def capabilities(self) -> frozenset:
+        """The family's, IN_GRAPH on the ops backend, and FEET_CONTACT for a task with feet."""
+        return super().capabilities | ({FEET_CONTACT} if self.task.feet else set())
+
+    def feet_contact(self, indices: Indices = None) -> np.ndarray:
+        """float64 [n, feet]: per foot of the task (MujocoTask.feet), the share of the episode's steps that ended with
+        it touching the ground (a contact of its geom with a geom of the world body), counted inside each step;
+        0 before the first step. Needs FEET_CONTACT."""
+        self.require(FEET_CONTACT, "feet_contact()")
+        return self._backend.feet_contact(self.check_indices(indices, started=True))
 
     def body_position(self, indices: Indices = None) -> np.ndarray:
         """float64 [n, 2]: the world (x, y) of the main body: body 1 (the torso; InvertedPendulum's cart), or Ant's

@@ -62,6 +62,9 @@ class OpsMujocoBackend(OwnedResource):
         qpos, qvel, xy = mujoco_env.state(self.handle, self._indices(indices))
         return qpos.numpy(), qvel.numpy(), xy.numpy()
 
+    def feet_contact(self, indices: np.ndarray) -> np.ndarray:
+        return mujoco_env.feet_contact(self.handle, self._indices(indices)).numpy()
+
     def set_physics_state(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         return mujoco_env.set_state(
             self.handle, self._indices(indices), tf.constant(qpos, tf.float64), tf.constant(qvel, tf.float64)

@@ -5,12 +5,13 @@
             ES / NS-ES / NSR-ES: OpenAI-ES's MuJoCo settings (64-64 tanh MLP, 256-256 on Humanoid; sigma 0.02,
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
-            state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero.
+            state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero. MAP-Elites
+            (the "qd" group): QDax's and PGA-ME's 64-64 MLP, batch 100, 1,024 CVT cells, sigma 0.02.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
   tutorial  small settings for the notebooks.
 
 A run nobody chose a model, normalisation or cap for takes the paper preset's (mujoco_run_defaults). Settings
-are per preset group (the algorithm registry's `preset_group`: "ga", "es", "ars", "pgpe", "cma"); a task variant (the
+are per preset group (the algorithm registry's `preset_group`: "ga", "es", "ars", "pgpe", "cma", "qd"); a task variant (the
 humanoid trap) takes the settings of the Gymnasium task it runs.
 """
 
@@ -55,6 +56,13 @@ _GROUPS = {  # hyperparameters per preset and group, before the per-task entries
     ),
 }
 PRESET_NAMES = tuple(_GROUPS)
+# MAP-Elites (the "qd" group): batch 100 as PGA-ME's MAP-Elites, a CVT archive of 1,024 cells as QDax's examples,
+# the mutation power of the MuJoCo GA preset; the descriptor: the family's (feet contact).
+_QD = {
+    "paper": dict(batch_size=100, initial_population=100, sigma=0.02, archive="cvt", cells=1024),
+    "pc": dict(batch_size=100, initial_population=100, sigma=0.02, archive="cvt", cells=1024),
+    "tutorial": dict(batch_size=32, initial_population=64, sigma=0.05, archive="cvt", cells=256),
+}
 _PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # ClipUp's Humanoid
 
 
@@ -95,6 +103,16 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             observation_normalization=dict(ARS_NORMALIZATION),
             slots=16,
         )
+    if preset_group == "qd":  # QDax's and PGA-ME's locomotion settings: a 64-64 MLP, no normalisation, 1,024 CVT cells
+        qd: dict[str, Any] = dict(_QD[name])
+        return dict(
+            fields,
+            model="mlp",
+            model_options=dict(hidden_sizes=[64, 64]),
+            hyperparameters=qd,
+            observation_normalization=None,
+            slots=one_wave_slots(int(qd["batch_size"])),
+        )
     if preset_group == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}), center_episodes=1)
         return dict(
@@ -120,6 +138,6 @@ def mujoco_run_defaults(env: str, preset_group: str) -> dict[str, Any]:
     """A MuJoCo run's model, model options, observation normalisation and cap when nobody chose them: the paper
     preset's for the group (ARS and PGPE: a linear policy; the others: OpenAI-ES's MLP), 1,000 steps. A group
     the presets do not cover takes the MLP."""
-    group = preset_group if preset_group in _GROUPS["paper"] or preset_group in ("ars", "cma") else "es"
+    group = preset_group if preset_group in _GROUPS["paper"] or preset_group in ("ars", "cma", "qd") else "es"
     fields = mujoco_presets("paper", env, group)
     return {name: fields[name] for name in ("model", "model_options", "observation_normalization", "max_episode_frames")}

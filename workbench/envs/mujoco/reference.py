@@ -72,6 +72,8 @@ class ReferenceMujocoBackend:
         self._truncated = np.zeros(batch_size, bool)
         self._unstable = np.zeros(batch_size, bool)
         self._info = np.full((batch_size, len(INFO_TERMS)), np.nan)
+        self._foot_geoms = [int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)) for name in task.feet]
+        self._foot_contact_steps = np.zeros((batch_size, len(task.feet)), np.int64)
         self._instability = [
             int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)
         ]
@@ -89,6 +91,7 @@ class ReferenceMujocoBackend:
             qpos, qvel = reset_noise(self.task, self.settings, raw.model.qpos0, self.nv, int(seed))
             raw.set_state(qpos, qvel)
             self._returns[i], self._steps[i] = 0.0, 0
+            self._foot_contact_steps[i] = 0
             self._terminated[i] = self._truncated[i] = self._unstable[i] = False
             self._info[i] = np.nan
             if self._observe(i):
@@ -130,12 +133,28 @@ class ReferenceMujocoBackend:
             unstable = self._warnings(env) != before or not np.all(np.isfinite(observation))
             if unstable:
                 observation, reward, terminated, truncated, info = np.zeros_like(observation), 0.0, False, True, {}
+            else:
+                self._count_feet_contact(i)
             self._observations[i] = observation
             self._terminated[i], self._truncated[i], self._unstable[i] = terminated, truncated, unstable
             self._returns[i] += float(reward)
             self._info[i] = [float(info[name]) if name in info else np.nan for name in INFO_TERMS]
             rewards[k] = reward
         return rewards, self._terminated[indices].copy(), self._truncated[indices].copy()
+
+    def _count_feet_contact(self, i):
+        """Adds the step to every foot of simulation i that touches a geom of the world body (the ground) now."""
+        raw = self.envs[i].unwrapped
+        pairs = np.asarray(raw.data.contact.geom, np.int64).reshape(-1, 2)[: raw.data.ncon]
+        grounded = raw.model.geom_bodyid[pairs] == 0  # [ncon, 2]: which side is a geom of the world body
+        for f, foot in enumerate(self._foot_geoms):
+            if ((pairs[:, 0] == foot) & grounded[:, 1]).any() or ((pairs[:, 1] == foot) & grounded[:, 0]).any():
+                self._foot_contact_steps[i, f] += 1
+
+    def feet_contact(self, indices: np.ndarray) -> np.ndarray:
+        steps = self._steps[indices].astype(np.float64)[:, None]
+        counts = self._foot_contact_steps[indices].astype(np.float64)
+        return np.divide(counts, steps, out=np.zeros_like(counts), where=steps > 0)
 
     def step_and_observe(self, indices: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, ...]:
         return (*self.step(indices, actions), self._observations[indices].copy())

@@ -1,8 +1,11 @@
 """MujocoRenderer: RGB frames of MuJoCo physics states, rendered in a child process (render_server.py).
 
-    renderer = MujocoRenderer("Humanoid-v5", kwargs, (240, 320))
-    frames = renderer.render(qpos, qvel)      # uint8 [n, 240, 320, 3], Gymnasium's camera for the task
+    renderer = MujocoRenderer("Humanoid-v5", kwargs, (240, 320), tracked_body=1)
+    frames = renderer.render(qpos, qvel)      # uint8 [n, 240, 320, 3], a camera that follows body 1
     renderer.close()
+
+tracked_body=None renders with Gymnasium's own camera for the task, which does not follow HalfCheetah or Ant:
+once they have run a few metres, its frames show the floor only.
 
 The child never imports TensorFlow: Mesa's software OpenGL and TensorFlow's LLVM crash in one
 process. Headless machines render through EGL (the default without a display) or OSMesa
@@ -30,7 +33,7 @@ HINT = (
 class MujocoRenderer:
     """A render server for one task and frame size; thread-safe; close() (or garbage collection) ends it."""
 
-    def __init__(self, task_id: str, kwargs: dict, size: tuple[int, int]) -> None:
+    def __init__(self, task_id: str, kwargs: dict, size: tuple[int, int], tracked_body: int | None = None) -> None:
         height, width = size
         self._lock = threading.Lock()
         process = subprocess.Popen([sys.executable, SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -38,7 +41,8 @@ class MujocoRenderer:
         self._process: subprocess.Popen[bytes] | None = process
         self._requests, self._replies = process.stdin, process.stdout
         try:
-            protocol.write_message(self._requests, (task_id, dict(kwargs), int(width), int(height)))
+            body = None if tracked_body is None else int(tracked_body)
+            protocol.write_message(self._requests, (task_id, dict(kwargs), int(width), int(height), body))
             self._reply("ready")
         except BaseException:
             self.close()

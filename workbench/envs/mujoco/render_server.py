@@ -5,7 +5,9 @@ Run as a script by workbench.envs.mujoco.render (never imported by the workbench
 when they share a process, so rendering lives in a process that never imports TensorFlow.
 
 Protocol over stdin/stdout: length-prefixed pickles. The first message is (task id, Gymnasium keyword
-arguments, width, height); the reply is ("ready", None) or ("error", message). Then each
+arguments, width, height, tracked body); the reply is ("ready", None) or ("error", message). A tracked body id
+makes the camera a tracking camera (mjCAMERA_TRACKING) that looks at that body from the task's own distance and
+elevation, so the agent stays in the frame wherever it runs; None keeps Gymnasium's camera for the task. Then each
 ("render", qpos [n, nq], qvel [n, nv]) is answered with ("frames", uint8 [n, height, width, 3]) or
 ("error", message); ("close",) ends the process.
 """
@@ -37,13 +39,21 @@ def write_message(stream: IO[bytes], message: Any) -> None:
 
 def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     """Answers render requests from `inbox` on `outbox` until ("close",) or the end of `inbox`."""
-    task_id, kwargs, width, height = read_message(inbox)
+    task_id, kwargs, width, height, tracked_body = read_message(inbox)
     try:
         import gymnasium
+        import mujoco
         import numpy as np
 
         env: Any = gymnasium.make(task_id, render_mode="rgb_array", width=width, height=height, **kwargs)
         env.reset(seed=0)
+        if tracked_body is not None:
+            renderer = env.unwrapped.mujoco_renderer
+            camera = dict(renderer.default_cam_config or {})
+            camera.pop("lookat", None)  # the tracking camera looks at the body
+            camera.update(type=int(mujoco.mjtCamera.mjCAMERA_TRACKING), trackbodyid=int(tracked_body))
+            renderer.default_cam_config = camera
+            renderer.camera_id = None  # a camera id (-1 included) would reset the camera's type at every frame
         env.render()
     except Exception as error:  # noqa: BLE001 - reported to the parent, which raises it
         write_message(outbox, ("error", f"{type(error).__name__}: {error}"))

@@ -45,6 +45,15 @@ FLAGS = (
     "include_qfrc_actuator_in_observation",
 )
 MAX_EPISODE_STEPS = 1000  # Gymnasium's registered TimeLimit of every task here
+# The foot geoms of each task's model, in the order of the feet-contact descriptor (QDax's "uni" tasks: Hopper 1,
+# Walker2d 2, Ant 4); Feet() in ops/cc/kernels/mujoco_simulation.cc says the same for the ops.
+FEET = {
+    "Hopper-v5": ("foot_geom",),
+    "Walker2d-v5": ("foot_geom", "foot_left_geom"),
+    "HalfCheetah-v5": ("bfoot", "ffoot"),
+    "Ant-v5": ("left_ankle_geom", "right_ankle_geom", "third_ankle_geom", "fourth_ankle_geom"),
+    "Humanoid-v5": ("right_foot", "left_foot"),
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,11 @@ class MujocoTask:
     min_nq: int = 0
     min_state: int = 0
     reads: str = ""
+
+    @property
+    def feet(self) -> tuple[str, ...]:
+        """The foot geoms the feet-contact descriptor reads, in its order (none for Swimmer and InvertedPendulum)."""
+        return FEET.get(self.gymnasium_id, ())
 
     @property
     def gymnasium_id(self) -> str:
