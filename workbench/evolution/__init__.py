@@ -13,7 +13,8 @@
   SNES, CEM          separable NES (SNESConfig) and the cross-entropy method (CEMConfig), diagonal Gaussians
   XNES               xNES (CMAConfig): a full covariance by natural gradients, for a few thousand parameters
   CRFMNES            CR-FM-NES (CRFMNESConfig): diagonal plus rank-one covariance, for a million parameters
-  MapElites          MAP-Elites (MapElitesConfig): an archive of the best genome per descriptor cell
+  MapElites          MAP-Elites (MapElitesConfig): an archive of the best genome per descriptor cell; Gaussian or
+                     Iso+LineDD variation (lineage.py: children of two parents as graph nodes, not dense vectors)
   GridArchive, CVTArchive  quality-diversity archives (archive.py), equal to pyribs's insertion by insertion
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form

@@ -7,8 +7,13 @@ holds the elites. A generation is one "population" round:
 
   generation 0: initial_population random genomes (seed-chain initialisations, as the Deep GA's; again,
                 batch_size of them, while every candidate so far was rejected and the archive is empty);
-  later:        batch_size children, each of a parent drawn uniformly from the archive's elites: Gaussian
-                variation, the parent plus sigma times a noise slice (a seed chain one mutation longer).
+  later:        batch_size children of elites drawn uniformly from the archive, by the `variation`:
+                "gaussian": the parent plus sigma times a noise slice (a seed chain one mutation longer);
+                "iso_line": Iso+LineDD (Vassiliades & Mouret 2018), of two parents x_a and x_b,
+                x_a + line_sigma N(0, 1) (x_b - x_a) + sigma eps: a LineChild node (workbench.evolution.lineage)
+                of its two parents, shipped to the evaluator as one mutation on a dense base (x_a + alpha
+                (x_b - x_a), which bases() holds for the round: 4 n bytes a child; on a million-parameter network
+                the Gaussian variation ships seeds only).
 
 Every request asks for a behaviour per episode (behaviour=True); a member's descriptor is the mean of its
 episodes' behaviours and its objective the mean return. Candidates with a non-finite objective (a NaN return)
@@ -17,8 +22,8 @@ another number of dimensions than the bounds is refused (ValueError naming both)
 
 Records: the batch's fitness statistics; the elite is the archive's best; extras qd_score (objectives minus
 qd_score_offset, summed), coverage, archive_size, new_cells (cells the generation filled), improved_cells (cells
-whose elite it replaced), rejected. A cell's genome is a seed
-chain: a few bytes per mutation, never a dense weight vector.
+whose elite it replaced), rejected. A cell's genome is a seed chain or a lineage node (a few bytes per mutation
+and two parent references), never a dense weight vector; the checkpoint writes them as one lineage table.
 """
 
 from __future__ import annotations
@@ -28,13 +33,16 @@ import dataclasses
 import numpy as np
 
 from workbench.checks import check_int, check_real
+from workbench.evolution import lineage
 from workbench.evolution.archive import Archive, CVTArchive, GridArchive, cvt_centroids
 from workbench.evolution.genome import Genome
 from workbench.evolution.hyperparameters import hyperparameter
+from workbench.evolution.lineage import LineageDecoder, LineChild, Node
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, Strategy, fitness_summary
 
 ARCHIVES = ("grid", "cvt")
+VARIATIONS = ("gaussian", "iso_line")
 CVT_SEED = 0  # the k-means seed of a CVT archive's centroids: fixed, so the bounds and cells alone decide them
 
 
@@ -48,7 +56,13 @@ class MapElitesConfig:
         100, "initial population", "random genomes in generation 0 (no slider: it counts when the run starts)", scale="int"
     )
     sigma: float = hyperparameter(
-        0.005, "mutation power σ", "the noise scale of a child (Gaussian variation)", scale="log", low=1e-4, high=1.0
+        0.005, "mutation power σ", "the noise scale of a child (iso_line: σ_iso)", scale="log", low=1e-4, high=1.0
+    )
+    variation: str = hyperparameter(
+        "gaussian", "variation", '"gaussian" (parent + σ noise) or "iso_line" (Iso+LineDD: + line_sigma N(0,1) (x_b - x_a))'
+    )
+    line_sigma: float = hyperparameter(
+        0.05, "line σ", "Iso+LineDD's step along the line between the two parents", scale="log", low=1e-3, high=1.0
     )
     episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
     archive: str = hyperparameter("grid", "archive", 'the cells: "grid" (a regular grid) or "cvt" (centroidal Voronoi)')
@@ -69,6 +83,9 @@ class MapElitesConfig:
         check_int("batch_size", self.batch_size, 1)
         check_int("initial_population", self.initial_population, 1)
         check_real("sigma", self.sigma, 0, low_open=True)
+        if self.variation not in VARIATIONS:
+            raise ValueError(f"variation must be one of {VARIATIONS}, got {self.variation!r}")
+        check_real("line_sigma", self.line_sigma, 0)
         check_int("episodes_per_member", self.episodes_per_member, 1)
         if self.archive not in ARCHIVES:
             raise ValueError(f"archive must be one of {ARCHIVES}, got {self.archive!r}")
@@ -119,7 +136,9 @@ class MapElites(Strategy):
     def __init__(self, config: MapElitesConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
         self.archive = make_archive(self.config)
-        self.batch: list[Genome] | None = None  # this generation's genomes, once asked
+        self.batch: list[Node] | None = None  # this generation's genomes (seed chains or lineage nodes), once asked
+        self.decoder = LineageDecoder(space)  # the archive's lineage nodes: parents of line children, the elite
+        self._shipped: tuple[list[Genome], dict] | None = None  # the batch as the evaluator gets it, and its bases
 
     @property
     def phase(self) -> str:
@@ -132,12 +151,43 @@ class MapElites(Strategy):
             if self.generation == 0 or self.archive.size == 0:
                 count = config.initial_population if self.generation == 0 else config.batch_size
                 self.batch = [Genome(self.space.sample_offset(self.rng)) for _ in range(count)]
+            elif config.variation == "gaussian":
+                parents = [self.archive.genomes[int(cell)] for cell in self.archive.sample(self.rng, config.batch_size)]
+                self.batch = [self._mutated(parent, self.space.sample_offset(self.rng)) for parent in parents]
             else:
-                parents = self.archive.sample(self.rng, config.batch_size)
+                pairs = self.archive.sample(self.rng, 2 * config.batch_size).reshape(config.batch_size, 2)
+                steps = config.line_sigma * self.rng.normal(size=config.batch_size)
                 self.batch = [
-                    self.archive.genomes[int(cell)].child(self.space.sample_offset(self.rng), config.sigma) for cell in parents
+                    LineChild(
+                        self.archive.genomes[int(a)],
+                        self.archive.genomes[int(b)],
+                        float(step),
+                        self.space.sample_offset(self.rng),
+                        config.sigma,
+                    )
+                    for (a, b), step in zip(pairs, steps)
                 ]
-        return [EvaluationRequest(g, config.episodes_per_member, "population", behaviour=True) for g in self.batch]
+            self._shipped = None
+        genomes, _ = self._shipped_batch()
+        return [EvaluationRequest(g, config.episodes_per_member, "population", behaviour=True) for g in genomes]
+
+    def _mutated(self, parent: Node, offset: int) -> Node:
+        """parent + sigma slice(offset): a seed chain one mutation longer, or a line child of the parent with
+        itself (alpha 0) when the parent is a lineage node."""
+        if isinstance(parent, Genome):
+            return parent.child(offset, self.config.sigma)
+        return LineChild(parent, parent, 0.0, offset, self.config.sigma)
+
+    def _shipped_batch(self) -> tuple[list[Genome], dict]:
+        """The batch's genomes as evaluators decode them, and the dense bases they need (line children's)."""
+        if self._shipped is None:
+            genomes, bases = [], {}
+            for node in self.batch or []:
+                genome, node_bases = self.decoder.shipped(node)
+                genomes.append(genome)
+                bases.update(node_bases)
+            self._shipped = (genomes, bases)
+        return self._shipped
 
     def _check_results(self, results):
         expected = self.archive.dimensions
@@ -151,13 +201,13 @@ class MapElites(Strategy):
     def _tell(self, requests, results, means):
         descriptors = np.stack([r.behaviours.mean(axis=0) for r in results])
         objectives = np.where(np.isneginf(means), np.nan, means)  # a NaN return: rejected, not the worst elite
-        added = self.archive.add([r.genome for r in requests], objectives, descriptors, self.generation)
+        added = self.archive.add(list(self.batch or []), objectives, descriptors, self.generation)
         best = self.archive.best()
         statistics = self.archive.statistics()
         self._record_generation(
             fitness_summary(means),
             None if best is None else best["objective"],
-            None if best is None else best["genome"],
+            None if best is None else self.decoder.shipped(best["genome"])[0],
             sum(r.episodes for r in requests),
             qd_score=statistics["qd_score"],
             coverage=statistics["coverage"],
@@ -166,15 +216,31 @@ class MapElites(Strategy):
             improved_cells=added.replaced,
             rejected=added.rejected,
         )
-        self.batch = None
+        self.batch, self._shipped = None, None
         self._start_next_generation()
 
     # -- what evaluators and users read ---------------------------------------------------
     @property
     def elite(self) -> Genome | None:
-        """The archive's best elite (None before the first generation, or while every candidate was rejected)."""
+        """The archive's best elite as evaluators decode it (None before the first generation, or while every
+        candidate was rejected)."""
         best = self.archive.best()
-        return None if best is None else best["genome"]
+        return None if best is None else self.decoder.shipped(best["genome"])[0]
+
+    def bases(self) -> dict:
+        """The dense bases of the round's line children (none for Gaussian children)."""
+        return dict(self._shipped_batch()[1]) if self.batch is not None else {}
+
+    def elite_bases(self) -> dict:
+        """bases() and the base of the archive's best elite when it is a line child."""
+        best = self.archive.best()
+        extra = {} if best is None else self.decoder.shipped(best["genome"])[1]
+        return {**self.bases(), **extra}
+
+    def cell_genome(self, cell: int) -> tuple[Genome, dict]:
+        """The genome of `cell`'s elite as an evaluator decodes it, and the dense bases it needs (a replay of the
+        cell); ValueError naming the cell when it is empty."""
+        return self.decoder.shipped(self.archive.elite(cell)["genome"])
 
     def _validate(self, config):
         config = super()._validate(config)
@@ -187,9 +253,22 @@ class MapElites(Strategy):
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        batch = None if self.batch is None else [g.to_json() for g in self.batch]
-        return dict(self._common_state(), batch=batch, archive=self.archive.state_dict(encode=Genome.to_json))
+        """The common state, the archive (its cells' genomes as indices into the lineage table) and the asked batch."""
+        cells = self.archive.occupied_cells()
+        roots = [self.archive.genomes[int(c)] for c in cells] + list(self.batch or [])
+        table = lineage.to_json(roots)
+        index = {id(root): position for root, position in zip(roots, table["roots"])}
+        archive = self.archive.state_dict(encode=lambda genome: index[id(genome)])
+        batch = None if self.batch is None else [index[id(node)] for node in self.batch]
+        return dict(self._common_state(), lineage=dict(table, roots=[]), archive=archive, batch=batch)
 
     def _load(self, state):
-        self.archive.load_state(state["archive"], decode=Genome.from_json)
-        self.batch = None if state["batch"] is None else [Genome.from_json(g) for g in state["batch"]]
+        nodes = lineage.nodes_from_json(state["lineage"])
+
+        def node(position):
+            if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(nodes):
+                raise ValueError(f"corrupt {self.kind} state: lineage index {position!r} of {len(nodes)} nodes")
+            return nodes[position]
+
+        self.archive.load_state(state["archive"], decode=node)
+        self.batch = None if state["batch"] is None else [node(position) for position in state["batch"]]

@@ -186,7 +186,7 @@ for _spec in (
         "map-elites",
         MapElites,
         MapElitesConfig,
-        "MAP-Elites: an archive of the best genome per descriptor cell, Gaussian variation",
+        "MAP-Elites: an archive of the best genome per descriptor cell, Gaussian or Iso+LineDD variation",
         "qd",
         needs_behaviour=True,
     ),

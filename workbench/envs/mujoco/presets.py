@@ -6,7 +6,7 @@
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
             state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero. MAP-Elites
-            (the "qd" group): QDax's and PGA-ME's 64-64 MLP, batch 100, 1,024 CVT cells, sigma 0.02.
+            (the "qd" group): PGA-ME's and QDax's 64-64 MLP, batch 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
   tutorial  small settings for the notebooks.
 
@@ -56,12 +56,13 @@ _GROUPS = {  # hyperparameters per preset and group, before the per-task entries
     ),
 }
 PRESET_NAMES = tuple(_GROUPS)
-# MAP-Elites (the "qd" group): batch 100 as PGA-ME's MAP-Elites, a CVT archive of 1,024 cells as QDax's examples,
-# the mutation power of the MuJoCo GA preset; the descriptor: the family's (feet contact).
+# MAP-Elites (the "qd" group): PGA-ME's MAP-Elites (batch 100, Iso+LineDD with sigma_iso 0.005 and sigma_line 0.05,
+# as QDax's examples too), a CVT archive of 1,024 cells; the descriptor: the family's (feet contact).
+_QD_PAPER = dict(batch_size=100, initial_population=100, variation="iso_line", sigma=0.005, line_sigma=0.05)
 _QD = {
-    "paper": dict(batch_size=100, initial_population=100, sigma=0.02, archive="cvt", cells=1024),
-    "pc": dict(batch_size=100, initial_population=100, sigma=0.02, archive="cvt", cells=1024),
-    "tutorial": dict(batch_size=32, initial_population=64, sigma=0.05, archive="cvt", cells=256),
+    "paper": dict(_QD_PAPER, archive="cvt", cells=1024),
+    "pc": dict(_QD_PAPER, archive="cvt", cells=1024),
+    "tutorial": dict(_QD_PAPER, batch_size=32, initial_population=64, archive="cvt", cells=256),
 }
 _PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # ClipUp's Humanoid
 
