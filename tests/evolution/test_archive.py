@@ -79,6 +79,26 @@ def test_cvt_centroids_spread_over_the_bounds():
     assert counts.min() > 0.4 * counts.mean() and counts.max() < 1.8 * counts.mean()  # near-equal volumes
 
 
+def test_cvt_centroids_are_computed_once_and_read_back(tmp_path, monkeypatch):
+    from workbench.evolution import archive as module
+
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    first = cvt_centroids(30, BOUNDS, samples=3000, seed=4)
+    files = list((tmp_path / "cvt").iterdir())
+    assert len(files) == 1 and np.array_equal(np.load(files[0]), first)
+
+    def refuse(*args):
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(module, "_lloyd", refuse)
+    assert np.array_equal(cvt_centroids(30, BOUNDS, samples=3000, seed=4), first)  # read back
+    monkeypatch.undo()
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    np.save(files[0], np.zeros((2, 2)))  # a file of another shape: computed again
+    assert np.array_equal(cvt_centroids(30, BOUNDS, samples=3000, seed=4), first)
+    assert not np.array_equal(cvt_centroids(30, BOUNDS, samples=3000, seed=5), first)
+
+
 def test_non_finite_candidates_are_left_out_counted_and_reported():
     archive = GridArchive([4, 4], BOUNDS)
     result = archive.add(["a", "b", "c", "d"], [1.0, math.nan, 2.0, math.inf], [[0, 1], [0, 1], [math.nan, 1], [0.5, 0.5]])

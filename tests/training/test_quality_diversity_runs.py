@@ -48,3 +48,24 @@ def test_an_archive_that_does_not_match_its_run_is_refused_naming_both(tmp_path)
     edited = dict(state, config=dict(state["config"], descriptor_bounds=[[0.0, 2.0]]))
     with pytest.raises(ValueError, match=r"bounds \[\[0.0, 1.0\]\].*bounds \[\[0.0, 2.0\]\]"):
         type(strategy).from_state(edited, space)
+
+
+def test_map_elites_on_montezumas_revenge_files_members_by_the_players_final_position_in_ram():
+    run = RunConfig(
+        env="montezuma_revenge",
+        algorithm="map-elites",
+        behaviour="player_position",
+        hyperparameters=dict(batch_size=4, initial_population=6, sigma=0.05, cells=8, archive="grid"),
+        max_episode_frames=300,
+        noise_size=2**22,
+        slots=4,
+    )
+    assert run.algorithm_config().descriptor_bounds == [[0.0, 160.0], [128.0, 256.0]]
+    strategy, evaluator = run.build()
+    with Trainer(strategy, evaluator, config=run) as trainer:
+        trainer.run(generations=2)
+        archive = trainer.strategy.archive
+        occupied = archive.descriptor[archive.occupied]
+        assert archive.size >= 1 and (occupied[:, 0] >= 0).all() and (occupied[:, 1] >= 128).all()
+    with pytest.raises(ValueError, match="descriptor_bounds: the behaviour 'player_position' declares no bounds on pong"):
+        RunConfig(env="pong", algorithm="map-elites", behaviour="player_position").algorithm_config()

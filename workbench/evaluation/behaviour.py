@@ -11,6 +11,8 @@ behaviour declares per environment (one (low, high) pair per dimension; behaviou
   "feet_contact"       per foot, the share of the episode's steps that ended with it on the ground (MuJoCo: Hopper 1,
                        Walker2d 2, HalfCheetah 2, Ant 4, Humanoid 2 feet; QDax's "uni" descriptor), counted inside
                        the simulation op at every step; bounds [0, 1] each
+  "player_position"    the player's final (x, y) read from the Atari RAM (workbench.envs.atari.ram_map: Montezuma's
+                       Revenge, whose reward is deceptive, and Frostbite); the bounds of the game's screen
 register_behaviour() declares a user's own, with its bounds (a list of pairs, or a function of the environment's
 name returning one, or None).
 """
@@ -42,6 +44,27 @@ def final_position(env: EnvBatch, index: int) -> np.ndarray:
             f'behaviour "final_position" needs a MuJoCo batch (the BODY_POSITION capability), got {type(env).__name__}'
         )
     return np.asarray(env.body_position([index])[0], np.float64)
+
+
+def player_position(env: EnvBatch, index: int) -> np.ndarray:
+    from workbench.envs.atari.ram_map import PLAYER_POSITION
+
+    game = getattr(env, "game", None) if env.supports(RAM) else None
+    if game not in PLAYER_POSITION:
+        raise ValueError(
+            f'behaviour "player_position" reads the player\'s position from the RAM of {sorted(PLAYER_POSITION)}; '
+            f"got {type(env).__name__}" + (f" of {game}" if game else "")
+        )
+    where = PLAYER_POSITION[game]
+    return env.ram([index])[0][[where.x, where.y]].astype(np.float64)
+
+
+def _player_position_bounds(env: str) -> Bounds | None:
+    from workbench.envs.atari import find_atari_game
+    from workbench.envs.atari.ram_map import PLAYER_POSITION
+
+    game = find_atari_game(env)
+    return [list(pair) for pair in PLAYER_POSITION[game].bounds] if game in PLAYER_POSITION else None
 
 
 def feet_contact(env: EnvBatch, index: int) -> np.ndarray:
@@ -116,6 +139,14 @@ def checked_bounds(bounds: Any, name: str = "bounds") -> list[list[float]]:
     return pairs
 
 
+def registered_behaviour(spec: Any) -> Behaviour | None:
+    """The user's Behaviour registered as `spec` (None for a built-in name, a callable or an unknown name): what a
+    worker process (a Ray actor) must register before it evaluates with it."""
+    if isinstance(spec, str) and spec in BEHAVIOURS and spec not in BUILT_IN_BEHAVIOURS:
+        return BEHAVIOURS[spec]
+    return None
+
+
 def behaviour_bounds(spec: str | None, env: str) -> list[list[float]] | None:
     """The descriptor bounds behaviour `spec` (a registered name) declares on environment `env`, or None."""
     behaviour = BEHAVIOURS.get(spec) if isinstance(spec, str) else None
@@ -139,8 +170,10 @@ for _behaviour in (
     Behaviour("final_observation", final_observation, None, "the last observation, flattened"),
     Behaviour("final_position", final_position, _final_position_bounds, "the main body's final world (x, y)"),
     Behaviour("feet_contact", feet_contact, _feet_contact_bounds, "each foot's share of the steps on the ground"),
+    Behaviour("player_position", player_position, _player_position_bounds, "the player's final (x, y) from the RAM"),
 ):
     register_behaviour(_behaviour)
+BUILT_IN_BEHAVIOURS = frozenset(BEHAVIOURS)
 
 
 def checked_behaviour(value: Any, dimensions: int | None, where: str) -> np.ndarray:

@@ -10,6 +10,7 @@ actor build their local evaluator here, so a new kind of evaluator plugs in with
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from workbench.checks import check_type
@@ -33,9 +34,25 @@ def make_evaluator(spec: RunSpec, layout: EvaluatorLayout | None = None, **layou
     return Evaluator.from_spec(spec, layout)
 
 
-def worker_setup(spec: RunSpec) -> Any:
-    """What another process (a Ray actor) must call before make_evaluator(spec) works there, or None: the
-    family's evaluator module says (a function problem registered in this process registers it there)."""
+def worker_setup(spec: RunSpec, layout: EvaluatorLayout | None = None) -> Any:
+    """What another process (a Ray actor) must call before make_evaluator(spec, layout) works there, or None: the
+    family's evaluator module says (a function problem registered in this process registers it there), and a
+    behaviour the user registered here (register_behaviour) is registered there too. A picklable callable."""
+    from workbench.evaluation.behaviour import register_behaviour, registered_behaviour
+
+    steps = []
     module = spec.evaluator_module()
-    setup = getattr(module, "worker_setup", None)
-    return None if setup is None else setup(spec)
+    family_setup = getattr(module, "worker_setup", None)
+    if family_setup is not None and (step := family_setup(spec)) is not None:
+        steps.append(step)
+    behaviour = registered_behaviour(None if layout is None else layout.behaviour)
+    if behaviour is not None:
+        steps.append(functools.partial(register_behaviour, behaviour, replace=True))
+    if not steps:
+        return None
+    return steps[0] if len(steps) == 1 else functools.partial(_in_turn, tuple(steps))
+
+
+def _in_turn(steps: tuple) -> None:
+    for step in steps:
+        step()

@@ -305,7 +305,7 @@ class RayEvaluator(BaseEvaluator):
         behaviour = layout.behaviour if spec.evaluator_module() is not None else behaviour_function(layout.behaviour)
         # The master's decoder only checks genomes before they travel (it never decodes).
         super().__init__(spec, space, GenomeDecoder(space, cache_bytes=0), behaviour)
-        self._worker_setup = worker_setup(spec)
+        self._worker_setup = worker_setup(spec, layout)
         self.chunks_per_actor, self.cpus_per_actor = chunks_per_actor, cpus_per_actor
         self.frame_interval = float(frame_interval)
         self._frame_ref, self._last_frame_poll = None, 0.0

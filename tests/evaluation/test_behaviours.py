@@ -1,0 +1,66 @@
+"""Behaviours with declared descriptor bounds: the built-in ones' bounds per environment, a user's own registered
+with its bounds and carried into worker processes (Ray actors) by worker_setup, and bad declarations refused."""
+
+import numpy as np
+import pytest
+
+from workbench.evaluation import EvaluatorLayout, RunSpec
+from workbench.evaluation.behaviour import (
+    BEHAVIOURS,
+    Behaviour,
+    behaviour_bounds,
+    behaviour_function,
+    register_behaviour,
+    registered_behaviour,
+    unregister_behaviour,
+)
+from workbench.evaluation.factory import worker_setup
+
+
+def final_height(env, index):
+    return env.physics_state([index])[0][0, 1:2]
+
+
+def test_the_built_in_behaviours_declare_their_bounds_per_environment():
+    assert behaviour_bounds("feet_contact", "Walker2d-v5") == [[0.0, 1.0]] * 2
+    assert behaviour_bounds("feet_contact", "ant") == [[0.0, 1.0]] * 4
+    assert behaviour_bounds("feet_contact", "Swimmer-v5") is None  # no feet
+    assert behaviour_bounds("final_position", "Ant-v5") == [[-30.0, 30.0]] * 2
+    assert behaviour_bounds("final_position", "Hopper-v5") is None
+    assert behaviour_bounds("final_ram", "pong") == [[0.0, 255.0]] * 128
+    assert behaviour_bounds("player_position", "montezuma_revenge") == [[0.0, 160.0], [128.0, 256.0]]
+    assert behaviour_bounds("player_position", "pong") is None
+    assert behaviour_bounds("final_observation", "CartPole-v1") is None and behaviour_bounds(None, "pong") is None
+    assert registered_behaviour("feet_contact") is None  # built in: every process has it
+
+
+def test_a_users_behaviour_is_registered_with_its_bounds_and_reaches_worker_processes():
+    behaviour = register_behaviour(Behaviour("final-height", final_height, lambda env: [[0.0, 2.0]], "the torso's z"))
+    try:
+        assert behaviour_function("final-height") is final_height and behaviour_bounds("final-height", "hopper") == [[0, 2]]
+        with pytest.raises(ValueError, match="'final-height' is registered already"):
+            register_behaviour(behaviour)
+        setup = worker_setup(RunSpec("Hopper-v5", "linear"), EvaluatorLayout(behaviour="final-height"))
+        unregister_behaviour("final-height")  # as in a fresh worker process
+        setup()
+        assert BEHAVIOURS["final-height"] is behaviour
+        assert worker_setup(RunSpec("Hopper-v5", "linear"), EvaluatorLayout(behaviour="feet_contact")) is None
+    finally:
+        BEHAVIOURS.pop("final-height", None)
+
+
+def test_bad_behaviour_declarations_are_refused_by_name():
+    with pytest.raises(ValueError, match="bounds must be at least one finite"):
+        register_behaviour(Behaviour("bad", final_height, [[1.0, 0.0]]))
+    with pytest.raises(ValueError, match="must be callable"):
+        register_behaviour(Behaviour("bad", "not a function"))
+    with pytest.raises(TypeError, match="takes a Behaviour"):
+        register_behaviour(final_height)
+    register_behaviour(Behaviour("bad-bounds", final_height, lambda env: [[0.0, np.inf]]))
+    try:
+        with pytest.raises(ValueError, match="the bounds behaviour 'bad-bounds' declares for hopper"):
+            behaviour_bounds("bad-bounds", "hopper")
+    finally:
+        unregister_behaviour("bad-bounds")
+    with pytest.raises(ValueError, match="behaviour must be one of"):
+        behaviour_function("feet-contact")
