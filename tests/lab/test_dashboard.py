@@ -261,3 +261,27 @@ def test_mujoco_frames_stream_with_the_steps_velocity_and_reward_terms():
     finally:
         dashboard.close()
         trainer.close()
+
+
+def test_an_archive_is_plotted_for_quality_diversity(dashboard, tmp_path):
+    assert dashboard.archive_box.layout.display == "none"  # the GA keeps no archive
+    config = RunConfig(
+        env="sphere-4",
+        algorithm="map-elites",
+        noise_size=2**16,
+        hyperparameters=dict(batch_size=16, initial_population=16, sigma=0.2, cells=6, descriptor_bounds=[[-1, 1]] * 4),
+    )
+    trainer = Trainer.from_config(config, run_dir=str(tmp_path / "me"))
+    board = TrainingDashboard(trainer, plot_interval=0.05)
+    try:
+        trainer.run(generations=3)
+        board.update_now()
+        x, qd = board.archive_plot.data("qd_score")
+        assert x == [0, 1, 2] and qd == [r.extras["qd_score"] for r in trainer.history]
+        coverage = board.archive_plot.data("coverage")[1]
+        assert coverage == [100 * r.extras["coverage"] for r in trainer.history] and coverage == sorted(coverage)
+        assert board.archive_box.layout.display is None and board.archive_image.value[:4] == b"\x89PNG"
+        assert board.distribution_box.layout.display == "none"
+    finally:
+        board.close()
+        trainer.close()

@@ -105,3 +105,19 @@ def test_restarts_repairs_and_non_finite_returns_of_a_search_distribution_reach_
     assert lines[0] == ("info", lines[0][1]) and "generation 1: the search distribution restarted (restart 1" in lines[0][1]
     assert "generation 2: 3 eigenvalues or scales were raised to their floor" in lines[1][1]
     assert lines[2] == ("error", "generation 2: 2 members returned non-finite fitness (ranked last)")
+
+
+def test_an_archive_is_followed_and_its_rejected_candidates_reach_the_log():
+    monitor = RunMonitor()
+    assert not monitor.has_archive
+    extras = [
+        dict(qd_score=10.0, coverage=0.1, archive_size=5, rejected=0),
+        dict(qd_score=12.5, coverage=0.2, archive_size=9, rejected=3),
+    ]
+    changed = [monitor.apply([generation_event(g, extras=e)]) for g, e in enumerate(extras)]
+    assert monitor.has_archive and monitor.archive == dict(qd_score=[10.0, 12.5], coverage=[0.1, 0.2], archive_size=[5, 9])
+    assert "log" not in changed[0] and "log" in changed[1]
+    assert monitor.log[-1][1:] == (
+        "error",
+        "generation 1: 3 candidates left out of the archive (a non-finite return or descriptor)",
+    )

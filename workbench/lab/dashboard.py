@@ -30,7 +30,7 @@ import ipywidgets as widgets
 from workbench.checks import check_choice, check_int, check_real, check_type
 from workbench.lab.controls import HyperparameterPanel, knobs_for
 from workbench.lab.pictures import png
-from workbench.lab.plots import DistributionPlot, FitnessPlot, ThroughputPlot, returns_histogram
+from workbench.lab.plots import ArchivePlot, DistributionPlot, FitnessPlot, ThroughputPlot, returns_histogram
 from workbench.lab.run_monitor import X_AXES, RunMonitor
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class TrainingDashboard:
         self.monitor.state = "running" if trainer.running else "idle"
         self.fitness_plot, self.throughput_plot = FitnessPlot(), ThroughputPlot()
         self.distribution_plot = DistributionPlot()  # shown for the strategies whose records carry a distribution
+        self.archive_plot = ArchivePlot()  # shown for the strategies whose records carry an archive (MAP-Elites)
         self.elite_viewer = None
         self.score = None  # the newest Score of score_elite()
         self._subscription = trainer.events.subscribe(maxsize=5000)
@@ -98,6 +99,12 @@ class TrainingDashboard:
         self.distribution_box = widgets.VBox(
             [widgets.HTML("<b>Search distribution</b> (step size, per-parameter σ, principal axes)"), self.distribution_image],
             layout=widgets.Layout(display="none"),  # shown once a generation records a distribution
+        )
+        self.archive_image = widgets.Image(format="png", layout=widgets.Layout(width="600px"))
+        self.archive_image.add_class("wb-archive-plot")
+        self.archive_box = widgets.VBox(
+            [widgets.HTML("<b>Archive</b> (QD-score and coverage)"), self.archive_image],
+            layout=widgets.Layout(display="none"),  # shown once a generation records an archive
         )
         self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="540px"))
         self.throughput_image.add_class("wb-throughput-plot")
@@ -149,7 +156,9 @@ class TrainingDashboard:
             gameplay.layout.display = "none"
             self.buttons["watch elite"].disabled = True
             self.buttons["watch elite"].tooltip = f"{self.trainer.evaluator.spec.env} has no environment to replay"
-        fitness = widgets.VBox([widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image, self.distribution_box])
+        fitness = widgets.VBox(
+            [widgets.HTML("<b>Fitness</b>"), self.axis_toggle, self.fitness_image, self.distribution_box, self.archive_box]
+        )
         throughput = widgets.VBox([widgets.HTML("<b>Throughput</b>"), self.throughput_label, self.throughput_image])
         hyperparameters = widgets.VBox(
             [widgets.HTML("<b>Hyperparameters</b> (applied from the next generation)"), self.controls.widget, self.notices]
@@ -315,6 +324,10 @@ class TrainingDashboard:
                 self.distribution_plot.update(monitor, self.trainer.distribution_axes())
                 self.distribution_image.value = self.distribution_plot.render()
                 self.distribution_box.layout.display = None
+            if monitor.has_archive:
+                self.archive_plot.update(monitor)
+                self.archive_image.value = self.archive_plot.render()
+                self.archive_box.layout.display = None
         if "throughput" in dirty:
             self.throughput_plot.update(monitor)
             self.throughput_image.value = self.throughput_plot.render()

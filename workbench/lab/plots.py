@@ -129,6 +129,41 @@ class DistributionPlot:
         return figure_png(self.figure)
 
 
+class ArchivePlot:
+    """A quality-diversity archive per generation: its QD-score (left axis) and coverage, the share of cells
+    holding an elite (right axis, per cent)."""
+
+    def __init__(self, width: float = 6.4, height: float = 2.6) -> None:
+        self.figure = new_figure(width, height)
+        self.axes = self.figure.subplots()
+        self.coverage_axes = self.axes.twinx()
+        (self.qd_line,) = self.axes.plot([], [], color="tab:green", lw=1.6, label="QD-score")
+        (self.coverage_line,) = self.coverage_axes.plot([], [], color="tab:blue", lw=1.2, ls="--", label="coverage")
+        self.axes.set_xlabel("generation")
+        self.axes.set_ylabel("QD-score", color="tab:green")
+        self.coverage_axes.set_ylabel("coverage (%)", color="tab:blue")
+        self.coverage_axes.set_ylim(0, 100)
+        self.axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        self.axes.grid(alpha=0.3)
+
+    def update(self, monitor: RunMonitor) -> None:
+        x = monitor.generations
+        self.qd_line.set_data(x, monitor.archive["qd_score"])
+        self.coverage_line.set_data(x, [100 * value for value in monitor.archive["coverage"]])
+        self.axes.relim()
+        self.axes.autoscale_view()
+        if x:
+            self.axes.set_xlim(min(x) - 0.5, max(x) + 0.5)
+
+    def data(self, name: str) -> tuple[list, list]:
+        """The (x, y) a series shows now ("qd_score", or "coverage" in per cent; for tests)."""
+        line = self.qd_line if name == "qd_score" else self.coverage_line
+        return list(line.get_xdata()), list(line.get_ydata())
+
+    def render(self) -> bytes:
+        return figure_png(self.figure)
+
+
 class ThroughputPlot:
     """Frames per second per generation, overall and in the busy phases (top); where the evaluator's time went
     (stacked shares, middle); the share of episode slots running over the newest generation's rounds (bottom:

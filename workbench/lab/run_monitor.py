@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 FITNESS_SERIES = ("max", "mean", "median", "elite")
 # the search distribution of the adapted-Gaussian strategies (their records' extras: CMA-ES, sep-CMA-ES, SNES, CEM)
 DISTRIBUTION_SERIES = ("step_size", "scale_min", "scale_max")
+# a quality-diversity archive (MAP-Elites's records' extras)
+ARCHIVE_SERIES = ("qd_score", "coverage", "archive_size")
 X_AXES = ("generations", "frames")
 
 
@@ -45,6 +47,7 @@ class RunMonitor:
         self.latest_rounds: Any = ()  # the newest generation's rounds (GenerationRecord.rounds): occupancy over time
         self.time_split: dict[str, list[float]] = {name: [] for name in TIME_SPLIT}
         self.distribution: dict[str, list[float]] = {name: [] for name in DISTRIBUTION_SERIES}  # NaN: not recorded
+        self.archive: dict[str, list[float]] = {name: [] for name in ARCHIVE_SERIES}  # NaN: not recorded
         self.latest_frame: Any = None  # the newest "frame" event's FrameShown: frame (RGB), score, step, generation
         self.frames_received = 0
         self.state = "idle"
@@ -72,6 +75,15 @@ class RunMonitor:
         before = dict(self._distribution_counts)
         self._generation(event.data)
         logged = self._log_distribution_events(event.data, before, event.time)
+        rejected = int(event.data.extras.get("rejected", 0) or 0)
+        if rejected:
+            self.add_log(
+                "error",
+                f"generation {event.data.generation}: {rejected} candidates left out of the archive (a non-finite return "
+                "or descriptor)",
+                event.time,
+            )
+            logged = True
         return {"fitness", "throughput", "hyperparameters"} | ({"log"} if logged else set())
 
     def _log_distribution_events(self, record: GenerationRecord, before: dict[str, int], when: float) -> bool:
@@ -141,6 +153,8 @@ class RunMonitor:
             self.time_split[name].append(_finite_or_nan(record.time_split.get(name)))
         for name in DISTRIBUTION_SERIES:
             self.distribution[name].append(_finite_or_nan(record.extras.get(name)))
+        for name in ARCHIVE_SERIES:
+            self.archive[name].append(_finite_or_nan(record.extras.get(name)))
         for name in self._distribution_counts:
             self._distribution_counts[name] = int(record.extras.get(name, self._distribution_counts[name]))
         self.hyperparameters = dict(record.hyperparameters)
@@ -149,6 +163,11 @@ class RunMonitor:
     def has_distribution(self) -> bool:
         """Whether the records carry a search distribution's step size and scales (DISTRIBUTION_SERIES)."""
         return any(not math.isnan(value) for value in self.distribution["step_size"])
+
+    @property
+    def has_archive(self) -> bool:
+        """Whether the records carry a quality-diversity archive's QD-score and coverage (ARCHIVE_SERIES)."""
+        return any(not math.isnan(value) for value in self.archive["qd_score"])
 
     def add_log(self, level: str, text: str, when: float | None = None) -> None:
         """Appends a log line (level "info" or "error"); when: a time.time() value (default now)."""
