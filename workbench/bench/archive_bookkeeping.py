@@ -118,10 +118,10 @@ def generation_seconds(cap: int, batch: int | None) -> tuple[float, int, int]:
     )
     strategy, evaluator = config.build()
     try:
-        strategy.tell(evaluator.evaluate(strategy.ask()))  # generation 0: fills the archive, warms the evaluator
+        strategy.tell(evaluator.evaluate(strategy.ask(), bases=strategy.bases()))  # generation 0: warms the evaluator
         requests = strategy.ask()
         start = time.perf_counter()
-        results = evaluator.evaluate(requests)
+        results = evaluator.evaluate(requests, seed=1, bases=strategy.bases())
         seconds = time.perf_counter() - start
     finally:
         evaluator.close()
