@@ -139,7 +139,7 @@ setup(
     # the throughput benchmarks are workbench.bench (`python -m workbench bench` runs them from any install); the
     # experiments (experiments/: learning suites, studies, results) are scripts of a checkout, not installed
     packages=find_packages(include=["workbench", "workbench.*"]),
-    package_data={"workbench.bench": ["native/*.cc"]},
+    package_data={"workbench.bench": ["native/*.cc"], "workbench.lab": ["archive_view.js", "archive_view.css"]},
     ext_modules=[
         Extension(name, sources=files, include_dirs=[os.path.join(HERE, "ops", "cc")], language="c++")
         for name, files in (
@@ -191,7 +191,14 @@ setup(
         ],
         # ipykernel 7.0.x lost widget updates sent from background threads (fixed in 7.1); the dashboard's
         # updater is such a thread (tests/lab/test_widget_threads.py).
-        "notebook": ["jupyterlab>=4.4,<5", "ipywidgets>=8.1.5,<9", "ipykernel>=7.1,<8", "matplotlib>=3.8"],
+        # anywidget: the archive view's canvas (workbench/lab/archive_view.js), with its prebuilt JupyterLab extension.
+        "notebook": [
+            "jupyterlab>=4.4,<5",
+            "ipywidgets>=8.1.5,<9",
+            "ipykernel>=7.1,<8",
+            "matplotlib>=3.8",
+            "anywidget>=0.11,<0.12",
+        ],
         # Scale-out on a Ray cluster (workbench.evaluation.ray_evaluator); every node needs the same install.
         "ray": ["ray>=2.40,<3"],
         # Peers the benchmarks compare with: EnvPool's C++ MuJoCo tasks (workbench/bench/mujoco_steps.py); 1.2.5 is the

@@ -282,6 +282,9 @@ def test_an_archive_is_plotted_for_quality_diversity(dashboard, tmp_path):
         assert coverage == [100 * r.extras["coverage"] for r in trainer.history] and coverage == sorted(coverage)
         assert board.archive_box.layout.display is None and board.archive_image.value[:4] == b"\x89PNG"
         assert board.distribution_box.layout.display == "none"
+        fitness = np.frombuffer(board.archive_view.canvas.fitness, np.float32)  # the live archive, as of the update
+        assert (~np.isnan(fitness)).sum() == trainer.history[-1].extras["archive_size"]
+        assert dashboard.archive_view is None  # the GA's dashboard has none
     finally:
         board.close()
         trainer.close()

@@ -278,3 +278,63 @@ def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterla
     assert min(agent_share, final_share) > 0.001, (
         f"agent pixels: {agent_share:.4f} at the screenshot, {final_share:.4f} at the end"
     )
+
+
+ARCHIVE_NOTEBOOK_CELLS = [
+    "from workbench.lab.archive_view import ArchiveView\n"
+    "from workbench.training import RunConfig, Trainer\n"
+    'config = RunConfig(env="Walker2d-v5", algorithm="map-elites", max_episode_frames=60, slots=8,\n'
+    "                   hyperparameters=dict(batch_size=12, initial_population=24, sigma=0.1, cells=6, archive='grid'))\n"
+    "trainer = Trainer.from_config(config)\n"
+    "trainer.run(generations=3)\n"
+    "view = ArchiveView(trainer)\n"
+    "view",
+]
+
+# The centre (client coordinates) of a painted, non-empty pixel of the archive canvas, or null.
+OCCUPIED_PIXEL_JS = """() => {
+  const canvas = document.querySelector('.wb-archive-canvas');
+  const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  const box = canvas.getBoundingClientRect();
+  for (let p = 0; p < canvas.width * canvas.height; p++) {
+    if (!(data[4 * p] === 225 && data[4 * p + 1] === 225 && data[4 * p + 2] === 225)) {
+      const x = p % canvas.width, y = Math.floor(p / canvas.width);
+      return {x: box.left + (x + 0.5) * box.width / canvas.width, y: box.top + (y + 0.5) * box.height / canvas.height};
+    }
+  }
+  return null;
+}"""
+
+
+def test_the_archive_view_shows_cells_on_hover_and_replays_a_clicked_cell(jupyterlab):
+    url, token = jupyterlab
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}
+            for source in ARCHIVE_NOTEBOOK_CELLS
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    request = urllib.request.Request(
+        f"{url}/api/contents/archive_view.ipynb?token={token}",
+        data=json.dumps({"type": "notebook", "format": "json", "content": notebook}).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=30).close()
+    with notebook_page(jupyterlab, "archive_view.ipynb", "archive-view-failure.png") as page:
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".wb-archive-canvas", timeout=300_000)
+        point = wait_until(lambda: page.evaluate(OCCUPIED_PIXEL_JS), 60, "a painted cell on the archive canvas")
+        page.mouse.move(point["x"], point["y"])
+        tip = wait_until(lambda: page.locator(".wb-archive-tip").first.inner_text(), 30, "the tooltip of a cell")
+        info = page.locator(".wb-archive-info").first.inner_text()
+        page.locator(".wb-archive-view").first.screenshot(path=os.path.join(SCREENSHOTS, "archive-view.png"))
+        page.mouse.click(point["x"], point["y"])
+        page.wait_for_selector(".wb-agent-frame", timeout=180_000)  # the clicked cell's elite in an AgentViewer
+        message = wait_until(lambda: "replaying" in page.locator(".wb-archive-info").first.inner_text(), 60, "the click's answer")
+        assert_every_cell_ran(page, 300)
+    assert tip.startswith("cell ") and "fitness" in tip and "descriptor (" in tip and "generation" in tip, tip
+    assert "cells hold an elite" in info and message, info

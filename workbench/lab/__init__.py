@@ -3,6 +3,7 @@
   TrainingDashboard   fitness curves, gameplay, throughput, live hyperparameters, run controls, log
   AgentViewer         replay of one agent: scrubber, RGB screen beside the network's input, score, actions
   compare_generations two generations' elites side by side
+  ArchiveView         a quality-diversity archive as a live heatmap: hover a cell to read it, click to replay its elite
   RunMonitor          the dashboard's data, fed by trainer events (no widgets; tested on its own)
   observation_strip, timeline_figure, trap_positions_figure
                       the pictures and plots the tutorials draw (a network's input, an evaluator's
@@ -20,6 +21,7 @@ from workbench.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # the public names; each loads with its submodule on first use (workbench/lazy_exports.py)
     from workbench.lab.agent_viewer import AgentViewer, Comparison, compare_generations
+    from workbench.lab.archive_view import ArchiveView
     from workbench.lab.dashboard import TrainingDashboard
     from workbench.lab.pictures import observation_strip
     from workbench.lab.plots import timeline_figure, trap_positions_figure
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # the public names; each loads with its submodule on first us
 
 __all__ = [
     "AgentViewer",
+    "ArchiveView",
     "Comparison",
     "RunMonitor",
     "TrainingDashboard",

@@ -102,10 +102,17 @@ class TrainingDashboard:
         )
         self.archive_image = widgets.Image(format="png", layout=widgets.Layout(width="600px"))
         self.archive_image.add_class("wb-archive-plot")
-        self.archive_box = widgets.VBox(
-            [widgets.HTML("<b>Archive</b> (QD-score and coverage)"), self.archive_image],
-            layout=widgets.Layout(display="none"),  # shown once a generation records an archive
-        )
+        self.archive_view = None  # the live archive (workbench.lab.archive_view) of a quality-diversity run
+        archive_parts = [widgets.HTML("<b>Archive</b> (QD-score and coverage)"), self.archive_image]
+        if getattr(self.trainer.strategy, "archive", None) is not None:
+            from workbench.lab.archive_view import ArchiveView
+
+            self.archive_view = ArchiveView(self.trainer)
+            archive_parts += [
+                widgets.HTML("<b>Archive cells</b> (fitness; hover to read a cell, click to replay its elite)"),
+                self.archive_view.widget,
+            ]
+        self.archive_box = widgets.VBox(archive_parts, layout=widgets.Layout(display="none"))  # shown once one is recorded
         self.throughput_image = widgets.Image(format="png", layout=widgets.Layout(width="540px"))
         self.throughput_image.add_class("wb-throughput-plot")
         self.throughput_label = widgets.HTML(layout=widgets.Layout(max_width="540px"))
@@ -327,6 +334,8 @@ class TrainingDashboard:
             if monitor.has_archive:
                 self.archive_plot.update(monitor)
                 self.archive_image.value = self.archive_plot.render()
+                if self.archive_view is not None:
+                    self.archive_view.update()
                 self.archive_box.layout.display = None
         if "throughput" in dirty:
             self.throughput_plot.update(monitor)
