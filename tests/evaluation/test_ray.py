@@ -405,3 +405,31 @@ def test_a_function_problem_registered_here_runs_on_the_actors_as_locally(tmp_pa
             assert [r.max for r in remote.run(generations=3)] == expected
     finally:
         unregister_function_problem("ray-quadratic")
+
+
+@pytest.mark.long
+def test_map_elites_with_a_behaviour_registered_here_runs_on_the_actors_as_locally():
+    from workbench.evaluation.behaviour import Behaviour, register_behaviour, unregister_behaviour
+
+    def torso(env, index):  # the final torso (x, z): a user's descriptor, pickled by value to the actors
+        return env.physics_state([index])[0][0, :2]
+
+    register_behaviour(Behaviour("torso-xz", torso, [[-2.0, 2.0], [0.0, 2.0]]), replace=True)
+    try:
+        config = RunConfig(
+            env="Walker2d-v5",
+            algorithm="map-elites",
+            behaviour="torso-xz",
+            max_episode_frames=40,
+            slots=8,
+            hyperparameters=dict(batch_size=8, initial_population=12, sigma=0.1, cells=5, variation="iso_line", line_sigma=0.5),
+            **NOISE,
+        )
+        with Trainer.from_config(config) as local:
+            expected = [r.to_json()["qd_score"] for r in local.run(generations=3)]
+        config.ray, config.ray_actors = True, 2
+        with Trainer.from_config(config) as remote:
+            assert isinstance(remote.evaluator, RayEvaluator)
+            assert [r.to_json()["qd_score"] for r in remote.run(generations=3)] == expected
+    finally:
+        unregister_behaviour("torso-xz")
