@@ -118,6 +118,9 @@ def test_every_preset_configures_every_algorithm_on_every_mujoco_task(preset, al
     config.check()
     assert config.model in ("linear", "mlp") and config.max_episode_frames == 1000
     assert RunConfig.from_json(config.to_json()) == config
+    if algorithm == "map-elites":  # QDax's per-step reward offset times the cap, as the QD-score's offset
+        expected = {"Walker2d-v5": -1413.0, "Ant-v5": -3240.0, "Humanoid-v5": 0.0}.get(TASKS[task].gymnasium_id)
+        assert expected is None or config.hyperparameters["qd_score_offset"] == expected
     if algorithm == "ars" and preset == "paper":
         assert config.hyperparameters == dict(ARS_PAPER[TASKS[task].gymnasium_id], center_episodes=1)
         assert (config.observation_normalization is None) == (task == "Swimmer-v5")  # V1 there, V2-t elsewhere

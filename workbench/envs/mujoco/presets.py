@@ -64,6 +64,11 @@ _QD = {
     "pc": dict(_QD_PAPER, archive="cvt", cells=1024),
     "tutorial": dict(_QD_PAPER, batch_size=32, initial_population=64, archive="cvt", cells=256),
 }
+# QDax's per-step reward offsets of its "uni" tasks (its environments' reward_offset: "experimentally determined, should
+# be sufficient to have only positive rewards"): the QD-score offset here is minus this times the episode cap, so an
+# elite adds to the QD-score when its return is above -offset per step of a full episode. QDax adds the offset to
+# every step's reward instead, which also favours longer episodes within a cell; here the objective stays the return.
+QD_REWARD_OFFSET = {"Hopper-v5": 0.9, "Walker2d-v5": 1.413, "HalfCheetah-v5": 9.231, "Ant-v5": 3.24, "Humanoid-v5": 0.0}
 _PGPE_TASKS = {"Humanoid-v5": dict(population_size=200, max_speed=0.015)}  # ClipUp's Humanoid
 
 
@@ -105,7 +110,8 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             slots=16,
         )
     if preset_group == "qd":  # QDax's and PGA-ME's locomotion settings: a 64-64 MLP, no normalisation, 1,024 CVT cells
-        qd: dict[str, Any] = dict(_QD[name])
+        offset = QD_REWARD_OFFSET.get(task, 0.0) * MAX_EPISODE_STEPS
+        qd: dict[str, Any] = dict(_QD[name], qd_score_offset=-offset if offset else 0.0)
         return dict(
             fields,
             model="mlp",
