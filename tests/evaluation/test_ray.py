@@ -422,7 +422,9 @@ def test_map_elites_with_a_behaviour_registered_here_runs_on_the_actors_as_local
             behaviour="torso-xz",
             max_episode_frames=40,
             slots=8,
-            hyperparameters=dict(batch_size=8, initial_population=12, sigma=0.1, cells=5, variation="iso_line", line_sigma=0.5),
+            hyperparameters=dict(
+                population_size=8, initial_population=12, sigma=0.1, cells=5, variation="iso_line", line_sigma=0.5
+            ),
             **NOISE,
         )
         with Trainer.from_config(config) as local:

@@ -17,7 +17,7 @@ TABLE = NoiseTable.shared(2**16, seed=5)
 
 
 def make(seed=0, **changes):
-    settings = dict(batch_size=32, initial_population=32, sigma=0.05, cells=8, descriptor_bounds=[[-0.5, 0.5]] * 2)
+    settings = dict(population_size=32, initial_population=32, sigma=0.05, cells=8, descriptor_bounds=[[-0.5, 0.5]] * 2)
     config = MapElitesConfig(**dict(settings, **changes)).validated()
     return MapElites(config, ParameterSpace(TABLE, np.full(6, 0.1, np.float32)), seed=seed)
 
@@ -93,13 +93,13 @@ def test_the_archive_shape_is_fixed_and_the_rest_changes_live():
     for change in (dict(cells=9), dict(archive="cvt"), dict(descriptor_bounds=[[0, 1], [0, 1]]), dict(qd_score_offset=-1.0)):
         with pytest.raises(ValueError, match="cannot change during a run: the archive's shape is fixed"):
             strategy.set(**change)
-    strategy.set(sigma=0.2, batch_size=5)  # from the next generation on
+    strategy.set(sigma=0.2, population_size=5)  # from the next generation on
     assert len(strategy.ask()) == 32
     run(strategy, 3)
     requests = strategy.ask()
     assert len(requests) == 5 and all(r.genome.mutations[-1][1] == pytest.approx(0.2) for r in requests)
     run(strategy, 4)
-    assert strategy.history[-1].hyperparameters["batch_size"] == 5 and strategy.history[-1].evaluations == 5
+    assert strategy.history[-1].hyperparameters["population_size"] == 5 and strategy.history[-1].evaluations == 5
 
 
 def test_a_cvt_archive_runs_and_every_setting_is_checked_by_name():
@@ -108,7 +108,7 @@ def test_a_cvt_archive_runs_and_every_setting_is_checked_by_name():
     with pytest.raises(ValueError, match="descriptor_bounds: MAP-Elites needs the descriptor space's bounds"):
         make(descriptor_bounds=None)
     for changes, match in (
-        (dict(batch_size=0), "batch_size"),
+        (dict(population_size=0), "population_size"),
         (dict(sigma=0.0), "sigma"),
         (dict(archive="hexagon"), "archive must be one of"),
         (dict(cells=0), "cells"),

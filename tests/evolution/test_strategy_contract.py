@@ -39,7 +39,7 @@ SMALL = {  # a few members each, so that three generations take milliseconds
     "CEM": dict(population_size=8, sigma_init=0.1),
     "CRFMNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
     "XNES": dict(population_size=6, sigma_init=0.1),
-    "MapElites": dict(batch_size=6, initial_population=6, sigma=0.1, cells=4, descriptor_bounds=((-1, 1), (-1, 1))),
+    "MapElites": dict(population_size=6, initial_population=6, sigma=0.1, cells=4, descriptor_bounds=((-1, 1), (-1, 1))),
 }
 
 

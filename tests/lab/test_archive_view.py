@@ -13,7 +13,7 @@ TABLE = NoiseTable.shared(2**16, seed=6)
 
 
 def trained(dimensions=2, generations=8, **settings):
-    config = dict(batch_size=24, initial_population=24, sigma=0.05, cells=6, descriptor_bounds=[[-0.5, 0.5]] * dimensions)
+    config = dict(population_size=24, initial_population=24, sigma=0.05, cells=6, descriptor_bounds=[[-0.5, 0.5]] * dimensions)
     strategy = MapElites(
         MapElitesConfig(**dict(config, **settings)).validated(), ParameterSpace(TABLE, np.full(8, 0.1, np.float32))
     )

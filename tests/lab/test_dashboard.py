@@ -269,7 +269,7 @@ def test_an_archive_is_plotted_for_quality_diversity(dashboard, tmp_path):
         env="sphere-4",
         algorithm="map-elites",
         noise_size=2**16,
-        hyperparameters=dict(batch_size=16, initial_population=16, sigma=0.2, cells=6, descriptor_bounds=[[-1, 1]] * 4),
+        hyperparameters=dict(population_size=16, initial_population=16, sigma=0.2, cells=6, descriptor_bounds=[[-1, 1]] * 4),
     )
     trainer = Trainer.from_config(config, run_dir=str(tmp_path / "me"))
     board = TrainingDashboard(trainer, plot_interval=0.05)

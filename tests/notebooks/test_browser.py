@@ -284,7 +284,7 @@ ARCHIVE_NOTEBOOK_CELLS = [
     "from workbench.lab.archive_view import ArchiveView\n"
     "from workbench.training import RunConfig, Trainer\n"
     'config = RunConfig(env="Walker2d-v5", algorithm="map-elites", max_episode_frames=60, slots=8,\n'
-    "                   hyperparameters=dict(batch_size=12, initial_population=24, sigma=0.1, cells=6, archive='grid'))\n"
+    "                   hyperparameters=dict(population_size=12, initial_population=24, sigma=0.1, cells=6, archive='grid'))\n"
     "trainer = Trainer.from_config(config)\n"
     "trainer.run(generations=3)\n"
     "view = ArchiveView(trainer)\n"

@@ -7,7 +7,7 @@ import pytest
 
 from workbench.training import RunConfig, Trainer
 
-SMALL = dict(batch_size=6, initial_population=8, sigma=0.1, cells=4, archive="grid")
+SMALL = dict(population_size=6, initial_population=8, sigma=0.1, cells=4, archive="grid")
 
 
 def config(**changes):
@@ -55,7 +55,7 @@ def test_map_elites_on_montezumas_revenge_files_members_by_the_players_final_pos
         env="montezuma_revenge",
         algorithm="map-elites",
         behaviour="player_position",
-        hyperparameters=dict(batch_size=4, initial_population=6, sigma=0.05, cells=8, archive="grid"),
+        hyperparameters=dict(population_size=4, initial_population=6, sigma=0.05, cells=8, archive="grid"),
         max_episode_frames=300,
         noise_size=2**22,
         slots=4,

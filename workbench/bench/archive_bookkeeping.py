@@ -112,7 +112,7 @@ def generation_seconds(cap: int, batch: int | None) -> tuple[float, int, int]:
     """(seconds, episodes, steps) of one evaluation of a batch of MAP-Elites children on Ant-v5, pc preset."""
     from workbench.training import RunConfig
 
-    hyperparameters = {} if batch is None else dict(batch_size=batch, initial_population=batch)
+    hyperparameters = {} if batch is None else dict(population_size=batch, initial_population=batch)
     config = RunConfig.from_preset(
         "pc", "map-elites", env="Ant-v5", max_episode_frames=cap, hyperparameters=dict(hyperparameters, cells=64)
     )

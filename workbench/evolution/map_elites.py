@@ -6,8 +6,8 @@ archive (`cells` in all; centroids by k-means, fixed by the bounds and the cell 
 holds the elites. A generation is one "population" round:
 
   generation 0: initial_population random genomes (seed-chain initialisations, as the Deep GA's; again,
-                batch_size of them, while every candidate so far was rejected and the archive is empty);
-  later:        batch_size children of elites drawn uniformly from the archive, by the `variation`:
+                population_size of them, while every candidate so far was rejected and the archive is empty);
+  later:        population_size children of elites drawn uniformly from the archive, by the `variation`:
                 "gaussian": the parent plus sigma times a noise slice (a seed chain one mutation longer);
                 "iso_line": Iso+LineDD (Vassiliades & Mouret 2018), of two parents x_a and x_b,
                 x_a + line_sigma N(0, 1) (x_b - x_a) + sigma eps: a LineChild node (workbench.evolution.lineage)
@@ -51,7 +51,9 @@ class MapElitesConfig:
     """MAP-Elites hyperparameters. The archive's shape (archive, cells, descriptor_bounds, qd_score_offset) is
     fixed for a run: set() refuses to change it."""
 
-    batch_size: int = hyperparameter(100, "batch size", "children per generation", scale="int", low=1, high=2000)
+    population_size: int = hyperparameter(
+        100, "population size", "children per generation (after generation 0)", scale="int", low=1, high=2000
+    )
     initial_population: int = hyperparameter(
         100, "initial population", "random genomes in generation 0 (no slider: it counts when the run starts)", scale="int"
     )
@@ -80,7 +82,7 @@ class MapElitesConfig:
             object.__setattr__(self, "descriptor_bounds", pairs)
 
     def validated(self) -> MapElitesConfig:
-        check_int("batch_size", self.batch_size, 1)
+        check_int("population_size", self.population_size, 1)
         check_int("initial_population", self.initial_population, 1)
         check_real("sigma", self.sigma, 0, low_open=True)
         if self.variation not in VARIATIONS:
@@ -106,7 +108,7 @@ class MapElitesConfig:
 
     @classmethod
     def tutorial(cls) -> MapElitesConfig:
-        return cls(batch_size=32, initial_population=64, sigma=0.05, cells=16)
+        return cls(population_size=32, initial_population=64, sigma=0.05, cells=16)
 
 
 def make_archive(config: MapElitesConfig) -> Archive:
@@ -149,14 +151,14 @@ class MapElites(Strategy):
         config = self.config
         if self.batch is None:  # drawn once per generation and kept in the state until told
             if self.generation == 0 or self.archive.size == 0:
-                count = config.initial_population if self.generation == 0 else config.batch_size
+                count = config.initial_population if self.generation == 0 else config.population_size
                 self.batch = [Genome(self.space.sample_offset(self.rng)) for _ in range(count)]
             elif config.variation == "gaussian":
-                parents = [self.archive.genomes[int(cell)] for cell in self.archive.sample(self.rng, config.batch_size)]
+                parents = [self.archive.genomes[int(cell)] for cell in self.archive.sample(self.rng, config.population_size)]
                 self.batch = [self._mutated(parent, self.space.sample_offset(self.rng)) for parent in parents]
             else:
-                pairs = self.archive.sample(self.rng, 2 * config.batch_size).reshape(config.batch_size, 2)
-                steps = config.line_sigma * self.rng.normal(size=config.batch_size)
+                pairs = self.archive.sample(self.rng, 2 * config.population_size).reshape(config.population_size, 2)
+                steps = config.line_sigma * self.rng.normal(size=config.population_size)
                 self.batch = [
                     LineChild(
                         self.archive.genomes[int(a)],

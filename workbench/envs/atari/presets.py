@@ -18,7 +18,7 @@ Verified on 2 cores only.
 The CMA group (sep-CMA-ES) takes each preset's GA population, sigma_init 0.005 and the seeded network as its
 initial mean; no paper ran it on Atari.
 
-MAP-Elites (the "qd" group) takes each preset's GA population as its batch and first generation, the GA's sigma and a
+MAP-Elites (the "qd" group) takes each preset's GA population as its population and first generation, the GA's sigma and a
 CVT archive of 1,024 cells (256 in the tutorial preset); no paper ran it on Atari.
 
 Settings are per preset group (the algorithm registry's `preset_group`: "ga", "es", "cma", "qd"); random search takes the
@@ -43,7 +43,7 @@ _ES_TUTORIAL = dict(population_size=64, sigma=0.05, learning_rate=0.03)
 # The CMA family (sep-CMA-ES: a full covariance does not fit an Atari network): no paper ran it on Atari; the
 # population is the GA's of each preset, sigma_init the pc GA's mutation power, the mean the seeded network.
 _CMA = dict(sigma_init=0.005, initial="random", center_episodes=1)
-# MAP-Elites (no paper ran it on Atari): each preset's GA population as its batch and first generation, the GA's
+# MAP-Elites (no paper ran it on Atari): each preset's GA population as its population and first generation, the GA's
 # mutation power, a CVT archive of 1,024 cells over the family's descriptor.
 _QD = dict(archive="cvt", cells=1024)
 
@@ -55,7 +55,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             ga=_GA_PAPER,
             es=dict(_ES_PAPER, meta_population_size=5),
             cma=dict(_CMA, population_size=1000),
-            qd=dict(_QD, batch_size=1000, initial_population=1000, sigma=0.002),
+            qd=dict(_QD, population_size=1000, initial_population=1000, sigma=0.002),
         ),
         layout=dict(subpopulations=2, slots=16, max_episode_frames=ATARI_MAX_EPISODE_FRAMES),
     ),
@@ -64,7 +64,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             ga=_GA_PC,
             es=dict(_ES_PC, meta_population_size=3),
             cma=dict(_CMA, population_size=200),
-            qd=dict(_QD, batch_size=200, initial_population=200, sigma=0.005),
+            qd=dict(_QD, population_size=200, initial_population=200, sigma=0.005),
         ),
         layout=dict(subpopulations=2, slots=16, max_episode_frames=ATARI_MAX_EPISODE_FRAMES),
     ),
@@ -73,7 +73,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             ga=_GA_TUTORIAL,
             es=dict(_ES_TUTORIAL, meta_population_size=3),
             cma=dict(_CMA, population_size=64),
-            qd=dict(_QD, batch_size=64, initial_population=64, sigma=0.05, cells=256),
+            qd=dict(_QD, population_size=64, initial_population=64, sigma=0.05, cells=256),
         ),
         layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000),
     ),
@@ -93,13 +93,13 @@ def machine_cores() -> int:
 
 def scaled_to_cores(fields: dict[str, Any], cores: int, mirrored: bool = False) -> dict[str, Any]:
     """The pc preset's fields (hyperparameters and layout, for PC_CORES cores) for a machine of `cores` cores:
-    population (MAP-Elites: batch and first generation), parents and slots per sub-population times
+    population (MAP-Elites's: its first generation too), parents and slots per sub-population times
     cores / PC_CORES, the cores counted up to MAX_PC_CORES; a `mirrored` population (the ES group's pairs) stays
     even."""
     check_int("cores", cores, 1)
     factor = min(cores, MAX_PC_CORES) / PC_CORES
     hyperparameters = dict(fields["hyperparameters"])
-    for name in ("population_size", "truncation", "batch_size", "initial_population"):
+    for name in ("population_size", "truncation", "initial_population"):
         if hyperparameters.get(name):
             hyperparameters[name] = max(1, round(hyperparameters[name] * factor))
     if mirrored:

@@ -6,7 +6,7 @@
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
             state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero. MAP-Elites
-            (the "qd" group): PGA-ME's and QDax's 64-64 MLP, batch 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells.
+            (the "qd" group): PGA-ME's and QDax's 64-64 MLP, population 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
   tutorial  small settings for the notebooks.
 
@@ -56,13 +56,13 @@ _GROUPS = {  # hyperparameters per preset and group, before the per-task entries
     ),
 }
 PRESET_NAMES = tuple(_GROUPS)
-# MAP-Elites (the "qd" group): PGA-ME's MAP-Elites (batch 100, Iso+LineDD with sigma_iso 0.005 and sigma_line 0.05,
+# MAP-Elites (the "qd" group): PGA-ME's MAP-Elites (population 100, Iso+LineDD with sigma_iso 0.005 and sigma_line 0.05,
 # as QDax's examples too), a CVT archive of 1,024 cells; the descriptor: the family's (feet contact).
-_QD_PAPER = dict(batch_size=100, initial_population=100, variation="iso_line", sigma=0.005, line_sigma=0.05)
+_QD_PAPER = dict(population_size=100, initial_population=100, variation="iso_line", sigma=0.005, line_sigma=0.05)
 _QD = {
     "paper": dict(_QD_PAPER, archive="cvt", cells=1024),
     "pc": dict(_QD_PAPER, archive="cvt", cells=1024),
-    "tutorial": dict(_QD_PAPER, batch_size=32, initial_population=64, archive="cvt", cells=256),
+    "tutorial": dict(_QD_PAPER, population_size=32, initial_population=64, archive="cvt", cells=256),
 }
 # QDax's per-step reward offsets of its "uni" tasks (its environments' reward_offset: "experimentally determined, should
 # be sufficient to have only positive rewards"): the QD-score offset here is minus this times the episode cap, so an
@@ -118,7 +118,7 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             model_options=dict(hidden_sizes=[64, 64]),
             hyperparameters=qd,
             observation_normalization=None,
-            slots=one_wave_slots(int(qd["batch_size"])),
+            slots=one_wave_slots(int(qd["population_size"])),
         )
     if preset_group == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}), center_episodes=1)
