@@ -251,6 +251,11 @@ class Fuzzer:
             ),
             "mujoco_env_status": (mujoco.workbench_mujoco_env_status, dict(handle=self.handles["mujoco"], indices=idx), {}),
             "mujoco_env_state": (mujoco.workbench_mujoco_env_state, dict(handle=self.handles["mujoco"], indices=idx), {}),
+            "mujoco_env_feet_contact": (
+                mujoco.workbench_mujoco_env_feet_contact,
+                dict(handle=self.handles["mujoco"], indices=idx),
+                {},
+            ),
             "mujoco_env_set_state": (
                 mujoco.workbench_mujoco_env_set_state,
                 dict(handle=self.handles["mujoco"], indices=idx, qpos=np.zeros((2, 6)), qvel=np.zeros((2, 6))),
