@@ -207,7 +207,8 @@ class RunConfig:
             raise ValueError(
                 f"descriptor_bounds: the behaviour {behaviour!r} declares no bounds on {self.env}; give them in the "
                 "hyperparameters (descriptor_bounds=[[low, high], ...], one pair per descriptor dimension) or choose a "
-                "behaviour that declares them (feet_contact on a MuJoCo task with feet, final_position on Ant, final_ram)"
+                "behaviour that declares them (feet_contact on a MuJoCo task with feet, final_position on Ant, final_ram, "
+                "player_position on Montezuma's Revenge and Frostbite)"
             )
         return bounds
 
