@@ -345,3 +345,19 @@ def test_every_run_setting_is_an_option_that_sets_its_field(tmp_path, capsys):
     assert {name: getattr(config, name) for name in expected} == expected
     config = run_config_from(build_parser().parse_args(["train", "--no-virtual-batch-norm", "--out", "x"]))
     assert config.virtual_batch_norm is False
+
+
+def test_map_elites_options_are_checked_by_name(tmp_path, capsys):
+    base = ["train", "--env", "Walker2d-v5", "--algo", "map-elites", "--generations", "1", "--out", str(tmp_path / "x")]
+    code, _, err = in_process(capsys, *base, "--descriptor-bounds", "[[0, 1]")
+    assert code == 2 and "--descriptor-bounds: not JSON" in err
+    for option, value, named in (
+        ("--descriptor-bounds", "[[1, 0], [0, 1]]", "descriptor_bounds[0] must have low < high"),
+        ("--variation", "crossover", "variation must be one of"),
+        ("--archive", "hexagon", "archive must be one of"),
+    ):
+        code, _, err = in_process(capsys, *base, option, value)
+        assert code == 2 and named in err, (option, err)
+    code, _, err = in_process(capsys, "train", "--env", "Swimmer-v5", "--algo", "map-elites", "--out", str(tmp_path / "y"))
+    assert code == 2 and "descriptor_bounds: the behaviour 'feet_contact' declares no bounds on Swimmer-v5" in err
+    assert not os.listdir(tmp_path)  # refused before any run directory was made
