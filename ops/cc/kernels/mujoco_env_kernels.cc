@@ -325,14 +325,15 @@ class MujocoEnvFeetContactOp : public MujocoEnvOp {
  protected:
   void Run(OpKernelContext* ctx, MujocoEnvBatch* batch, const std::vector<int32_t>& indices) override {
     OP_REQUIRES(ctx, batch->task.feet_error().empty(),
-                absl::InvalidArgumentError(absl::StrCat("feet contact of ", batch->task.config().task, ": ",
-                                                        batch->task.feet_error())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("feet contact of ", batch->task.config().task, ": ", batch->task.feet_error())));
     OP_REQUIRES_OK(ctx, RequireStarted(batch, indices));
     const int64_t n = static_cast<int64_t>(indices.size());
     const int64_t feet = static_cast<int64_t>(batch->task.foot_geoms().size());
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n, feet}), &out));
-    for (int64_t i = 0; i < n; ++i) batch->simulators[indices[i]]->WriteFeetContact(out->flat<double>().data() + i * feet);
+    for (int64_t i = 0; i < n; ++i)
+      batch->simulators[indices[i]]->WriteFeetContact(out->flat<double>().data() + i * feet);
   }
 };
 
