@@ -1,6 +1,7 @@
 """The CMA-ES update against the `cmaes` package's CMA and SepCMA: the same draws and fitness values injected into
 both, the mean, step size, covariance and evolution paths compared over many generations."""
 
+import dataclasses
 import math
 
 import cmaes  # the reference (the test extra installs it)
@@ -133,3 +134,35 @@ def test_bad_arguments_are_named():
         update.tell(np.zeros((7, 3)), np.zeros(6))
     with pytest.raises(ValueError, match="non-finite"):
         update.load(dict(update.state_dict(), sigma=float("nan")))
+
+
+@pytest.mark.parametrize("kind", [CovarianceUpdate, DiagonalUpdate])
+def test_a_variable_number_of_parents_updates_as_a_population_of_twice_as_many_with_positive_weights(kind):
+    """CMA-ME's "filter" selection recombines as many parents as entered the archive: tell(..., parents=k) must equal
+    the same update state with 2k members (whose default positive weights are ln(k + 1/2) - ln i) told the best 2k,
+    its negative weights (active CMA, full form) set to zero, generation after generation with k changing."""
+    n, lam = 7, 16
+    rng = np.random.default_rng(11)
+    ours = kind(rng.uniform(-1, 1, n), 0.4, population_size=lam)
+    for generation, parents in enumerate([2, 3, 8, 5, 2, 8, 6, 4]):  # 2k >= 4 members
+        z = rng.standard_normal((lam, n))
+        fitness = -np.array([ellipsoid(x) for x in ours.sample(z)])
+        reference = kind(np.zeros(n), 1.0, population_size=2 * parents)
+        reference.load(ours.state_dict())
+        reference._use(dataclasses.replace(reference.recombination, weights=np.maximum(reference.weights, 0.0)))
+        ranked = z[np.argsort(-fitness, kind="stable")]
+        recombination = ours.parents_recombination(parents)
+        assert recombination.mu == parents and recombination.weights[parents:].sum() == 0
+        np.testing.assert_allclose(recombination.weights[:parents], reference.weights[:parents], rtol=1e-12)
+        assert recombination.mu_eff == pytest.approx(reference.mu_eff, rel=1e-12)
+        ours.tell(z, fitness, parents=parents)
+        reference.tell(ranked[: 2 * parents], -np.arange(2 * parents, dtype=np.float64))
+        message = f"generation {generation}, {parents} parents"
+        np.testing.assert_allclose(ours.mean, reference.mean, rtol=1e-12, atol=1e-14, err_msg=message)
+        np.testing.assert_allclose(ours.covariance(), reference.covariance(), rtol=1e-10, atol=1e-14, err_msg=message)
+        assert ours.sigma == pytest.approx(reference.sigma, rel=1e-12), message
+        assert ours.weights is ours._default.weights and ours.mu == lam // 2  # the default recombination is back
+    ours.tell(z, fitness, parents=1)  # one parent: the mean moves to the best member
+    assert ours.parents_recombination(1).weights[0] == 1.0
+    with pytest.raises(ValueError, match=r"parents must be in \[1, 16\]"):
+        ours.tell(z, fitness, parents=0)

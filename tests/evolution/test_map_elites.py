@@ -105,7 +105,7 @@ def test_the_archive_shape_is_fixed_and_the_rest_changes_live():
 def test_a_cvt_archive_runs_and_every_setting_is_checked_by_name():
     strategy = run(make(archive="cvt", cells=50), 5)
     assert strategy.archive.kind == "cvt" and strategy.archive.cells == 50 and strategy.archive.size > 5
-    with pytest.raises(ValueError, match="descriptor_bounds: MAP-Elites needs the descriptor space's bounds"):
+    with pytest.raises(ValueError, match="descriptor_bounds: quality diversity needs the descriptor space's bounds"):
         make(descriptor_bounds=None)
     for changes, match in (
         (dict(population_size=0), "population_size"),
@@ -115,7 +115,7 @@ def test_a_cvt_archive_runs_and_every_setting_is_checked_by_name():
         (dict(descriptor_bounds=[[0, 1, 2]]), "descriptor_bounds must be"),
         (dict(descriptor_bounds=[[1, 0]]), r"descriptor_bounds\[0\] must have low < high"),
         (dict(descriptor_bounds=[[0, math.inf]]), r"descriptor_bounds\[0\] high"),
-        (dict(cells=1000, descriptor_bounds=[[0, 1]] * 3), "above 10 million cells"),
+        (dict(cells=1000, descriptor_bounds=[[0, 1]] * 3), "above 10,000,000 cells"),
     ):
         with pytest.raises(ValueError, match=match):
             make(**changes)

@@ -23,6 +23,10 @@ min(1, (2 mu_eff - 1) / ((n + 2)^2 + mu_eff))), split c_1 = c_cov / mu_eff, c_mu
 c_s = (mu_eff + 2) / (n + mu_eff + 3) and c_c = 4 / (n + 4). The `cmaes` package (CMA and SepCMA) computes the same
 update; its SepCMA's c_1 is the full form's (tests/evolution/test_cma_update.py compares both, the rates injected).
 
+tell(z, fitness, parents=k) recombines the best k members instead (CMA-ME's "filter" selection: as many parents as
+members entered the archive): w_i proportional to ln(k + 1/2) - ln i for i <= k, no negative weights, and every rate
+recomputed from their mu_eff (Fontaine et al. 2020, after Hansen's purecma); the default recombination is back after.
+
 After each update C is made symmetric and decomposed (B, D); eigenvalues below a floor (the covariance lost
 positive definiteness to rounding) are raised to it and counted in `repairs`. `learning_rates` overrides c_1,
 c_mu, c_c, c_s or d_s (tests inject a reference's values); all else follows the tutorial's defaults.
@@ -30,13 +34,29 @@ c_mu, c_c, c_s or d_s (tests inject a reference's values); all else follows the 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 EIGENVALUE_FLOOR = 1e-300  # the smallest eigenvalue of C kept; lower ones are raised to it (a repair)
 RATE_NAMES = ("c_1", "c_mu", "c_c", "c_s", "d_s")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recombination:
+    """The weights [lambda] of the members ranked best first, the parents mu, mu_eff and the rates that follow."""
+
+    weights: np.ndarray
+    mu: int
+    mu_eff: float
+    c_1: float
+    c_mu: float
+    c_c: float
+    c_s: float
+    d_s: float
 
 
 def default_population_size(n: int) -> int:
@@ -96,18 +116,14 @@ class CMAUpdate:
         lam = default_population_size(n) if population_size is None else int(population_size)
         if lam < 4:
             raise ValueError(f"population_size must be at least 4 (2 parents), got {lam}")
-        self.n, self.population_size, self.mu = n, lam, lam // 2
-        self.weights = self._weights()
-        positive = self.weights[: self.mu]
-        self.mu_eff = float(positive.sum() ** 2 / (positive**2).sum())
-        rates = self._default_rates()
+        self.n, self.population_size, self.mu = n, lam, lam // 2  # mu: the default parents (see _use)
         unknown = set(learning_rates or {}) - set(RATE_NAMES)
         if unknown:
             raise ValueError(f"unknown learning rates {sorted(unknown)}; known: {list(RATE_NAMES)}")
-        rates.update({name: float(value) for name, value in (learning_rates or {}).items()})
-        self.c_1, self.c_mu, self.c_c, self.c_s, self.d_s = (rates[name] for name in RATE_NAMES)
-        if not (0 <= self.c_1 and 0 <= self.c_mu and self.c_1 + self.c_mu <= 1 and 0 < self.c_c <= 1 and 0 < self.c_s < 1):
-            raise ValueError(f"learning rates out of range: {rates}")
+        self._rate_overrides = {name: float(value) for name, value in (learning_rates or {}).items()}
+        self._default = self._recombination(self._weights(), lam // 2)
+        self._by_parents: dict[int, Recombination] = {}
+        self._use(self._default)
         self.chi_n = expected_norm(n)
         self.mean = mean
         self.sigma = float(sigma)
@@ -123,11 +139,53 @@ class CMAUpdate:
         """The recombination weights, [lambda] (the full form: with negative ones)."""
         raise NotImplementedError
 
-    def _default_rates(self) -> dict[str, float]:
+    def _default_rates(self, mu_eff: float) -> dict[str, float]:
         raise NotImplementedError
 
-    def _step_size_rates(self, c_s: float) -> dict[str, float]:
-        return dict(c_s=c_s, d_s=1 + 2 * max(0.0, math.sqrt((self.mu_eff - 1) / (self.n + 1)) - 1) + c_s)
+    def _step_size_rates(self, c_s: float, mu_eff: float) -> dict[str, float]:
+        return dict(c_s=c_s, d_s=1 + 2 * max(0.0, math.sqrt((mu_eff - 1) / (self.n + 1)) - 1) + c_s)
+
+    def _recombination(self, weights: np.ndarray, mu: int) -> Recombination:
+        """The weights' mu_eff and the learning rates that follow from it (the overrides applied)."""
+        positive = weights[:mu]
+        mu_eff = float(positive.sum() ** 2 / (positive**2).sum())
+        rates = dict(self._default_rates(mu_eff), **self._rate_overrides)
+        c_1, c_mu, c_c, c_s, d_s = (rates[name] for name in RATE_NAMES)
+        if not (0 <= c_1 and 0 <= c_mu and c_1 + c_mu <= 1 and 0 < c_c <= 1 and 0 < c_s < 1):
+            raise ValueError(f"learning rates out of range: {rates}")
+        return Recombination(weights, mu, mu_eff, c_1, c_mu, c_c, c_s, d_s)
+
+    def parents_recombination(self, parents: int) -> Recombination:
+        """The recombination of the best `parents` members (1 <= parents <= lambda) as CMA-ME takes it (Fontaine et
+        al. 2020, after Hansen's purecma): w_i proportional to ln(parents + 1/2) - ln i, no negative weights, and
+        the rates of their mu_eff."""
+        parents = int(parents)
+        if not 1 <= parents <= self.population_size:
+            raise ValueError(f"parents must be in [1, {self.population_size}], got {parents}")
+        if parents not in self._by_parents:
+            raw = math.log(parents + 0.5) - np.log(np.arange(1, parents + 1))
+            weights = np.zeros(self.population_size)
+            weights[:parents] = raw / raw.sum()
+            self._by_parents[parents] = self._recombination(weights, parents)
+        return self._by_parents[parents]
+
+    def _use(self, recombination: Recombination) -> None:
+        self.recombination = recombination
+        self.weights, self.mu, self.mu_eff = recombination.weights, recombination.mu, recombination.mu_eff
+        self.c_1, self.c_mu, self.c_c = recombination.c_1, recombination.c_mu, recombination.c_c
+        self.c_s, self.d_s = recombination.c_s, recombination.d_s
+
+    @contextlib.contextmanager
+    def _parents(self, parents: int | None) -> Iterator[None]:
+        """The update inside uses the recombination of `parents` (None: the default one)."""
+        if parents is None:
+            yield
+            return
+        self._use(self.parents_recombination(parents))
+        try:
+            yield
+        finally:
+            self._use(self._default)
 
     # -- the covariance (subclasses) ------------------------------------------------------
     def _init_covariance(self) -> None:
@@ -171,13 +229,16 @@ class CMAUpdate:
             raise ValueError(f"members must be [k, {self.n}], got shape {members.shape}")
         return self._untransform((members - self.mean) / self.sigma)
 
-    def tell(self, z: np.ndarray, fitness: np.ndarray) -> None:
-        """One generation's update from its draws [lambda, n] and their fitness [lambda] (maximised; see ranking())."""
+    def tell(self, z: np.ndarray, fitness: np.ndarray, parents: int | None = None) -> None:
+        """One generation's update from its draws [lambda, n] and their fitness [lambda] (maximised; see ranking()).
+        parents: recombine the best `parents` members with parents_recombination()'s weights (CMA-ME's "filter"
+        selection: as many parents as members entered the archive) instead of the default weights."""
         z = self.check_draws(z)
         fitness = np.asarray(fitness, np.float64)
         if fitness.shape != (self.population_size,):
             raise ValueError(f"fitness must be [{self.population_size}], got shape {fitness.shape}")
-        self._tell_ranked(z[ranking(fitness)])
+        with self._parents(parents):
+            self._tell_ranked(z[ranking(fitness)])
 
     def _tell_ranked(self, z: np.ndarray) -> None:
         """The update from the draws ranked best first."""
@@ -259,12 +320,12 @@ class CovarianceUpdate(CMAUpdate):
         alpha = min(1 + c_1 / c_mu, 1 + 2 * mu_eff_minus / (mu_eff + 2), (1 - c_1 - c_mu) / (n * c_mu)) if c_mu > 0 else 0
         return np.where(raw >= 0, raw / positive.sum(), alpha * raw / max(-negative.sum(), 1e-300))
 
-    def _default_rates(self) -> dict[str, float]:
-        n, mu_eff = self.n, self.mu_eff
+    def _default_rates(self, mu_eff: float) -> dict[str, float]:
+        n = self.n
         c_1 = 2 / ((n + 1.3) ** 2 + mu_eff)
         c_mu = min(1 - c_1, 2 * (mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + mu_eff))
         c_c = (4 + mu_eff / n) / (n + 4 + 2 * mu_eff / n)
-        return dict(c_1=c_1, c_mu=c_mu, c_c=c_c, **self._step_size_rates((mu_eff + 2) / (n + mu_eff + 5)))
+        return dict(c_1=c_1, c_mu=c_mu, c_c=c_c, **self._step_size_rates((mu_eff + 2) / (n + mu_eff + 5), mu_eff))
 
     def _init_covariance(self) -> None:
         self.C = np.eye(self.n)
@@ -323,8 +384,8 @@ class DiagonalUpdate(CMAUpdate):
         weights[: self.mu] = raw / raw.sum()
         return weights
 
-    def _default_rates(self) -> dict[str, float]:
-        n, mu_eff = self.n, self.mu_eff
+    def _default_rates(self, mu_eff: float) -> dict[str, float]:
+        n = self.n
         c_cov = (
             (n + 2)
             / 3
@@ -335,7 +396,7 @@ class DiagonalUpdate(CMAUpdate):
             c_1=c_cov / mu_eff,
             c_mu=c_cov * (1 - 1 / mu_eff),
             c_c=4 / (n + 4),
-            **self._step_size_rates((mu_eff + 2) / (n + mu_eff + 3)),
+            **self._step_size_rates((mu_eff + 2) / (n + mu_eff + 3), mu_eff),
         )
 
     def _init_covariance(self) -> None:
@@ -367,21 +428,23 @@ class DiagonalUpdate(CMAUpdate):
         positive = self.weights[: self.mu]
         self.tell_sums(positive @ z[: self.mu], positive @ np.square(z[: self.mu]))
 
-    def ranked_weights(self) -> np.ndarray:
-        """The weights of the members ranked best first (zero past mu): what tell_sums' sums weigh."""
-        return self.weights
+    def ranked_weights(self, parents: int | None = None) -> np.ndarray:
+        """The weights of the members ranked best first (zero past mu): what tell_sums' sums weigh (with `parents`,
+        parents_recombination()'s)."""
+        return self.weights if parents is None else self.parents_recombination(parents).weights
 
-    def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray) -> None:
+    def tell_sums(self, z_w: np.ndarray, zz_w: np.ndarray, parents: int | None = None) -> None:
         """The update from two weighted sums of the draws ranked best first, each [n]: z_w = sum_{i <= mu} w_i z_i
-        and zz_w = sum_{i <= mu} w_i z_i^2; all it needs, so that a caller can stream the draws (a million
-        parameters times hundreds of members does not fit in memory as one matrix)."""
+        and zz_w = sum_{i <= mu} w_i z_i^2 (w: ranked_weights(parents)); all it needs, so that a caller can stream
+        the draws (a million parameters times hundreds of members does not fit in memory as one matrix)."""
         z_w, zz_w = np.asarray(z_w, np.float64), np.asarray(zz_w, np.float64)
         if z_w.shape != (self.n,) or zz_w.shape != (self.n,):
             raise ValueError(f"z_w and zz_w must be [{self.n}], got shapes {z_w.shape} and {zz_w.shape}")
-        rank_mu = self.C * zz_w  # sum_i w_i y_i^2 with y = D z, before the step changes nothing of D
-        h_s = self._move(z_w)
-        self.C = self._decay(h_s) * self.C + self.c_1 * self.p_c**2 + self.c_mu * rank_mu
-        self._decompose()
+        with self._parents(parents):
+            rank_mu = self.C * zz_w  # sum_i w_i y_i^2 with y = D z, before the step changes nothing of D
+            h_s = self._move(z_w)
+            self.C = self._decay(h_s) * self.C + self.c_1 * self.p_c**2 + self.c_mu * rank_mu
+            self._decompose()
 
     def scales(self) -> np.ndarray:
         return self.sigma * self.D

@@ -15,11 +15,7 @@ holds the elites. A generation is one "population" round:
                 (x_b - x_a), which bases() holds for the round: 4 n bytes a child; on a million-parameter network
                 the Gaussian variation ships seeds only).
 
-Every request asks for a behaviour per episode (behaviour=True); a member's descriptor is the mean of its
-episodes' behaviours and its objective the mean return. Candidates with a non-finite objective (a NaN return)
-or descriptor are left out of the archive, counted, and reported in the record (`rejected`); a descriptor with
-another number of dimensions than the bounds is refused (ValueError naming both).
-
+Descriptors, rejected candidates and the archive's figures in the records: workbench.evolution.quality_diversity.
 Records: the batch's fitness statistics; the elite is the archive's best; extras qd_score (objectives minus
 qd_score_offset, summed), coverage, archive_size, new_cells (cells the generation filled), improved_cells (cells
 whose elite it replaced), rejected. A cell's genome is a seed chain or a lineage node (a few bytes per mutation
@@ -30,26 +26,22 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from workbench.checks import check_int, check_real
 from workbench.evolution import lineage
-from workbench.evolution.archive import Archive, CVTArchive, GridArchive, cvt_centroids
 from workbench.evolution.genome import Genome
 from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.lineage import LineageDecoder, LineChild, Node
+from workbench.evolution.quality_diversity import ArchiveSearch, ArchiveSettings
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, Strategy, fitness_summary
+from workbench.evolution.strategy import EvaluationRequest, fitness_summary
 
-ARCHIVES = ("grid", "cvt")
 VARIATIONS = ("gaussian", "iso_line")
-CVT_SEED = 0  # the k-means seed of a CVT archive's centroids: fixed, so the bounds and cells alone decide them
 
 
 @dataclasses.dataclass(frozen=True)
-class MapElitesConfig:
-    """MAP-Elites hyperparameters. The archive's shape (archive, cells, descriptor_bounds, qd_score_offset) is
-    fixed for a run: set() refuses to change it."""
+class MapElitesConfig(ArchiveSettings):
+    """MAP-Elites hyperparameters. The archive's shape (ArchiveSettings: archive, cells, descriptor_bounds,
+    qd_score_offset) is fixed for a run: set() refuses to change it."""
 
     population_size: int = hyperparameter(
         100, "population size", "children per generation (after generation 0)", scale="int", low=1, high=2000
@@ -67,21 +59,9 @@ class MapElitesConfig:
         0.05, "line σ", "Iso+LineDD's step along the line between the two parents", scale="log", low=1e-3, high=1.0
     )
     episodes_per_member: int = hyperparameter(1, "episodes per member", "episodes of each member", scale="int")
-    archive: str = hyperparameter("grid", "archive", 'the cells: "grid" (a regular grid) or "cvt" (centroidal Voronoi)')
-    cells: int = hyperparameter(32, "cells", "grid: cells per descriptor dimension; cvt: cells in all", scale="int")
-    descriptor_bounds: list | None = hyperparameter(
-        None, "descriptor bounds", "(low, high) per descriptor dimension; None = the run's descriptor declares them"
-    )
-    qd_score_offset: float = hyperparameter(
-        0.0, "QD-score offset", "subtracted from every elite's objective in the QD-score (below the lowest return)"
-    )
-
-    def __post_init__(self) -> None:
-        if isinstance(self.descriptor_bounds, (list, tuple)):  # one form however given: JSON's, lists of pairs
-            pairs = [list(p) if isinstance(p, (list, tuple)) else p for p in self.descriptor_bounds]
-            object.__setattr__(self, "descriptor_bounds", pairs)
 
     def validated(self) -> MapElitesConfig:
+        self._validated_archive()
         check_int("population_size", self.population_size, 1)
         check_int("initial_population", self.initial_population, 1)
         check_real("sigma", self.sigma, 0, low_open=True)
@@ -89,21 +69,6 @@ class MapElitesConfig:
             raise ValueError(f"variation must be one of {VARIATIONS}, got {self.variation!r}")
         check_real("line_sigma", self.line_sigma, 0)
         check_int("episodes_per_member", self.episodes_per_member, 1)
-        if self.archive not in ARCHIVES:
-            raise ValueError(f"archive must be one of {ARCHIVES}, got {self.archive!r}")
-        check_int("cells", self.cells, 1)
-        if self.descriptor_bounds is not None:
-            pairs = self.descriptor_bounds
-            if not isinstance(pairs, list) or not pairs or any(not isinstance(p, list) or len(p) != 2 for p in pairs):
-                raise ValueError(
-                    f"descriptor_bounds must be (low, high) pairs, one per descriptor dimension, got {self.descriptor_bounds!r}"
-                )
-            for k, (low, high) in enumerate(pairs):
-                check_real(f"descriptor_bounds[{k}] low", low)
-                check_real(f"descriptor_bounds[{k}] high", high)
-                if not low < high:
-                    raise ValueError(f"descriptor_bounds[{k}] must have low < high, got ({low}, {high})")
-        check_real("qd_score_offset", self.qd_score_offset)
         return self
 
     @classmethod
@@ -111,40 +76,17 @@ class MapElitesConfig:
         return cls(population_size=32, initial_population=64, sigma=0.05, cells=16)
 
 
-def make_archive(config: MapElitesConfig) -> Archive:
-    """The empty archive config declares (descriptor_bounds must be set)."""
-    if config.descriptor_bounds is None:
-        raise ValueError(
-            "descriptor_bounds: MAP-Elites needs the descriptor space's bounds, one (low, high) pair per dimension "
-            "(a run fills them from its descriptor's declaration)"
-        )
-    bounds = [tuple(map(float, pair)) for pair in config.descriptor_bounds]
-    if config.archive == "grid":
-        if config.cells ** len(bounds) > 10_000_000:
-            raise ValueError(f"cells: {config.cells} per dimension over {len(bounds)} dimensions is above 10 million cells")
-        return GridArchive([config.cells] * len(bounds), bounds, qd_score_offset=config.qd_score_offset)
-    return CVTArchive(cvt_centroids(config.cells, bounds, seed=CVT_SEED), bounds, qd_score_offset=config.qd_score_offset)
-
-
-class MapElites(Strategy):
+class MapElites(ArchiveSearch):
     """MAP-Elites on a ParameterSpace; `seed` drives the initial genomes, the parents drawn and every mutation."""
 
     kind = "MapElites"
     config_class = MapElitesConfig
-    EXTRAS = ("qd_score", "coverage", "archive_size", "new_cells", "improved_cells", "rejected")
-    ACCEPTS_NONFINITE_BEHAVIOURS = True
-    FIXED = ("archive", "cells", "descriptor_bounds", "qd_score_offset")  # the archive's shape: fixed for a run
 
     def __init__(self, config: MapElitesConfig, space: ParameterSpace, seed: int = 0) -> None:
         super().__init__(config, space, seed)
-        self.archive = make_archive(self.config)
         self.batch: list[Node] | None = None  # this generation's genomes (seed chains or lineage nodes), once asked
         self.decoder = LineageDecoder(space)  # the archive's lineage nodes: parents of line children, the elite
-        self._shipped: tuple[list[Genome], dict] | None = None  # the batch as the evaluator gets it, and its bases
-
-    @property
-    def phase(self) -> str:
-        return "population"
+        self._shipped_round: tuple[list[Genome], dict] | None = None  # the batch as the evaluator gets it, its bases
 
     # -- ask/tell -------------------------------------------------------------------------
     def _ask(self):
@@ -169,7 +111,7 @@ class MapElites(Strategy):
                     )
                     for (a, b), step in zip(pairs, steps)
                 ]
-            self._shipped = None
+            self._shipped_round = None
         genomes, _ = self._shipped_batch()
         return [EvaluationRequest(g, config.episodes_per_member, "population", behaviour=True) for g in genomes]
 
@@ -180,78 +122,37 @@ class MapElites(Strategy):
             return parent.child(offset, self.config.sigma)
         return LineChild(parent, parent, 0.0, offset, self.config.sigma)
 
+    def _shipped(self, genome: Node) -> tuple[Genome, dict]:
+        return self.decoder.shipped(genome)
+
     def _shipped_batch(self) -> tuple[list[Genome], dict]:
         """The batch's genomes as evaluators decode them, and the dense bases they need (line children's)."""
-        if self._shipped is None:
+        if self._shipped_round is None:
             genomes, bases = [], {}
             for node in self.batch or []:
                 genome, node_bases = self.decoder.shipped(node)
                 genomes.append(genome)
                 bases.update(node_bases)
-            self._shipped = (genomes, bases)
-        return self._shipped
-
-    def _check_results(self, results):
-        expected = self.archive.dimensions
-        for k, result in enumerate(results):
-            if result.behaviours.shape[1] != expected:
-                raise ValueError(
-                    f"results[{k}] descriptors have {result.behaviours.shape[1]} dimensions; the archive's "
-                    f"descriptor_bounds declare {expected}"
-                )
+            self._shipped_round = (genomes, bases)
+        return self._shipped_round
 
     def _tell(self, requests, results, means):
-        descriptors = np.stack([r.behaviours.mean(axis=0) for r in results])
-        objectives = np.where(np.isneginf(means), np.nan, means)  # a NaN return: rejected, not the worst elite
+        objectives, descriptors = self._candidates(results, means)
         added = self.archive.add(list(self.batch or []), objectives, descriptors, self.generation)
         best = self.archive.best()
-        statistics = self.archive.statistics()
         self._record_generation(
             fitness_summary(means),
             None if best is None else best["objective"],
-            None if best is None else self.decoder.shipped(best["genome"])[0],
+            self.elite,
             sum(r.episodes for r in requests),
-            qd_score=statistics["qd_score"],
-            coverage=statistics["coverage"],
-            archive_size=statistics["archive_size"],
-            new_cells=added.filled,
-            improved_cells=added.replaced,
-            rejected=added.rejected,
+            **self._archive_extras(added),
         )
-        self.batch, self._shipped = None, None
+        self.batch, self._shipped_round = None, None
         self._start_next_generation()
-
-    # -- what evaluators and users read ---------------------------------------------------
-    @property
-    def elite(self) -> Genome | None:
-        """The archive's best elite as evaluators decode it (None before the first generation, or while every
-        candidate was rejected)."""
-        best = self.archive.best()
-        return None if best is None else self.decoder.shipped(best["genome"])[0]
 
     def bases(self) -> dict:
         """The dense bases of the round's line children (none for Gaussian children)."""
         return dict(self._shipped_batch()[1]) if self.batch is not None else {}
-
-    def elite_bases(self) -> dict:
-        """bases() and the base of the archive's best elite when it is a line child."""
-        best = self.archive.best()
-        extra = {} if best is None else self.decoder.shipped(best["genome"])[1]
-        return {**self.bases(), **extra}
-
-    def cell_genome(self, cell: int) -> tuple[Genome, dict]:
-        """The genome of `cell`'s elite as an evaluator decodes it, and the dense bases it needs (a replay of the
-        cell); ValueError naming the cell when it is empty."""
-        return self.decoder.shipped(self.archive.elite(cell)["genome"])
-
-    def _validate(self, config):
-        config = super()._validate(config)
-        current = vars(self).get("config")  # None while the base class validates the first config
-        if current is not None:
-            changed = [name for name in self.FIXED if getattr(config, name) != getattr(current, name)]
-            if changed:
-                raise ValueError(f"{', '.join(changed)} cannot change during a run: the archive's shape is fixed")
-        return config
 
     # -- state ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
