@@ -54,7 +54,7 @@ def test_a_registered_algorithm_gets_options_help_validation_presets_and_sliders
 
 def test_traits_and_names():
     assert algorithm_names(vector_only=True) == ["ars", "pgpe"]
-    assert algorithm_names(needs_behaviour=True) == ["map-elites", "ns-es", "nsr-es"]
+    assert algorithm_names(needs_behaviour=True) == ["cma-mae", "cma-me", "map-elites", "ns-es", "nsr-es"]
     assert algorithm_names(has_center=False) == ["ga", "map-elites", "random"]
     assert algorithm_spec("random").config_for({}).truncation == 0  # a default the name sets
     assert algorithm_spec("random").config_for({"truncation": 5}).truncation == 5  # the run's own setting wins

@@ -15,6 +15,8 @@
   CRFMNES            CR-FM-NES (CRFMNESConfig): diagonal plus rank-one covariance, for a million parameters
   MapElites          MAP-Elites (MapElitesConfig): an archive of the best genome per descriptor cell; Gaussian or
                      Iso+LineDD variation (lineage.py: children of two parents as graph nodes, not dense vectors)
+  CMAME              CMA-ME and CMA-MAE (CMAMEConfig): CMA-ES emitters ranked by archive improvement, restarts,
+                     CMA-MAE's soft thresholds
   GridArchive, CVTArchive  quality-diversity archives (archive.py), equal to pyribs's insertion by insertion
   Strategy           the interface (and bookkeeping) they share: ask/tell, elite, bases, set, state
   GenerationRecord   one generation's typed record, with its JSON form
@@ -29,6 +31,7 @@ from workbench.evolution.archive import CVTArchive, GridArchive
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
 from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
+from workbench.evolution.cma_me import CMAME, CMAMEConfig
 from workbench.evolution.crfmnes import CRFMNES, CRFMNESConfig
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
@@ -69,6 +72,8 @@ __all__ = [
     "GenomeDecoder",
     "GridArchive",
     "MapElites",
+    "CMAME",
+    "CMAMEConfig",
     "MapElitesConfig",
     "NoiseTable",
     "NoveltyConfig",

@@ -11,7 +11,8 @@ dataclass, and one register() call (the built-in ones are registered at the end 
 
 Traits:
   preset_group     the group whose preset settings a name takes ("ga", "es", "ars", "pgpe", "cma": the CMA family
-                   and the other adapted-Gaussian strategies, SNES and CEM; "qd": quality diversity; an environment
+                   and the other adapted-Gaussian strategies, SNES and CEM; "qd": MAP-Elites; "cma-qd": CMA-ME and
+                   CMA-MAE; an environment
                    family's presets give settings per group)
   has_center       a weight vector the search moves (it can start from another run's weights: init_from)
   vector_only      for vector observations only (not Atari screens)
@@ -29,6 +30,7 @@ from typing import Any
 from workbench.evolution.ars import ARSConfig, AugmentedRandomSearch
 from workbench.evolution.cem import CEM, CEMConfig
 from workbench.evolution.cma_es import CMAES, CMAConfig, SepCMAES
+from workbench.evolution.cma_me import CMAME, CMAMEConfig
 from workbench.evolution.crfmnes import CRFMNES, CRFMNESConfig
 from workbench.evolution.es import ESConfig, EvolutionStrategy
 from workbench.evolution.ga import GAConfig, GeneticAlgorithm
@@ -188,6 +190,25 @@ for _spec in (
         MapElitesConfig,
         "MAP-Elites: an archive of the best genome per descriptor cell, Gaussian or Iso+LineDD variation",
         "qd",
+        needs_behaviour=True,
+    ),
+    AlgorithmSpec(
+        "cma-me",
+        CMAME,
+        CMAMEConfig,
+        "CMA-ME: CMA-ES emitters ranked by what entered the archive, restarted when nothing did",
+        "cma-qd",
+        has_center=True,
+        needs_behaviour=True,
+    ),
+    AlgorithmSpec(
+        "cma-mae",
+        CMAME,
+        CMAMEConfig,
+        "CMA-MAE: CMA-ES emitters climbing soft archive thresholds (archive learning rate 0.01)",
+        "cma-qd",
+        defaults={"ranker": "imp", "selection_rule": "mu", "restart_rule": "basic", "archive_learning_rate": 0.01},
+        has_center=True,
         needs_behaviour=True,
     ),
 ):
