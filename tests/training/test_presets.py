@@ -30,7 +30,7 @@ def test_the_pc_preset_and_overrides():
         RunConfig.from_preset("laptop")
     with pytest.raises(
         ValueError,
-        match=r'"ars" is for vector observations; pong is in the atari family: its presets cover cem, cma-es, cr-fm-nes, es, ',
+        match=r'"ars" is for vector observations; pong is in the atari family: its presets cover cem, cma-es, cma-mae, cma-me, ',
     ):
         RunConfig.from_preset("pc", "ars", env="pong")
     with pytest.raises(ValueError, match=r"algorithm must be one of .*got 'gaa' \(did you mean ga\?\)"):
@@ -105,7 +105,8 @@ def test_evolution_strategies_normalise_by_a_reference_batch_in_the_atari_preset
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_every_preset_configures_every_algorithm_on_every_mujoco_task(preset, algorithm, task):
-    if algorithm == "map-elites" and not TASKS[task].feet:  # no feet: no descriptor with declared bounds
+    quality_diversity = ALGORITHMS[algorithm].preset_group in ("qd", "cma-qd")
+    if quality_diversity and not TASKS[task].feet:  # no feet: no descriptor with declared bounds
         with pytest.raises(ValueError, match="descriptor_bounds: the behaviour 'feet_contact' declares no bounds on"):
             RunConfig.from_preset(preset, algorithm, env=task)
         config = RunConfig.from_preset(
@@ -118,7 +119,7 @@ def test_every_preset_configures_every_algorithm_on_every_mujoco_task(preset, al
     config.check()
     assert config.model in ("linear", "mlp") and config.max_episode_frames == 1000
     assert RunConfig.from_json(config.to_json()) == config
-    if algorithm == "map-elites":  # QDax's per-step reward offset times the cap, as the QD-score's offset
+    if quality_diversity:  # QDax's per-step reward offset times the cap, as the QD-score's offset
         expected = {"Walker2d-v5": -1413.0, "Ant-v5": -3240.0, "Humanoid-v5": 0.0}.get(TASKS[task].gymnasium_id)
         assert expected is None or config.hyperparameters["qd_score_offset"] == expected
     if algorithm == "ars" and preset == "paper":

@@ -69,3 +69,25 @@ def test_map_elites_on_montezumas_revenge_files_members_by_the_players_final_pos
         assert archive.size >= 1 and (occupied[:, 0] >= 0).all() and (occupied[:, 1] >= 128).all()
     with pytest.raises(ValueError, match="descriptor_bounds: the behaviour 'player_position' declares no bounds on pong"):
         RunConfig(env="pong", algorithm="map-elites", behaviour="player_position").algorithm_config()
+
+
+@pytest.mark.parametrize("algorithm", ["cma-me", "cma-mae"])
+def test_cma_me_and_cma_mae_train_on_walker2d_feet_contact_and_resume_exactly(tmp_path, algorithm):
+    settings = dict(emitters=2, population_size=5, sigma_init=0.1, cells=4, archive="grid", qd_score_offset=-100.0)
+    run = config(env="Walker2d-v5", algorithm=algorithm, hyperparameters=settings)
+    assert run.algorithm_config().descriptor_bounds == [[0.0, 1.0]] * 2
+    strategy, evaluator = run.build()
+    with Trainer(strategy, evaluator, config=run) as straight:
+        records = straight.run(generations=4)
+        archive = straight.strategy.archive
+        assert archive.size == records[-1].extras["archive_size"] > 1 and records[-1].evaluations == 10
+        cell = int(archive.occupied_cells()[0])
+        genome, bases = straight.strategy.cell_genome(cell)
+        assert genome.has_base and set(bases) == {genome.init}  # a replay ships its emitter's base
+    strategy, evaluator = run.build()
+    with Trainer(strategy, evaluator, run_dir=str(tmp_path / "run"), config=run) as first:
+        first.run(generations=2)
+    with Trainer.resume_from(str(tmp_path / "run")) as resumed:
+        again = resumed.run(generations=2)
+        assert np.array_equal(resumed.strategy.archive.objective, archive.objective)
+    assert [r.to_json()["qd_score"] for r in again] == [r.to_json()["qd_score"] for r in records[2:]]

@@ -19,10 +19,12 @@ The CMA group (sep-CMA-ES) takes each preset's GA population, sigma_init 0.005 a
 initial mean; no paper ran it on Atari.
 
 MAP-Elites (the "qd" group) takes each preset's GA population as its population and first generation, the GA's sigma and a
-CVT archive of 1,024 cells (256 in the tutorial preset); no paper ran it on Atari.
+CVT archive of 1,024 cells (256 in the tutorial preset); no paper ran it on Atari. CMA-ME and CMA-MAE (the "cma-qd" group)
+share the GA's population among sep-CMA-ES emitters over a CVT archive of 128 cells (each archived elite keeps a dense
+base of its emitter).
 
-Settings are per preset group (the algorithm registry's `preset_group`: "ga", "es", "cma", "qd"); random search takes the
-GA's with its own truncation 0 (the registry's defaults win, workbench.training.presets).
+Settings are per preset group (the algorithm registry's `preset_group`: "ga", "es", "cma", "qd", "cma-qd"); random search
+takes the GA's with its own truncation 0 (the registry's defaults win, workbench.training.presets).
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ _CMA = dict(sigma_init=0.005, initial="random", center_episodes=1)
 # MAP-Elites (no paper ran it on Atari): each preset's GA population as its population and first generation, the GA's
 # mutation power, a CVT archive of 1,024 cells over the family's descriptor.
 _QD = dict(archive="cvt", cells=1024)
+# CMA-ME and CMA-MAE (no paper ran them on Atari): sep-CMA-ES emitters sharing the GA's population (paper 10 x 100,
+# pc 5 x 40, tutorial 2 x 32), the CMA group's start; 128 CVT cells (64 in the tutorial), as each archived elite
+# keeps its emitter's [2, n] base: 128 x 13.6 MB at most for the 1.7M-parameter network.
+_CMA_QD = dict(sigma_init=0.005, initial="random", archive="cvt", cells=128)
 
 # Settings per preset group (meta_population_size: the novelty searches' meta-population, taken by the
 # algorithms whose config has it), and the evaluator's layout and training cap
@@ -56,6 +62,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             es=dict(_ES_PAPER, meta_population_size=5),
             cma=dict(_CMA, population_size=1000),
             qd=dict(_QD, population_size=1000, initial_population=1000, sigma=0.002),
+            cma_qd=dict(_CMA_QD, emitters=10, population_size=100),
         ),
         layout=dict(subpopulations=2, slots=16, max_episode_frames=ATARI_MAX_EPISODE_FRAMES),
     ),
@@ -65,6 +72,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             es=dict(_ES_PC, meta_population_size=3),
             cma=dict(_CMA, population_size=200),
             qd=dict(_QD, population_size=200, initial_population=200, sigma=0.005),
+            cma_qd=dict(_CMA_QD, emitters=5, population_size=40),
         ),
         layout=dict(subpopulations=2, slots=16, max_episode_frames=ATARI_MAX_EPISODE_FRAMES),
     ),
@@ -74,6 +82,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             es=dict(_ES_TUTORIAL, meta_population_size=3),
             cma=dict(_CMA, population_size=64),
             qd=dict(_QD, population_size=64, initial_population=64, sigma=0.05, cells=256),
+            cma_qd=dict(_CMA_QD, emitters=2, population_size=32, sigma_init=0.05, cells=64),
         ),
         layout=dict(subpopulations=2, slots=8, max_episode_frames=4_000),
     ),
@@ -119,7 +128,7 @@ def atari_presets(name: str, env: str, preset_group: str, cores: int | None) -> 
     this machine's), and virtual batch normalisation for the ES group of the paper and pc presets, as the
     paper's ES had (without it ES did not learn Seaquest here: docs/learning.md)."""
     preset = PRESETS[name]
-    fields = dict(preset["layout"], hyperparameters=dict(preset["groups"][preset_group]))
+    fields = dict(preset["layout"], hyperparameters=dict(preset["groups"][preset_group.replace("-", "_")]))
     if name == "pc":
         fields = scaled_to_cores(fields, machine_cores() if cores is None else cores, mirrored=preset_group == "es")
     if name in ("paper", "pc") and preset_group == "es":

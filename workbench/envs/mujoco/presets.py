@@ -6,13 +6,14 @@
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
             state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero. MAP-Elites
-            (the "qd" group): PGA-ME's and QDax's 64-64 MLP, population 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells.
+            (the "qd" group): PGA-ME's and QDax's 64-64 MLP, population 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells;
+            CMA-ME and CMA-MAE (the "cma-qd" group): the same network and archive, 5 sep-CMA-ES emitters of 20.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
   tutorial  small settings for the notebooks.
 
 A run nobody chose a model, normalisation or cap for takes the paper preset's (mujoco_run_defaults). Settings
-are per preset group (the algorithm registry's `preset_group`: "ga", "es", "ars", "pgpe", "cma", "qd"); a task variant (the
-humanoid trap) takes the settings of the Gymnasium task it runs.
+are per preset group (the algorithm registry's `preset_group`: "ga", "es", "ars", "pgpe", "cma", "qd", "cma-qd"); a task
+variant (the humanoid trap) takes the settings of the Gymnasium task it runs.
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ _QD = {
     "pc": dict(_QD_PAPER, archive="cvt", cells=1024),
     "tutorial": dict(_QD_PAPER, population_size=32, initial_population=64, archive="cvt", cells=256),
 }
+# CMA-ME and CMA-MAE (the "cma-qd" group): the same network, archive and descriptor, 5 sep-CMA-ES emitters of 20 members
+# (100 episodes a generation, as MAP-Elites's), from zero weights with sigma_init 0.05 (no paper: the CMA-ME paper's
+# 15 emitters of 37 searched smaller problems; pyribs's and QDax's examples use 1 to 15 emitters).
+_CMA_QD = {
+    "paper": dict(emitters=5, population_size=20, sigma_init=0.05, archive="cvt", cells=1024),
+    "pc": dict(emitters=5, population_size=20, sigma_init=0.05, archive="cvt", cells=1024),
+    "tutorial": dict(emitters=2, population_size=16, sigma_init=0.05, archive="cvt", cells=256),
+}
 # QDax's per-step reward offsets of its "uni" tasks (its environments' reward_offset: "experimentally determined, should
 # be sufficient to have only positive rewards"): the QD-score offset here is minus this times the episode cap, so an
 # elite adds to the QD-score when its return is above -offset per step of a full episode. QDax adds the offset to
@@ -109,16 +118,17 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             observation_normalization=dict(ARS_NORMALIZATION),
             slots=16,
         )
-    if preset_group == "qd":  # QDax's and PGA-ME's locomotion settings: a 64-64 MLP, no normalisation, 1,024 CVT cells
+    if preset_group in ("qd", "cma-qd"):  # QDax's and PGA-ME's locomotion settings: a 64-64 MLP, 1,024 CVT cells
         offset = QD_REWARD_OFFSET.get(task, 0.0) * MAX_EPISODE_STEPS
-        qd: dict[str, Any] = dict(_QD[name], qd_score_offset=-offset if offset else 0.0)
+        qd: dict[str, Any] = dict((_QD if preset_group == "qd" else _CMA_QD)[name], qd_score_offset=-offset if offset else 0.0)
+        members = int(qd["population_size"]) * int(qd.get("emitters", 1))
         return dict(
             fields,
             model="mlp",
             model_options=dict(hidden_sizes=[64, 64]),
             hyperparameters=qd,
             observation_normalization=None,
-            slots=one_wave_slots(int(qd["population_size"])),
+            slots=one_wave_slots(members),
         )
     if preset_group == "pgpe":
         hyperparameters = dict(table["pgpe"], **(_PGPE_TASKS.get(task, {}) if name != "tutorial" else {}), center_episodes=1)
@@ -145,6 +155,6 @@ def mujoco_run_defaults(env: str, preset_group: str) -> dict[str, Any]:
     """A MuJoCo run's model, model options, observation normalisation and cap when nobody chose them: the paper
     preset's for the group (ARS and PGPE: a linear policy; the others: OpenAI-ES's MLP), 1,000 steps. A group
     the presets do not cover takes the MLP."""
-    group = preset_group if preset_group in _GROUPS["paper"] or preset_group in ("ars", "cma", "qd") else "es"
+    group = preset_group if preset_group in _GROUPS["paper"] or preset_group in ("ars", "cma", "qd", "cma-qd") else "es"
     fields = mujoco_presets("paper", env, group)
     return {name: fields[name] for name in ("model", "model_options", "observation_normalization", "max_episode_frames")}
