@@ -197,21 +197,16 @@ def run_nsr_es(task: str, seed: int, episodes: int, folder: str) -> list[dict]:
     strategy, evaluator = config.build()
     curve, spent = [], 0
 
-    class Filing:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
+    class Filing(type(evaluator)):  # the evaluator itself, its results also filed (the trainer wants a BaseEvaluator)
         def evaluate(self, requests, **kwargs):
-            results = self.inner.evaluate(requests, **kwargs)
+            results = super().evaluate(requests, **kwargs)
             objectives = np.array([float(np.mean(r.returns)) for r in results])
             descriptors = np.stack([r.behaviours.mean(axis=0) for r in results])
             archive.add([r.genome for r in requests], objectives, descriptors)
             return results
 
-    with Trainer(strategy, Filing(evaluator), config=config) as trainer:
+    evaluator.__class__ = Filing
+    with Trainer(strategy, evaluator, config=config) as trainer:
         while spent < episodes:
             (record,) = trainer.run(generations=1)
             spent += record.evaluations
