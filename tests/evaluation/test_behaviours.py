@@ -64,3 +64,59 @@ def test_bad_behaviour_declarations_are_refused_by_name():
         unregister_behaviour("bad-bounds")
     with pytest.raises(ValueError, match="behaviour must be one of"):
         behaviour_function("feet-contact")
+
+
+def torso_height(env, slots):
+    """Walker2d's torso height after each step: the first observation (qpos[1])."""
+    return np.asarray(env.observation(slots))[:, :1]
+
+
+def test_a_behaviour_measured_at_every_step_is_reduced_over_each_episode():
+    from workbench.evolution import EvaluationRequest, Genome
+    from workbench.training import RunConfig
+
+    measured = {
+        "steps-taken": Behaviour("steps-taken", step=lambda env, slots: np.ones((len(slots), 1)), reduce="sum"),
+        **{
+            f"height-{reduce}": Behaviour(f"height-{reduce}", step=torso_height, reduce=reduce, bounds=[[0.0, 2.0]])
+            for reduce in ("mean", "min", "max")
+        },
+    }
+    results = {}
+    try:
+        for name, behaviour in measured.items():
+            register_behaviour(behaviour)
+            assert behaviour_function(name) is behaviour
+            run = RunConfig(env="Walker2d-v5", model="linear", behaviour=name, max_episode_frames=60, slots=3, noise_size=2**18)
+            _, evaluator = run.build()
+            with evaluator:
+                requests = [EvaluationRequest(Genome(k), 4, "population", behaviour=True) for k in (11, 500, 9000)]
+                results[name] = evaluator.evaluate(requests, seed=3)
+    finally:
+        for name in measured:
+            BEHAVIOURS.pop(name, None)
+    for k, counted in enumerate(results["steps-taken"]):
+        np.testing.assert_array_equal(counted.behaviours[:, 0], counted.steps)  # one row per step, per episode
+        low, mean, high = (results[f"height-{r}"][k].behaviours[:, 0] for r in ("min", "mean", "max"))
+        assert (low <= mean).all() and (mean <= high).all() and (low < high).all()
+        assert ((0.7 < low) & (high < 1.5)).all()  # a torso that starts at 1.25 m and falls
+
+
+def test_a_step_behaviour_of_the_wrong_shape_is_refused_naming_it():
+    from workbench.evaluation.behaviour import StepReduction
+
+    reduction = StepReduction(Behaviour("flat", step=lambda env, slots: np.zeros(len(slots))), slots=4)
+    with pytest.raises(ValueError, match=r"behaviour 'flat': its step function must return one row per slot, \[2, d\]"):
+        reduction.update(None, np.array([0, 1]))
+    reduction = StepReduction(Behaviour("grows", step=lambda env, slots: np.zeros((len(slots), 1 + len(slots)))), slots=4)
+    reduction.update(None, np.array([0]))
+    with pytest.raises(ValueError, match=r"\[2, 2\], got shape \(2, 3\)"):
+        reduction.update(None, np.array([0, 1]))
+    for bad, match in (
+        (Behaviour("both", final_height, step=torso_height), "give either function"),
+        (Behaviour("neither"), "give either function"),
+        (Behaviour("bad-reduce", step=torso_height, reduce="median"), "reduce must be one of"),
+        (Behaviour("bad-step", step="height"), "step must be callable"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            register_behaviour(bad)

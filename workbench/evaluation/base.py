@@ -28,6 +28,7 @@ from typing import TypeVar
 import numpy as np
 
 from workbench.checks import check_positive_int, check_type
+from workbench.evaluation.behaviour import Behaviour
 from workbench.evaluation.run_spec import RunSpec
 from workbench.evaluation.telemetry import Telemetry
 from workbench.evolution.genome import GenomeDecoder, base_shapes
@@ -49,7 +50,7 @@ class BaseEvaluator(abc.ABC):
     """What the trainer, replays, the dashboard and Ray see of an evaluator; see the module docstring."""
 
     def __init__(
-        self, spec: RunSpec, space: ParameterSpace, decoder: GenomeDecoder, behaviour: Callable | str | None = None
+        self, spec: RunSpec, space: ParameterSpace, decoder: GenomeDecoder, behaviour: Callable | str | Behaviour | None = None
     ) -> None:
         check_type("spec", spec, RunSpec)
         self.spec, self.space, self.decoder, self.behaviour = spec, space, decoder, behaviour

@@ -14,7 +14,13 @@ behaviour declares per environment (one (low, high) pair per dimension; behaviou
   "player_position"    the player's final (x, y) read from the Atari RAM (workbench.envs.atari.ram_map: Montezuma's
                        Revenge, whose reward is deceptive, and Frostbite); the bounds of the game's screen
 register_behaviour() declares a user's own, with its bounds (a list of pairs, or a function of the environment's
-name returning one, or None).
+name returning one, or None). A user's behaviour may instead be measured at every step: Behaviour(name,
+step=fn(env, slots), reduce="mean") returns one row per running episode after each step (from env.observation(slots),
+env.ram(slots), env.body_position(slots), ...), and the episode's descriptor is the rows' mean (or min, max, sum)
+over its steps, kept per slot by StepReduction in the evaluator:
+
+    register_behaviour(Behaviour("mean_height", step=lambda env, slots: env.observation(slots)[:, :1],
+                                 bounds=[[0.8, 2.0]], description="the torso's mean height (Walker2d)"))
 """
 
 from __future__ import annotations
@@ -79,15 +85,74 @@ def feet_contact(env: EnvBatch, index: int) -> np.ndarray:
 Bounds = Sequence[Sequence[float]]
 
 
+REDUCTIONS = ("mean", "min", "max", "sum")
+
+
 @dataclasses.dataclass(frozen=True)
 class Behaviour:
-    """A named BC: its function fn(env, index), the descriptor bounds it declares (pairs, a function of the
-    environment's name returning pairs or None, or None), and what it measures."""
+    """A named BC: the descriptor bounds it declares (pairs, a function of the environment's name returning pairs or
+    None, or None), what it measures, and how it is measured: `function` fn(env, index) when the episode ends, or
+    `step` fn(env, slots) after every step of the episodes running in `slots` (an int array), returning one row per
+    slot ([len(slots), d]), reduced over the episode's steps by `reduce` ("mean", "min", "max" or "sum")."""
 
     name: str
-    function: Callable[[EnvBatch, int], Any]
+    function: Callable[[EnvBatch, int], Any] | None = None
     bounds: Bounds | Callable[[str], Bounds | None] | None = None
     description: str = ""
+    step: Callable[[EnvBatch, np.ndarray], Any] | None = None
+    reduce: str = "mean"
+
+
+class StepReduction:
+    """A step behaviour's running reduction per episode slot of one environment batch (what SubPopulation keeps):
+    begin(slots) when episodes start, update(env, slots) after each step, value(slot) when one ends."""
+
+    def __init__(self, behaviour: Behaviour, slots: int) -> None:
+        assert behaviour.step is not None, "a step behaviour"
+        self.behaviour, self.size = behaviour, slots
+        self.totals: np.ndarray | None = None  # [slots, d], allocated when the first values give d
+        self.counts = np.zeros(slots, np.int64)
+
+    def begin(self, slots) -> None:
+        self.counts[slots] = 0
+        if self.totals is not None:
+            self.totals[slots] = 0.0
+
+    def update(self, env: EnvBatch, slots: np.ndarray) -> None:
+        behaviour = self.behaviour
+        assert behaviour.step is not None
+        values = np.asarray(behaviour.step(env, slots), np.float64)
+        dimensions = None if self.totals is None else self.totals.shape[1]
+        if (
+            values.ndim != 2
+            or values.shape[0] != len(slots)
+            or values.shape[1] == 0
+            or values.shape[1] != (dimensions or values.shape[1])
+        ):
+            expected = f"[{len(slots)}, {dimensions if dimensions is not None else 'd'}]"
+            raise ValueError(
+                f"behaviour {behaviour.name!r}: its step function must return one row per slot, {expected}, got shape "
+                f"{values.shape}"
+            )
+        if self.totals is None:
+            self.totals = np.zeros((self.size, values.shape[1]))
+        first = self.counts[slots] == 0
+        totals = self.totals
+        if behaviour.reduce in ("mean", "sum"):
+            totals[slots] += values
+        elif behaviour.reduce == "min":
+            totals[slots] = np.where(first[:, None], values, np.minimum(totals[slots], values))
+        else:
+            totals[slots] = np.where(first[:, None], values, np.maximum(totals[slots], values))
+        self.counts[slots] += 1
+
+    def value(self, env: EnvBatch, slot: int) -> np.ndarray:
+        """The episode's descriptor (an episode that ended before its first step: the state it ended in)."""
+        if self.counts[slot] == 0:
+            self.update(env, np.array([slot]))
+        assert self.totals is not None
+        total = self.totals[slot].copy()
+        return total / self.counts[slot] if self.behaviour.reduce == "mean" else total
 
 
 def _final_position_bounds(env: str) -> Bounds | None:
@@ -113,8 +178,17 @@ def register_behaviour(behaviour: Behaviour, replace: bool = False) -> Behaviour
         raise TypeError(f"register_behaviour takes a Behaviour, got {type(behaviour).__name__}")
     if not isinstance(behaviour.name, str) or not behaviour.name:
         raise ValueError(f"a behaviour's name is a non-empty string, got {behaviour.name!r}")
-    if not callable(behaviour.function):
+    if (behaviour.function is None) == (behaviour.step is None):
+        raise ValueError(
+            f"behaviour {behaviour.name!r}: give either function fn(env, index), read when an episode ends, or step "
+            "fn(env, slots), read after every step"
+        )
+    if behaviour.function is not None and not callable(behaviour.function):
         raise ValueError(f"behaviour {behaviour.name!r}: function must be callable fn(env, index)")
+    if behaviour.step is not None and not callable(behaviour.step):
+        raise ValueError(f"behaviour {behaviour.name!r}: step must be callable fn(env, slots)")
+    if behaviour.reduce not in REDUCTIONS:
+        raise ValueError(f"behaviour {behaviour.name!r}: reduce must be one of {REDUCTIONS}, got {behaviour.reduce!r}")
     if behaviour.bounds is not None and not callable(behaviour.bounds):
         checked_bounds(behaviour.bounds, f"behaviour {behaviour.name!r} bounds")
     if behaviour.name in BEHAVIOURS and not replace:
@@ -156,12 +230,15 @@ def behaviour_bounds(spec: str | None, env: str) -> list[list[float]] | None:
     return None if bounds is None else checked_bounds(bounds, f"the bounds behaviour {spec!r} declares for {env}")
 
 
-def behaviour_function(spec: str | Callable | None) -> Callable[[EnvBatch, int], Any] | None:
-    """The BC function of `spec`: a registered name, a callable fn(env, index), or None (no BCs)."""
+def behaviour_function(spec: str | Callable | Behaviour | None) -> Callable[[EnvBatch, int], Any] | Behaviour | None:
+    """What an evaluator measures for `spec` (a registered name, a callable fn(env, index), a Behaviour, or None: no
+    BCs): the function fn(env, index), or the Behaviour itself when it is measured at every step (StepReduction)."""
+    if isinstance(spec, Behaviour):
+        return spec if spec.step is not None else spec.function
     if spec is None or callable(spec):
         return spec
     if isinstance(spec, str) and spec in BEHAVIOURS:
-        return BEHAVIOURS[spec].function
+        return behaviour_function(BEHAVIOURS[spec])
     raise ValueError(f"behaviour must be one of {sorted(BEHAVIOURS)}, a callable fn(env, index) or None, got {spec!r}")
 
 

@@ -34,6 +34,7 @@ import tensorflow as tf
 from workbench.envs.batch import EnvBatch
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.action_noise import ActionNoise
+from workbench.evaluation.behaviour import Behaviour, StepReduction
 from workbench.evaluation.frame_stream import FrameStream
 from workbench.evaluation.jobs import JobQueue, Outcomes
 from workbench.evaluation.low_rank_factors import LowRankFactors
@@ -44,7 +45,7 @@ from workbench.evaluation.weight_slots import WeightSlots
 from workbench.evolution import EvaluationRequest, GenomeDecoder
 from workbench.models.population_model import PopulationModel
 
-Behaviour = Callable[[EnvBatch, int], object]
+BehaviourFunction = Callable[[EnvBatch, int], object]
 
 
 @dataclass
@@ -107,13 +108,19 @@ class SubPopulation:
         env: EnvBatch,
         model: PopulationModel,
         decoder: GenomeDecoder,
-        behaviour: Behaviour | None = None,
+        behaviour: BehaviourFunction | Behaviour | None = None,
         perturbed_rank: int = 0,
         frame_interval: float = 0.1,
         action_noise: float = 0.0,
     ) -> None:
-        self.env, self.model, self.behaviour = env, model, behaviour
+        self.env, self.model = env, model
         self.size = env.batch_size
+        self.behaviour: BehaviourFunction | None = None  # read when an episode ends
+        self.step_behaviour: StepReduction | None = None  # or measured at every step (behaviour.py)
+        if isinstance(behaviour, Behaviour):
+            self.step_behaviour = StepReduction(behaviour, self.size)
+        else:
+            self.behaviour = behaviour
         self.max_episode_frames: int | None = None
         self.timeline: list | None = None
         self.occupancy_trace: tuple[list[float], list[int]] = ([], [])
@@ -207,6 +214,8 @@ class SubPopulation:
                     return
         with run.watch("emulation"):
             rewards, done = self.observations.step(active, actions)
+            if self.step_behaviour is not None:
+                self.step_behaviour.update(self.env, active)
         run.steps[active] += 1
         run.telemetry.steps += active.size
         if run.jobs.dry_at is not None:
@@ -242,6 +251,8 @@ class SubPopulation:
             done = self.env.done(slots)
         run.steps[slots] = 0
         run.seen[slots] = 0
+        if self.step_behaviour is not None:
+            self.step_behaviour.begin(slots)
         if self.action_noise is not None:
             self.action_noise.begin(slots, seeds)
         if self.observation_sums is not None:
@@ -282,9 +293,12 @@ class SubPopulation:
             r, e = run.job_of(slot)
             outcomes.steps[r][e], outcomes.frames[r][e] = run.steps[slot], frame_count
             if outcomes.behaviours[r] is not None:
-                assert self.behaviour is not None, "a request asked for a behaviour the evaluator has no function for"
-                with run.watch("emulation"):
-                    outcomes.behaviour(r, e, self.behaviour(self.env, int(slot)))
+                if self.step_behaviour is not None:
+                    outcomes.behaviour(r, e, self.step_behaviour.value(self.env, int(slot)))
+                else:
+                    assert self.behaviour is not None, "a request asked for a behaviour the evaluator has no function for"
+                    with run.watch("emulation"):
+                        outcomes.behaviour(r, e, self.behaviour(self.env, int(slot)))
             self.weights.release(run.weight_slot[slot])
             run.job[slot] = None
         run.telemetry.episodes += len(slots)
