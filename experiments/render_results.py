@@ -10,7 +10,8 @@ From experiments/results/<benchmark>.jsonl (the lines workbench/bench/common.py 
   `glance` is the "results at a glance" table of the README and the site's home page; NAME
   `json:BENCHMARK[?FIELD=VALUE&...]` is that benchmark's newest lines as printed (one per setting; json_lines says
   how to choose them); NAME `table:BENCHMARK` is its table from the runs TABLES chooses;
-- the Atari suite's and the studies' pages (experiments/render_atari_suite.py).
+- the Atari suite's and the studies' pages (experiments/render_atari_suite.py), the quality-diversity comparison's
+  (experiments/render_qd_compare.py).
 Lines carried over from the docs, typed there before the results files existed, say so in their `imported` field;
 they have no commit.
 """
@@ -27,6 +28,7 @@ import sys
 
 import _checkout  # noqa: F401, I001  (this checkout's package first on sys.path)
 import render_atari_suite  # noqa: E402
+import render_qd_compare  # noqa: E402
 
 from workbench.bench import common  # noqa: E402
 
@@ -41,7 +43,8 @@ REGION_PAGES = (
     "docs/continuous_control.md",
     "docs/cma.md",
 )
-OWN_RENDERER = ("atari_suite", "atari_studies", "run_scores")  # results files (and their -quick forms) with pages of their own
+# results files (and their -quick forms) with pages of their own
+OWN_RENDERER = ("atari_suite", "atari_studies", "run_scores", "qd_compare")
 TITLES = {  # benchmark -> (title, the page that explains it)
     "population_inference": ("Population inference", "benchmarks.md#benchmark-population-inference"),
     "emulation": ("Atari emulation", "benchmarks.md#benchmark-emulation"),
@@ -794,6 +797,7 @@ def main(argv=None):
         return
     render_atari_suite.main([])
     render_atari_suite.main(["--studies"])
+    render_qd_compare.main([])
     print("written: " + (", ".join(stale) if stale else "nothing changed"), file=sys.stderr)
 
 
