@@ -24,7 +24,8 @@
 # Study 5, progressive episode caps: population rounds play shorter episodes (generation 1 at half the mean length
 # of generation 0's episodes, each later generation 1.2 times longer, never shorter than the elite's episodes, up
 # to the 20,000-frame cap; progressive_caps=1.2); elite candidates always play at the full cap.
-# Study 6, cheaper elite selection: 3 elite candidates x 3 episodes instead of the preset's 5 x 5.
+# Study 6, cheaper elite selection: 3 elite candidates x 3 episodes instead of the preset's 5 x 5, both arms with
+# study 5's progressive caps (adopted; study 5's arm is study 6's baseline).
 # Study 7, the CMA family on Atari: sep-CMA-ES, SNES and CR-FM-NES (the `cma` preset group's Atari settings: the
 # GA's population, sigma_init 0.005, the seeded network as the initial mean, the mean played once a generation)
 # against the pc GA at equal frames. It chooses nothing: it is reported whatever it shows.
@@ -57,7 +58,7 @@ case "${1:-}" in
   3) arm 0 1 -- && arm 0 1 -- --set sigma_adaptation=0.3 ;;
   4) arm 0 1 -- && arm 0 1 -- --set initial_population=1000 --set initial_episode_frames=2500 ;;
   5) arm 0 1 -- && arm 0 1 -- --set progressive_caps=1.2 ;;
-  6) arm 0 1 -- && arm 0 1 -- --set elite_candidates=3 --set elite_episodes=3 ;;
+  6) arm 0 1 -- --set progressive_caps=1.2 && arm 0 1 -- --set progressive_caps=1.2 --set elite_candidates=3 --set elite_episodes=3 ;;
   7) arm 0 1 -- && arm 0 1 -- --algo sep-cma-es && arm 0 1 -- --algo snes && arm 0 1 -- --algo cr-fm-nes ;;
   *) echo "usage: $0 STUDY (1-7)" >&2; exit 2 ;;
 esac
