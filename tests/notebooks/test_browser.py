@@ -306,24 +306,91 @@ OCCUPIED_PIXEL_JS = """() => {
 }"""
 
 
-def test_the_archive_view_shows_cells_on_hover_and_replays_a_clicked_cell(jupyterlab):
+LARGE_ARCHIVE_NOTEBOOK_CELLS = [
+    "import threading, time\n"
+    "import numpy as np\n"
+    "from workbench.evolution import Genome\n"
+    "from workbench.lab.archive_view import ArchiveView\n"
+    "from workbench.training import RunConfig, Trainer\n"
+    'config = RunConfig(env="Walker2d-v5", algorithm="map-elites", max_episode_frames=60, slots=8,\n'
+    "                   hyperparameters=dict(population_size=12, initial_population=12, sigma=0.1, cells=100, archive='grid'))\n"
+    "trainer = Trainer.from_config(config)\n"
+    "trainer.run(generations=1)\n"
+    "archive, space, rng = trainer.strategy.archive, trainer.strategy.space, np.random.default_rng(0)\n"
+    "def fill(count, generation):  # seed-chain elites spread over the 100 x 100 cells\n"
+    "    genomes = [Genome(space.sample_offset(rng)) for _ in range(count)]\n"
+    "    archive.add(genomes, rng.normal(100, 30, count), rng.random((count, 2)), generation)\n"
+    "fill(20_000, 1)  # about 86 % of the 10,000 cells\n"
+    "view = ArchiveView(trainer)\n"
+    "def grow():  # what a training run's updates do: more elites, the view updated from another thread\n"
+    "    for generation in (2, 3):\n"
+    "        time.sleep(10)\n"
+    "        fill(20_000, generation)\n"
+    "        view.update()\n"
+    "threading.Thread(target=grow, daemon=True).start()\n"
+    "view",
+]
+
+# Moves the pointer over 500 places of the archive canvas; the mean time of the view's mousemove handler, in ms.
+HOVER_TIME_JS = """() => {
+  const canvas = document.querySelector('.wb-archive-canvas');
+  const box = canvas.getBoundingClientRect();
+  const start = performance.now();
+  for (let k = 0; k < 500; k++) {
+    const x = box.left + ((k * 37) % 997) / 997 * box.width, y = box.top + ((k * 61) % 991) / 991 * box.height;
+    canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: x, clientY: y, bubbles: true}));
+  }
+  return (performance.now() - start) / 500;
+}"""
+
+
+def put_notebook(jupyterlab, name, cells):
     url, token = jupyterlab
     notebook = {
         "cells": [
-            {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}
-            for source in ARCHIVE_NOTEBOOK_CELLS
+            {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None} for source in cells
         ],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4,
         "nbformat_minor": 5,
     }
     request = urllib.request.Request(
-        f"{url}/api/contents/archive_view.ipynb?token={token}",
+        f"{url}/api/contents/{name}?token={token}",
         data=json.dumps({"type": "notebook", "format": "json", "content": notebook}).encode(),
         method="PUT",
         headers={"Content-Type": "application/json"},
     )
     urllib.request.urlopen(request, timeout=30).close()
+
+
+def test_the_archive_view_stays_responsive_with_10000_cells_while_it_updates(jupyterlab):
+    put_notebook(jupyterlab, "archive_view_large.ipynb", LARGE_ARCHIVE_NOTEBOOK_CELLS)
+    with notebook_page(jupyterlab, "archive_view_large.ipynb", "archive-view-large-failure.png") as page:
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".wb-archive-canvas", timeout=300_000)
+        first = wait_until(lambda: elites_shown(page), 60, "the archive's first picture")
+        hover = page.evaluate(HOVER_TIME_JS)
+        tip = page.locator(".wb-archive-tip").first.inner_text()
+        grown = wait_until(lambda: (n := elites_shown(page)) > first and n, 90, "the archive's update, drawn")
+        wait_until(lambda: elites_shown(page) > grown, 60, "the second update, drawn")
+        draws = page.evaluate("() => performance.getEntriesByName('wb-archive-draw').map((entry) => entry.duration)")
+        point = page.evaluate(OCCUPIED_PIXEL_JS)
+        page.mouse.click(point["x"], point["y"])
+        page.wait_for_selector(".wb-agent-frame", timeout=180_000)  # any cell of the 10,000 replays
+        assert_every_cell_ran(page, 300)
+    assert 8_000 < first < grown < 10_000 and tip.startswith("cell "), (first, grown, tip)
+    assert 3 <= len(draws) <= 4 and max(draws) < 100, draws  # one draw per update (not one per trait): 10-15 ms here
+    assert hover < 16, hover  # ms per pointer move (about 3 here): the tooltip follows the pointer within a frame
+
+
+def elites_shown(page) -> int:
+    """The number of elites the view's info line reports (0 before it is drawn)."""
+    text = page.locator(".wb-archive-info").first.inner_text()
+    return int(text.split(" of ")[0]) if " of " in text else 0
+
+
+def test_the_archive_view_shows_cells_on_hover_and_replays_a_clicked_cell(jupyterlab):
+    put_notebook(jupyterlab, "archive_view.ipynb", ARCHIVE_NOTEBOOK_CELLS)
     with notebook_page(jupyterlab, "archive_view.ipynb", "archive-view-failure.png") as page:
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_selector(".wb-archive-canvas", timeout=300_000)
