@@ -69,7 +69,7 @@ class ArchiveView:
         archive = getattr(strategy, "archive", None)
         if not isinstance(archive, Archive):
             raise ValueError(
-                f"ArchiveView needs a quality-diversity run (a strategy with an archive: map-elites), got "
+                f"ArchiveView needs a quality-diversity run (a strategy with an archive: map-elites, cma-me, cma-mae), got "
                 f"{type(strategy).__name__}"
             )
         self.trainer = source if source is not strategy else None
