@@ -435,3 +435,31 @@ def test_map_elites_with_a_behaviour_registered_here_runs_on_the_actors_as_local
             assert [r.to_json()["qd_score"] for r in remote.run(generations=3)] == expected
     finally:
         unregister_behaviour("torso-xz")
+
+
+@pytest.mark.long
+def test_cma_mae_with_a_step_behaviour_registered_here_runs_on_the_actors_as_locally():
+    from workbench.evaluation.behaviour import Behaviour, register_behaviour, unregister_behaviour
+
+    def posture(env, slots):  # the torso's height and angle after each step, averaged: pickled by value to the actors
+        return np.asarray(env.observation(slots))[:, :2]
+
+    register_behaviour(Behaviour("posture", step=posture, bounds=[[0.8, 1.4], [-1.0, 1.0]]), replace=True)
+    try:
+        config = RunConfig(
+            env="Walker2d-v5",
+            algorithm="cma-mae",
+            behaviour="posture",
+            max_episode_frames=40,
+            slots=8,
+            hyperparameters=dict(emitters=2, population_size=5, sigma_init=0.1, cells=5, qd_score_offset=-50.0),
+            **NOISE,
+        )
+        with Trainer.from_config(config) as local:
+            expected = [r.to_json()["qd_score"] for r in local.run(generations=3)]
+        config.ray, config.ray_actors = True, 2
+        with Trainer.from_config(config) as remote:
+            assert isinstance(remote.evaluator, RayEvaluator)
+            assert [r.to_json()["qd_score"] for r in remote.run(generations=3)] == expected
+    finally:
+        unregister_behaviour("posture")
