@@ -305,8 +305,9 @@ class CMAME(ArchiveSearch):
             for start in range(0, parents, CHUNK):
                 ranks = np.arange(start, min(parents, start + CHUNK))
                 z = self._draws([offsets[order[r]] for r in ranks], buffer)
-                z_w += weights[ranks] @ z
-                zz_w += weights[ranks] @ np.square(z)
+                # einsum's own loop, not BLAS: a few rows, and BLAS's threads stall when other work holds the cores
+                z_w += np.einsum("k,kn->n", weights[ranks], z, optimize=False)
+                zz_w += np.einsum("k,kn->n", weights[ranks], np.square(z), optimize=False)
             update.tell_sums(z_w, zz_w, parents)
         else:
             z = self._draws([offsets[k] for k in order])

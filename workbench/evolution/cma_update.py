@@ -251,7 +251,7 @@ class CMAUpdate:
         self.mean = self.mean + self.sigma * y_w
         coefficient = math.sqrt(self.c_s * (2 - self.c_s) * self.mu_eff)
         self.p_s = (1 - self.c_s) * self.p_s + coefficient * self._whitened(z_w[None, :])[0]
-        norm = float(np.linalg.norm(self.p_s))
+        norm = math.sqrt(float(np.sum(np.square(self.p_s))))  # not BLAS's dot: it stalls when other work holds the cores
         self.sigma *= math.exp(self.c_s / self.d_s * (norm / self.chi_n - 1))
         left = norm / math.sqrt(1 - (1 - self.c_s) ** (2 * (self.generation + 1)))
         h_s = 1.0 if left < (1.4 + 2 / (self.n + 1)) * self.chi_n else 0.0

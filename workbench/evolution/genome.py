@@ -34,6 +34,7 @@ import collections
 import dataclasses
 import hashlib
 import math
+import re
 import struct
 import sys
 import threading
@@ -45,6 +46,7 @@ from workbench.checks import check_int
 from workbench.evolution.space import ParameterSpace, check_rank
 
 _BASE_PREFIX = "sha256:"
+_HEX_DIGEST = re.compile("[0-9a-f]{64}")
 
 
 def base_shapes(n: int) -> tuple[tuple[int, ...], ...]:
@@ -67,7 +69,7 @@ def _check_offset(value, name):
 def _check_init(value):
     if isinstance(value, str):
         digest = value[len(_BASE_PREFIX) :]
-        if not value.startswith(_BASE_PREFIX) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        if not value.startswith(_BASE_PREFIX) or not _HEX_DIGEST.fullmatch(digest):
             raise ValueError(f"init must be a noise offset or a base key 'sha256:<64 hex digits>', got {value!r:.100}")
         return value
     return check_int("init (a noise offset, or a base key)", value, 0, 0xFFFFFFFF - 1)  # 0xFFFFFFFF marks a base
