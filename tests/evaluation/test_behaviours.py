@@ -37,7 +37,7 @@ def test_the_built_in_behaviours_declare_their_bounds_per_environment():
 def test_a_users_behaviour_is_registered_with_its_bounds_and_reaches_worker_processes():
     behaviour = register_behaviour(Behaviour("final-height", final_height, lambda env: [[0.0, 2.0]], "the torso's z"))
     try:
-        assert behaviour_function("final-height") is final_height and behaviour_bounds("final-height", "hopper") == [[0, 2]]
+        assert behaviour_function("final-height") is behaviour and behaviour_bounds("final-height", "hopper") == [[0, 2]]
         with pytest.raises(ValueError, match="'final-height' is registered already"):
             register_behaviour(behaviour)
         setup = worker_setup(RunSpec("Hopper-v5", "linear"), EvaluatorLayout(behaviour="final-height"))
@@ -120,3 +120,49 @@ def test_a_step_behaviour_of_the_wrong_shape_is_refused_naming_it():
     ):
         with pytest.raises(ValueError, match=match):
             register_behaviour(bad)
+
+
+def test_a_descriptor_of_the_wrong_shape_is_named_and_a_non_finite_one_is_counted_by_the_archive():
+    from workbench.evolution import EvaluationRequest, Genome
+    from workbench.training import RunConfig, Trainer
+
+    def matrix(env, index):
+        return np.zeros((2, 2))
+
+    def sometimes_nan(env, index):  # NaN for the episodes of odd slots: left out of the archive, not a crash
+        return np.array([np.nan if index % 2 else 0.5])
+
+    register_behaviour(Behaviour("matrix", matrix, [[0.0, 1.0]]), replace=True)
+    register_behaviour(Behaviour("sometimes-nan", sometimes_nan, [[0.0, 1.0]]), replace=True)
+    try:
+        run = RunConfig(env="Hopper-v5", model="linear", behaviour="matrix", max_episode_frames=20, slots=4, noise_size=2**18)
+        _, evaluator = run.build()
+        with evaluator, pytest.raises(ValueError, match=r"behaviour 'matrix' must return a non-empty 1-D array \(request 0"):
+            evaluator.evaluate([EvaluationRequest(Genome(3), 1, "population", behaviour=True)], seed=0)
+        hyperparameters = dict(population_size=8, initial_population=8, sigma=0.1, cells=4, archive="grid")
+        run = RunConfig(
+            env="Hopper-v5",
+            algorithm="map-elites",
+            behaviour="sometimes-nan",
+            hyperparameters=hyperparameters,
+            max_episode_frames=20,
+            slots=4,
+            noise_size=2**18,
+        )
+        with Trainer.from_config(run) as trainer:
+            records = trainer.run(generations=2)
+        assert all(r.extras["rejected"] > 0 for r in records) and trainer.strategy.archive.size == 1
+        run = RunConfig(
+            env="Hopper-v5",
+            algorithm="ns-es",
+            behaviour="sometimes-nan",
+            max_episode_frames=20,
+            slots=4,
+            noise_size=2**18,
+            hyperparameters=dict(population_size=4, meta_population_size=1),
+        )
+        with Trainer.from_config(run) as trainer, pytest.raises(ValueError, match="behaviours must be finite"):
+            trainer.run(generations=1)  # novelty search needs finite behaviours: refused by the strategy
+    finally:
+        BEHAVIOURS.pop("matrix", None)
+        BEHAVIOURS.pop("sometimes-nan", None)

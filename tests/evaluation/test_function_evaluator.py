@@ -21,7 +21,10 @@ SMALL = dict(  # a few members a generation (the others: population_size 8)
     ars=dict(directions=4, top_directions=2),
     ga=dict(population_size=8, truncation=2, elite_candidates=2, elite_episodes=1),
     random=dict(population_size=8, elite_candidates=2, elite_episodes=1),
-    **{"map-elites": dict(population_size=8, initial_population=8, cells=3, descriptor_bounds=[[-1, 1]] * 4)},
+    **{
+        "map-elites": dict(population_size=8, initial_population=8, cells=3, descriptor_bounds=[[-1, 1]] * 4),
+        **dict.fromkeys(("cma-me", "cma-mae"), dict(emitters=2, population_size=4, cells=3, descriptor_bounds=[[-1, 1]] * 4)),
+    },
 )
 
 

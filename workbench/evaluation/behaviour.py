@@ -232,13 +232,12 @@ def behaviour_bounds(spec: str | None, env: str) -> list[list[float]] | None:
 
 def behaviour_function(spec: str | Callable | Behaviour | None) -> Callable[[EnvBatch, int], Any] | Behaviour | None:
     """What an evaluator measures for `spec` (a registered name, a callable fn(env, index), a Behaviour, or None: no
-    BCs): the function fn(env, index), or the Behaviour itself when it is measured at every step (StepReduction)."""
-    if isinstance(spec, Behaviour):
-        return spec if spec.step is not None else spec.function
-    if spec is None or callable(spec):
+    BCs): the Behaviour (read at the episode's end by its function, or at every step: StepReduction), or the
+    callable."""
+    if spec is None or callable(spec) or isinstance(spec, Behaviour):
         return spec
     if isinstance(spec, str) and spec in BEHAVIOURS:
-        return behaviour_function(BEHAVIOURS[spec])
+        return BEHAVIOURS[spec]
     raise ValueError(f"behaviour must be one of {sorted(BEHAVIOURS)}, a callable fn(env, index) or None, got {spec!r}")
 
 
@@ -253,13 +252,22 @@ for _behaviour in (
 BUILT_IN_BEHAVIOURS = frozenset(BEHAVIOURS)
 
 
-def checked_behaviour(value: Any, dimensions: int | None, where: str) -> np.ndarray:
-    """A BC as a finite float64 vector, of `dimensions` entries when given."""
-    vector = np.asarray(value, np.float64)
+def checked_behaviour(value: Any, dimensions: int | None, where: str, name: str = "the behaviour function") -> np.ndarray:
+    """A BC as a float64 vector, of `dimensions` entries when given (ValueError naming `name` and `where`). NaN and
+    infinite values pass: the strategy refuses them (novelty search) or counts and leaves them out (an archive)."""
+    try:
+        vector = np.asarray(value, np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must return numbers ({where}), got {type(value).__name__}: {error}") from None
     if vector.ndim != 1 or vector.size == 0:
-        raise ValueError(f"the behaviour function must return a non-empty 1-D array ({where}), got shape {vector.shape}")
+        raise ValueError(f"{name} must return a non-empty 1-D array ({where}), got shape {vector.shape}")
     if dimensions is not None and vector.size != dimensions:
-        raise ValueError(f"the behaviour function returned {vector.size} values ({where}), earlier {dimensions}")
-    if not np.isfinite(vector).all():
-        raise ValueError(f"the behaviour function returned non-finite values ({where})")
+        raise ValueError(f"{name} returned {vector.size} values ({where}), earlier {dimensions}")
     return vector
+
+
+def behaviour_label(behaviour: Any) -> str:
+    """How errors name a behaviour: "behaviour 'feet_contact'" for a registered one, else the function's name."""
+    if isinstance(behaviour, Behaviour):
+        return f"behaviour {behaviour.name!r}"
+    return f"the behaviour function {getattr(behaviour, '__name__', type(behaviour).__name__)!r}"

@@ -71,9 +71,10 @@ class Outcomes:
         if self.observation_sums is None:
             self.observation_sums = [(np.zeros(len(r)), np.zeros((len(r), size)), np.zeros((len(r), size))) for r in self.returns]
 
-    def behaviour(self, r: int, e: int, vector: Any) -> None:
+    def behaviour(self, r: int, e: int, vector: Any, name: str = "the behaviour function") -> None:
+        """Episode e of request r's behaviour (ValueError naming `name` for the wrong shape)."""
         with self.lock:
-            vector = checked_behaviour(vector, self.dimensions, f"request {r}, episode {e}")
+            vector = checked_behaviour(vector, self.dimensions, f"request {r}, episode {e}", name)
             self.dimensions = vector.size
             episodes = self.behaviours[r]
             assert episodes is not None, f"request {r} asked for no behaviour"

@@ -34,7 +34,7 @@ import tensorflow as tf
 from workbench.envs.batch import EnvBatch
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.action_noise import ActionNoise
-from workbench.evaluation.behaviour import Behaviour, StepReduction
+from workbench.evaluation.behaviour import Behaviour, StepReduction, behaviour_label
 from workbench.evaluation.frame_stream import FrameStream
 from workbench.evaluation.jobs import JobQueue, Outcomes
 from workbench.evaluation.low_rank_factors import LowRankFactors
@@ -117,10 +117,11 @@ class SubPopulation:
         self.size = env.batch_size
         self.behaviour: BehaviourFunction | None = None  # read when an episode ends
         self.step_behaviour: StepReduction | None = None  # or measured at every step (behaviour.py)
-        if isinstance(behaviour, Behaviour):
+        self.behaviour_label = behaviour_label(behaviour)
+        if isinstance(behaviour, Behaviour) and behaviour.step is not None:
             self.step_behaviour = StepReduction(behaviour, self.size)
         else:
-            self.behaviour = behaviour
+            self.behaviour = behaviour.function if isinstance(behaviour, Behaviour) else behaviour
         self.max_episode_frames: int | None = None
         self.timeline: list | None = None
         self.occupancy_trace: tuple[list[float], list[int]] = ([], [])
@@ -294,11 +295,11 @@ class SubPopulation:
             outcomes.steps[r][e], outcomes.frames[r][e] = run.steps[slot], frame_count
             if outcomes.behaviours[r] is not None:
                 if self.step_behaviour is not None:
-                    outcomes.behaviour(r, e, self.step_behaviour.value(self.env, int(slot)))
+                    outcomes.behaviour(r, e, self.step_behaviour.value(self.env, int(slot)), self.behaviour_label)
                 else:
                     assert self.behaviour is not None, "a request asked for a behaviour the evaluator has no function for"
                     with run.watch("emulation"):
-                        outcomes.behaviour(r, e, self.behaviour(self.env, int(slot)))
+                        outcomes.behaviour(r, e, self.behaviour(self.env, int(slot)), self.behaviour_label)
             self.weights.release(run.weight_slot[slot])
             run.job[slot] = None
         run.telemetry.episodes += len(slots)
