@@ -217,3 +217,24 @@ def test_the_principal_axes_are_the_covariances_spectrum(algorithm):
         strategy.tell(evaluate(strategy, ellipsoid))
     expected = np.sqrt(np.linalg.eigvalsh(covariance_of(strategy.update)))[::-1]
     assert np.allclose(strategy.axes(), expected, rtol=1e-9) and strategy.axes()[0] > strategy.axes()[-1]
+
+
+@pytest.mark.parametrize("algorithm", ["sep-cma-es", "cma-es", "snes", "cem", "cr-fm-nes"])
+def test_a_survival_bonus_is_removed_from_the_returns_the_update_ranks_and_kept_in_the_records(algorithm):
+    """Returns that pay `bonus` per step for living longer rank as the same returns without it: the two searches
+    move identically, while the records keep the returns as played."""
+    from workbench.evolution import EvaluationResult
+
+    plain, shifted = make(algorithm, sigma_init=0.3), make(algorithm, sigma_init=0.3, survival_bonus=2.0)
+    rng = np.random.default_rng(4)
+    for _ in range(6):
+        requests = plain.ask()
+        assert shifted.ask() == requests
+        values = rng.normal(size=len(requests))
+        steps = rng.integers(1, 100, size=len(requests))
+        plain.tell([EvaluationResult([v], steps=[s]) for v, s in zip(values, steps)])
+        shifted.tell([EvaluationResult([v + 2.0 * s], steps=[s]) for v, s in zip(values, steps)])
+    np.testing.assert_array_equal(shifted.update.mean, plain.update.mean)
+    assert shifted.history[-1].max == pytest.approx(max(v + 2.0 * s for v, s in zip(values, steps)))
+    with pytest.raises(ValueError, match="survival_bonus"):
+        make(algorithm, survival_bonus=-1.0)

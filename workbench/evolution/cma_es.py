@@ -9,6 +9,8 @@
 The update is cma_update.py's, sampling and shipping distribution_search.py's. Both start from the zero vector
 (initial="zeros", the linear policies' start) or the space's seeded initialisation (initial="random", a network's
 usual start), with step size sigma_init. Non-finite returns rank last; degenerate distributions restart (IPOP).
+survival_bonus (as ARS's) is subtracted per step from the returns the update ranks, so that a task's alive bonus
+(Hopper, Walker2d and Ant 1, Humanoid 5) does not make standing still the optimum; records stay unshifted.
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ class CMAConfig:
     restart_from: str = hyperparameter(
         "mean", "restart from", '"mean" (the current one: keeps a policy\'s progress) or "initial" (pycma\'s IPOP)'
     )
+    survival_bonus: float = hyperparameter(
+        0.0,
+        "survival bonus removed per step",
+        "per-step shift subtracted from the returns the update ranks (ARS's; 0 = none); records stay unshifted",
+        unit="per step",
+        low=0.0,
+        high=10.0,
+    )
 
     def validated(self) -> CMAConfig:
         if self.population_size is not None:
@@ -53,6 +63,7 @@ class CMAConfig:
         check_int("center_episodes", self.center_episodes, 0)
         check_int("max_population", self.max_population, 4)
         check_choice("restart_from", self.restart_from, ("mean", "initial"))
+        check_real("survival_bonus", self.survival_bonus, 0)
         if self.population_size is not None and self.max_population < self.population_size:
             raise ValueError(f"max_population ({self.max_population}) must be at least population_size ({self.population_size})")
         return self

@@ -40,7 +40,7 @@ import numpy as np
 from workbench.evolution.cma_update import ranking
 from workbench.evolution.genome import Genome, base_key
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, Strategy
+from workbench.evolution.strategy import EvaluationRequest, Strategy, shifted_returns
 
 
 class SearchDistribution(Protocol):
@@ -229,6 +229,8 @@ class DistributionSearch(Strategy):
     def _tell(self, requests, results, means):
         assert self.offsets is not None, "the offsets are drawn in _ask"
         lam = self.update.population_size
+        bonus = getattr(self.config, "survival_bonus", 0.0)
+        ranked = shifted_returns(results[:lam], bonus) if bonus else np.asarray(means[:lam], np.float64)
         fitness = np.asarray(means[:lam], np.float64)
         finite = np.isfinite(fitness)
         if not finite.any():
@@ -238,8 +240,8 @@ class DistributionSearch(Strategy):
             )
         if self.config.center_episodes:
             self.center_fitness = float(means[-1])
-        self._update(ranking(fitness), int(finite.sum()))
-        self._remember_range(fitness[finite])
+        self._update(ranking(ranked), int(finite.sum()))
+        self._remember_range(ranked[finite])
         self._restart_if_degenerate()
         self._record_generation(
             np.where(finite, fitness, -np.inf),

@@ -5,7 +5,8 @@
             ES / NS-ES / NSR-ES: OpenAI-ES's MuJoCo settings (64-64 tanh MLP, 256-256 on Humanoid; sigma 0.02,
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
-            state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero. MAP-Elites
+            state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero, and ARS's
+            survival bonus removed from the returns they rank (Hopper, Walker2d, Ant 1, Humanoid 5). MAP-Elites
             (the "qd" group): PGA-ME's and QDax's 64-64 MLP, population 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells;
             CMA-ME and CMA-MAE (the "cma-qd" group): the same network and archive, 5 sep-CMA-ES emitters of 20.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
@@ -109,7 +110,8 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             slots=one_wave_slots(2 * int(hyperparameters["directions"]) + 1),
         )
     if preset_group == "cma":  # no paper: the method's default population around a linear policy, as ARS's
-        cma: dict[str, Any] = dict(sigma_init=0.03, initial="zeros", center_episodes=1)
+        bonus = ARS_PAPER.get(task, {}).get("survival_bonus", 0.0)  # ARS's alive-bonus removal, as ARS's training
+        cma: dict[str, Any] = dict(sigma_init=0.03, initial="zeros", center_episodes=1, survival_bonus=bonus)
         return dict(
             fields,
             model="linear",
