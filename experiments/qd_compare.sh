@@ -1,17 +1,25 @@
 #!/bin/bash
-# The quality-diversity comparison (experiments/qd_compare.py): every method, 3 seeds, Walker2d (20,000 episodes) then
-# Ant (10,000: its episodes run the whole 1,000 steps), seed by seed so that every method has a run early. A finished
-# run is skipped; a stopped one resumes.  Usage: experiments/qd_compare.sh [METHOD ...]
+# The quality-diversity comparison (experiments/qd_compare.py), 3 seeds per task: first the core methods (our
+# MAP-Elites and CMA-ME and pyribs's) on Walker2d (20,000 episodes) and Ant (10,000: its episodes run the whole
+# 1,000 steps), then CMA-MAE (ours and pyribs's) and NSR-ES on both. A finished run is skipped; a stopped one
+# resumes.  Usage: experiments/qd_compare.sh [METHOD ...]   (the given methods on both tasks instead)
 cd "$(dirname "$0")/.." || exit 1
 PYTHON=${PYTHON:-python}
-METHODS=${*:-map-elites cma-me ribs-map-elites ribs-cma-me cma-mae ribs-cma-mae nsr-es}
-for task_episodes in Walker2d-v5:20000 Ant-v5:10000; do
-  task=${task_episodes%%:*}
-  episodes=${task_episodes##*:}
-  for seed in 0 1 2; do
-    for method in $METHODS; do
-      echo "== $method $task seed $seed ($episodes episodes)"
-      TF_CPP_MIN_LOG_LEVEL=2 $PYTHON experiments/qd_compare.py "$method" --task "$task" --seed "$seed" --episodes "$episodes" || exit 1
+run_all() {  # run_all "METHODS": every method on both tasks, seed by seed
+  for task_episodes in Walker2d-v5:20000 Ant-v5:10000; do
+    task=${task_episodes%%:*}
+    episodes=${task_episodes##*:}
+    for seed in 0 1 2; do
+      for method in $1; do
+        echo "== $method $task seed $seed ($episodes episodes)"
+        TF_CPP_MIN_LOG_LEVEL=2 $PYTHON experiments/qd_compare.py "$method" --task "$task" --seed "$seed" --episodes "$episodes" || exit 1
+      done
     done
   done
-done
+}
+if [ $# -gt 0 ]; then
+  run_all "$*"
+else
+  run_all "map-elites cma-me ribs-map-elites ribs-cma-me"
+  run_all "cma-mae ribs-cma-mae nsr-es"
+fi
