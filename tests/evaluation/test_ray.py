@@ -427,14 +427,19 @@ def test_map_elites_with_a_behaviour_registered_here_runs_on_the_actors_as_local
             ),
             **NOISE,
         )
-        with Trainer.from_config(config) as local:
-            expected = [r.to_json()["qd_score"] for r in local.run(generations=3)]
-        config.ray, config.ray_actors = True, 2
-        with Trainer.from_config(config) as remote:
-            assert isinstance(remote.evaluator, RayEvaluator)
-            assert [r.to_json()["qd_score"] for r in remote.run(generations=3)] == expected
+        assert_same_qd_scores_on_two_actors(config)
     finally:
         unregister_behaviour("torso-xz")
+
+
+def assert_same_qd_scores_on_two_actors(config):
+    """Three generations of `config` locally and on two Ray actors: the same QD-scores."""
+    with Trainer.from_config(config) as local:
+        expected = [r.to_json()["qd_score"] for r in local.run(generations=3)]
+    config.ray, config.ray_actors = True, 2
+    with Trainer.from_config(config) as remote:
+        assert isinstance(remote.evaluator, RayEvaluator)
+        assert [r.to_json()["qd_score"] for r in remote.run(generations=3)] == expected
 
 
 @pytest.mark.long
@@ -455,11 +460,6 @@ def test_cma_mae_with_a_step_behaviour_registered_here_runs_on_the_actors_as_loc
             hyperparameters=dict(emitters=2, population_size=5, sigma_init=0.1, cells=5, qd_score_offset=-50.0),
             **NOISE,
         )
-        with Trainer.from_config(config) as local:
-            expected = [r.to_json()["qd_score"] for r in local.run(generations=3)]
-        config.ray, config.ray_actors = True, 2
-        with Trainer.from_config(config) as remote:
-            assert isinstance(remote.evaluator, RayEvaluator)
-            assert [r.to_json()["qd_score"] for r in remote.run(generations=3)] == expected
+        assert_same_qd_scores_on_two_actors(config)
     finally:
         unregister_behaviour("posture")

@@ -49,7 +49,7 @@ from workbench.evolution.genome import Genome, GenomeDecoder, base_key
 from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.quality_diversity import ArchiveSearch, ArchiveSettings, make_archive
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, fitness_summary
+from workbench.evolution.strategy import EvaluationRequest
 
 ES_FORMS: dict[str, type[CMAUpdate]] = {"sep-cma-es": DiagonalUpdate, "cma-es": CovarianceUpdate}
 RANKERS = ("2imp", "imp")
@@ -246,13 +246,10 @@ class CMAME(ArchiveSearch):
             size = emitter.update.population_size
             self._tell_emitter(emitter, searched.status[start : start + size], searched.value[start : start + size])
             start += size
-        best = self.archive.best()
-        self._record_generation(
-            fitness_summary(means),
-            None if best is None else best["objective"],
-            self.elite,
-            sum(r.episodes for r in requests),
-            **self._archive_extras(shown),
+        self._record_archive_generation(
+            requests,
+            means,
+            shown,
             step_size=float(np.median([emitter.update.step_size for emitter in self.emitters])),
             restarts=self.restarts,
         )

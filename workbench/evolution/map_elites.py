@@ -33,7 +33,7 @@ from workbench.evolution.hyperparameters import hyperparameter
 from workbench.evolution.lineage import LineageDecoder, LineChild, Node
 from workbench.evolution.quality_diversity import ArchiveSearch, ArchiveSettings
 from workbench.evolution.space import ParameterSpace
-from workbench.evolution.strategy import EvaluationRequest, fitness_summary
+from workbench.evolution.strategy import EvaluationRequest
 
 VARIATIONS = ("gaussian", "iso_line")
 
@@ -139,14 +139,7 @@ class MapElites(ArchiveSearch):
     def _tell(self, requests, results, means):
         objectives, descriptors = self._candidates(results, means)
         added = self.archive.add(list(self.batch or []), objectives, descriptors, self.generation)
-        best = self.archive.best()
-        self._record_generation(
-            fitness_summary(means),
-            None if best is None else best["objective"],
-            self.elite,
-            sum(r.episodes for r in requests),
-            **self._archive_extras(added),
-        )
+        self._record_archive_generation(requests, means, added)
         self.batch, self._shipped_round = None, None
         self._start_next_generation()
 

@@ -27,7 +27,7 @@ from workbench.checks import check_int, check_real
 from workbench.evolution.archive import AddResult, Archive, CVTArchive, GridArchive, cvt_centroids
 from workbench.evolution.genome import Genome
 from workbench.evolution.hyperparameters import hyperparameter
-from workbench.evolution.strategy import Strategy
+from workbench.evolution.strategy import Strategy, fitness_summary
 
 ARCHIVES = ("grid", "cvt")
 CVT_SEED = 0  # the k-means seed of a CVT archive's centroids: fixed, so the bounds and cells alone decide them
@@ -143,6 +143,19 @@ class ArchiveSearch(Strategy):
             new_cells=added.filled,
             improved_cells=added.replaced,
             rejected=added.rejected,
+        )
+
+    def _record_archive_generation(self, requests, means, added: AddResult, **extras: Any) -> None:
+        """The generation's record: the members' fitness, the archive's best as the elite, the archive's figures
+        after `added` (the insertion into self.archive) and the strategy's own extras."""
+        best = self.archive.best()
+        self._record_generation(
+            fitness_summary(means),
+            None if best is None else best["objective"],
+            self.elite,
+            sum(r.episodes for r in requests),
+            **self._archive_extras(added),
+            **extras,
         )
 
     # -- what evaluators and users read ---------------------------------------------------
