@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results", "qd_compare.jsonl")
 PAGE = os.path.join(common.CHECKOUT, "docs", "qd_compare.md")
 METHODS = ("map-elites", "ribs-map-elites", "cma-me", "ribs-cma-me", "cma-mae", "ribs-cma-mae", "nsr-es")
+ALGORITHMS = ("map-elites", "cma-me", "cma-mae", "nsr-es")
 PAIRS = (("map-elites", "ribs-map-elites"), ("cma-me", "ribs-cma-me"), ("cma-mae", "ribs-cma-mae"))
 TASKS = ("Walker2d-v5", "Ant-v5")
 
@@ -52,7 +53,8 @@ def figure(task: str, runs: dict, path: str) -> None:
             for n, entry in enumerate(seeds.values()):
                 x = [point["episodes"] for point in entry["curve"]]
                 y = [point[field] * (100 if field == "coverage" else 1) for point in entry["curve"]]
-                ax.plot(x, y, style, color=f"C{METHODS.index(method)}", alpha=0.8, label=method if n == 0 and k == 0 else None)
+                colour = f"C{ALGORITHMS.index(method.removeprefix('ribs-'))}"  # a pair in one colour, pyribs's dashed
+                ax.plot(x, y, style, color=colour, alpha=0.8, label=method if n == 0 and k == 0 else None)
     axes[0].set(xlabel="episodes", ylabel="QD-score", title=f"{task}: QD-score")
     axes[1].set(xlabel="episodes", ylabel="coverage (%)", title=f"{task}: coverage")
     fig.legend(loc="lower center", ncol=len(METHODS), fontsize=8)
