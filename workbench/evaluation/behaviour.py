@@ -113,7 +113,7 @@ class StepReduction:
         self.totals: np.ndarray | None = None  # [slots, d], allocated when the first values give d
         self.counts = np.zeros(slots, np.int64)
 
-    def begin(self, slots) -> None:
+    def begin(self, slots: Sequence[int] | np.ndarray) -> None:
         self.counts[slots] = 0
         if self.totals is not None:
             self.totals[slots] = 0.0
