@@ -361,3 +361,19 @@ def test_map_elites_options_are_checked_by_name(tmp_path, capsys):
     code, _, err = in_process(capsys, "train", "--env", "Swimmer-v5", "--algo", "map-elites", "--out", str(tmp_path / "y"))
     assert code == 2 and "descriptor_bounds: the behaviour 'feet_contact' declares no bounds on Swimmer-v5" in err
     assert not os.listdir(tmp_path)  # refused before any run directory was made
+
+
+def test_cma_me_options_are_checked_by_name(tmp_path, capsys):
+    base = ["train", "--env", "Walker2d-v5", "--algo", "cma-me", "--generations", "1", "--out", str(tmp_path / "x")]
+    for option, value, named in (
+        ("--ranker", "best", "ranker must be one of ('2imp', 'imp')"),
+        ("--selection-rule", "all", "selection_rule must be one of"),
+        ("--es", "lm-ma-es", "es must be one of"),
+        ("--emitters", "0", "emitters must be an integer"),
+        ("--threshold-min", "0", "threshold_min applies to CMA-MAE's soft thresholds"),
+    ):
+        code, _, err = in_process(capsys, *base, option, value)
+        assert code == 2 and named in err, (option, err)
+    code, _, err = in_process(capsys, *base, "--algo", "cma-mae", "--archive-learning-rate", "0", "--out", str(tmp_path / "y"))
+    assert code == 2 and "archive_learning_rate" in err, err
+    assert not os.listdir(tmp_path)  # refused before any run directory was made
