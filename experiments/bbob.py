@@ -29,6 +29,10 @@ page merges it with the algorithm's other runs) and skipped when asked again; a 
 first problem.
 
     python experiments/bbob.py cma-es --dimensions 40        # dimension 40 beside the default run
+    python experiments/bbob.py cma-es --dimensions 40 --functions 1-5    # one function group: -d40-f1-5
+
+A run of some functions only is packed as ALGORITHM-bBUDGET[-dDIMENSIONS]-fFUNCTIONS: a long run split by function
+group (experiments/bbob_groups.sh) finishes group by group, each its own archive, and the page merges them.
 """
 
 from __future__ import annotations
@@ -188,8 +192,9 @@ def main(argv=None):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
     out = os.path.abspath(args.out or (RESULTS if mode == "full" else os.path.join(RESULTS, mode)))
-    dimensions = settings["dimensions"]
+    dimensions, functions = settings["dimensions"], settings["functions"]
     suffix = "" if dimensions == MODES[mode]["dimensions"] else "-d" + dimensions.replace(",", "_")
+    suffix += "" if functions == MODES[mode]["functions"] else "-f" + functions.replace(",", "_")
     summary = run(
         args.algorithm, *(settings[k] for k in ("dimensions", "instances", "functions", "budget")), args.seed, out, suffix
     )

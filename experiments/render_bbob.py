@@ -77,12 +77,13 @@ def ecdf_area(values: list[np.ndarray], budget: int) -> float:
     return float(reached.mean() / top)
 
 
-ARCHIVE = re.compile(r"(?P<algorithm>.+)-b(?P<budget>[0-9]+)(?P<dimensions>-d[0-9_]+)?\.tar\.gz")
+ARCHIVE = re.compile(r"(?P<algorithm>.+)-b(?P<budget>[0-9]+)(?P<dimensions>-d[0-9_]+)?(?P<functions>-f[0-9_-]+)?\.tar\.gz")
 
 
 def finished_runs(results: str = RESULTS, cache: dict | None = None) -> dict[str, list[tuple[dict, int]]]:
     """{algorithm: [(runtimes table, budget), ...]} of the finished runs: their archives (ALGORITHM-bBUDGET
-    [-dDIMENSIONS].tar.gz; the caller merges one algorithm's runs of several dimension sets). An archive whose
+    [-dDIMENSIONS][-fFUNCTIONS].tar.gz; the caller merges one algorithm's runs of several dimension or function
+    sets). An archive whose
     sha256 the cache holds (results/bbob/runtimes.json: what cocopp read from each archive) is not read again;
     another is unpacked and read with cocopp, and its entry is added to `cache`."""
     cache = {} if cache is None else cache

@@ -759,9 +759,13 @@ def test_bbob_runs_ours_and_a_reference_packs_each_run_once_and_compares_them(tm
     for algorithm in ("cma-es", "pycma"):  # another dimension: an archive of its own, merged on the page
         summary = json_line_of(bbob, [algorithm, "--smoke", "--dimensions", "3", "--out", str(tmp_path)], capsys)
         assert summary["archive"] == f"{algorithm}-b50-d3.tar.gz"
+        arguments = [algorithm, "--smoke", "--dimensions", "5", "--functions", "2", "--out", str(tmp_path)]
+        summary = json_line_of(bbob, arguments, capsys)  # one function group: an archive of its own too
+        assert summary["archive"] == f"{algorithm}-b50-d5-f2.tar.gz" and summary["problems"] == 1
     page = load_bench("render_bbob").render(str(tmp_path), figures=False)
     assert "## `cma-es` against `pycma`" in page and "| all 24 functions |" in page
-    assert "| dimension 2 |" in page and "| dimension 3 |" in page and "`cma-es` (budget 50 n)" in page
+    assert "| dimension 2 |" in page and "| dimension 3 |" in page and "| dimension 5 |" in page
+    assert "`cma-es` (budget 50 n)" in page
     assert_refused(bbob, ["cma", "--smoke"], "algorithm", capsys)
     assert_refused(bbob, ["cma-es", "--budget", "0"], "--budget", capsys)
 
