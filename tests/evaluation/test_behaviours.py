@@ -108,6 +108,9 @@ def test_a_step_behaviour_of_the_wrong_shape_is_refused_naming_it():
     reduction = StepReduction(Behaviour("flat", step=lambda env, slots: np.zeros(len(slots))), slots=4)
     with pytest.raises(ValueError, match=r"behaviour 'flat': its step function must return one row per slot, \[2, d\]"):
         reduction.update(None, np.array([0, 1]))
+    reduction = StepReduction(Behaviour("words", step=lambda env, slots: [["high"]] * len(slots)), slots=4)
+    with pytest.raises(ValueError, match="behaviour 'words': its step function must return numbers"):
+        reduction.update(None, np.array([0, 1]))
     reduction = StepReduction(Behaviour("grows", step=lambda env, slots: np.zeros((len(slots), 1 + len(slots)))), slots=4)
     reduction.update(None, np.array([0]))
     with pytest.raises(ValueError, match=r"\[2, 2\], got shape \(2, 3\)"):

@@ -121,7 +121,10 @@ class StepReduction:
     def update(self, env: EnvBatch, slots: np.ndarray) -> None:
         behaviour = self.behaviour
         assert behaviour.step is not None
-        values = np.asarray(behaviour.step(env, slots), np.float64)
+        try:
+            values = np.asarray(behaviour.step(env, slots), np.float64)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"behaviour {behaviour.name!r}: its step function must return numbers: {error}") from None
         dimensions = None if self.totals is None else self.totals.shape[1]
         if (
             values.ndim != 2
