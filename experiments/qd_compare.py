@@ -115,6 +115,7 @@ def run_ribs(method: str, task: str, seed: int, episodes: int, folder: str) -> l
         with open(state_file, "rb") as f:
             saved = pickle.load(f)  # pyribs's own objects, written by this script
         scheduler, curve, generation = saved["scheduler"], saved["curve"], saved["generation"]
+        nonfinite = saved.get("nonfinite", 0)
     else:
         cells = dict(
             solution_dim=n,
@@ -156,7 +157,7 @@ def run_ribs(method: str, task: str, seed: int, episodes: int, folder: str) -> l
                 )
                 for k in range(hyper.emitters)
             ]
-        scheduler, curve, generation = Scheduler(archive, emitters, result_archive=result), [], 0
+        scheduler, curve, generation, nonfinite = Scheduler(archive, emitters, result_archive=result), [], 0, 0
     spent = curve[-1]["episodes"] if curve else 0
     try:
         while spent < episodes:
@@ -168,16 +169,18 @@ def run_ribs(method: str, task: str, seed: int, episodes: int, folder: str) -> l
             objectives = np.array([float(np.mean(r.returns)) for r in results])
             descriptors = np.stack([r.behaviours.mean(axis=0) for r in results])
             finite = np.isfinite(objectives) & np.isfinite(descriptors).all(axis=1)
-            objectives = np.where(finite, objectives, hyper.qd_score_offset)  # pyribs refuses NaN: the worst
-            descriptors = np.where(finite[:, None], descriptors, 0.0)
+            nonfinite += int((~finite).sum())  # pyribs refuses NaN: told as the worst objective at descriptor 0, so
+            objectives = np.where(finite, objectives, hyper.qd_score_offset)  # it may fill an empty cell (counted;
+            descriptors = np.where(finite[:, None], descriptors, 0.0)  # ours leaves such a member out)
             scheduler.tell(objectives, descriptors)
             spent += len(requests)
             generation += 1
             stats = scheduler.result_archive.stats
-            curve.append(dict(episodes=spent, qd_score=float(stats.qd_score), coverage=float(stats.coverage), best=_best(stats)))
+            qd_score, coverage = float(stats.qd_score), float(stats.coverage)
+            curve.append(dict(episodes=spent, qd_score=qd_score, coverage=coverage, best=_best(stats), nonfinite=nonfinite))
             if generation % 10 == 0 or spent >= episodes:
                 with open(state_file + ".tmp", "wb") as f:
-                    pickle.dump(dict(scheduler=scheduler, curve=curve, generation=generation), f)
+                    pickle.dump(dict(scheduler=scheduler, curve=curve, generation=generation, nonfinite=nonfinite), f)
                 os.replace(state_file + ".tmp", state_file)
     finally:
         evaluator.close()
@@ -256,6 +259,7 @@ def main(argv=None) -> int:
             qd_score=last["qd_score"],
             coverage=last["coverage"],
             best=last["best"],
+            nonfinite=last.get("nonfinite"),  # pyribs's runs: members with a NaN return or descriptor (see run_ribs)
             seconds_this_session=round(time.monotonic() - start, 1),
             curve=curve,
         )

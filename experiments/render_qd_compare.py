@@ -121,6 +121,14 @@ def render(results: str = RESULTS, page: str = PAGE) -> str:
                     f"- {ours}: median QD-score {ratio:.3f} of pyribs's ({len(mine)} and {len(reference)} seeds), {where}."
                 )
         lines += verdicts + ([""] if verdicts else [])
+        spoiled = [f"{e['method']} seed {e['seed']}: {e['nonfinite']}" for (t, _), seeds in runs.items() if t == task
+                   for e in seeds.values() if e.get("nonfinite")]  # fmt: skip
+        if spoiled:
+            lines += [
+                "Members with a NaN return or descriptor in pyribs's runs (pyribs refuses them; told as the lowest "
+                "objective at descriptor 0, they may have filled a cell; ours leave them out): " + "; ".join(spoiled) + ".",
+                "",
+            ]
         name = f"{task}.png"
         figure(task, runs, os.path.join(figures, name))
         lines += [f"![QD-score and coverage per episode on {task}](qd_compare/{name})", ""]
