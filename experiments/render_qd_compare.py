@@ -111,7 +111,9 @@ def render(results: str = RESULTS, page: str = PAGE) -> str:
                 mine = [e["qd_score"] for e in runs[(task, ours)].values()]
                 reference = [e["qd_score"] for e in runs[(task, theirs)].values()]
                 ratio = statistics.median(mine) / statistics.median(reference)
-                if min(reference) <= statistics.median(mine) <= max(reference):
+                if min(len(mine), len(reference)) < 2:
+                    where = "too few seeds yet for a spread"
+                elif min(reference) <= statistics.median(mine) <= max(reference):
                     where = "within the spread of pyribs's seeds"
                 elif statistics.median(mine) > max(reference):
                     where = "ahead of every pyribs seed"
