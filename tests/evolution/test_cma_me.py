@@ -44,10 +44,12 @@ def linear_projection(theta):
 
 
 def evaluate(strategy, requests, problem=linear_projection):
-    bases = strategy.bases()
+    decoder = GenomeDecoder(strategy.space)  # one per generation, with the generation's bases
+    for key, base in strategy.bases().items():
+        decoder.add_base(key, base)
     results = []
     for request in requests:
-        value, descriptor = problem(weights_of(strategy, request.genome, bases))
+        value, descriptor = problem(decoder.decode(request.genome).astype(np.float64))
         results.append(EvaluationResult([value] * request.episodes, np.tile(descriptor, (request.episodes, 1))))
     return results
 
