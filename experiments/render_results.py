@@ -49,6 +49,7 @@ TITLES = {  # benchmark -> (title, the page that explains it)
     "population_inference": ("Population inference", "benchmarks.md#benchmark-population-inference"),
     "emulation": ("Atari emulation", "benchmarks.md#benchmark-emulation"),
     "mujoco": ("MuJoCo physics", "benchmarks.md#benchmark-mujoco"),
+    "fused_steps": ("Small MuJoCo generations (fused steps)", "benchmarks.md#benchmark-small-mujoco-generations-fused-steps"),
     "end_to_end": ("End to end", "benchmarks.md#benchmark-end-to-end"),
     "training_runs": ("Training runs against the evaluator", "benchmarks.md#benchmark-training-runs-against-the-evaluator"),
     "soak": ("Long runs (soak)", "benchmarks.md#benchmark-long-runs-soak"),

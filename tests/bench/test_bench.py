@@ -273,6 +273,17 @@ def test_mujoco_smoke_run_measures_every_contender(capsys):
     assert_refused(load_bench("mujoco_steps"), ["--smoke", "--task", "halfchetah"], "HalfCheetah-v5", capsys)
 
 
+def test_fused_steps_smoke_run_measures_the_evaluator_both_ways_and_the_ops_alone(capsys):
+    summary = json_line_of(load_bench("fused_steps"), ["--smoke", "--episodes", "5"], capsys)
+    assert summary["benchmark"] == "fused_steps" and summary["episodes"] == 5 and summary["task"] == "HalfCheetah-v5"
+    for arm in ("per_step", "fused", "limit"):
+        assert summary[f"{arm}_steps_per_second"] > 0, arm
+    ratio = summary["fused_steps_per_second"] / summary["per_step_steps_per_second"]
+    assert summary["fused_vs_per_step"] == pytest.approx(ratio, rel=1e-2)
+    assert_refused(load_bench("fused_steps"), ["--smoke", "--task", "halfchetah"], "HalfCheetah-v5", capsys)
+    assert_refused(load_bench("fused_steps"), ["--smoke", "--episodes", "0"], "--episodes", capsys)
+
+
 def test_distribution_updates_smoke_run_times_each_update_against_the_floor_and_a_generation(capsys):
     summary = json_line_of(load_bench("distribution_updates"), ["--smoke", "--generation-seconds", "100"], capsys)
     assert summary["benchmark"] == "distribution_updates" and summary["parameters"] == 20_000

@@ -165,3 +165,18 @@ def test_the_batch_ops_infer_their_shapes_in_a_graph(family):
         rows = tf.TensorSpec([3] + per_row.shape.as_list()[1:], per_row.dtype)
         tf.function(lambda i, a: ops.step(handle, i, a)).get_concrete_function(tf.TensorSpec([2], tf.int32), rows)
     batch.close()
+
+
+class _DoublingHopper(MujocoBatch):
+    """Breaks the capabilities clause: its steps inside graphs pay twice the reward step() pays."""
+
+    def step_in_graph(self, indices, actions):
+        rewards, done = super().step_in_graph(indices, actions)
+        return 2 * rewards, done
+
+
+def test_a_batch_whose_graph_steps_differ_from_its_steps_is_caught():
+    batch = _DoublingHopper("Hopper-v5", 2, backend="custom", max_episode_steps=40, seed=2)
+    with pytest.raises(BatchContractError, match=r"step_in_graph\(\) and record_graph_steps\(\) differ from step\(\)"):
+        check_batch(batch, skip=(SCREEN,))
+    batch.close()

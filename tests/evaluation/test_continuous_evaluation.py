@@ -1,6 +1,8 @@
 """Continuous-control evaluation: diverged policies (NaN weights or actions) get the worst fitness and the run goes on;
 training-time action noise is seeded per episode, independent of the layout, refused for discrete actions, and never
-used by scores."""
+used by scores; fused steps (policy and simulations in one graph call) give the per-step results to the bit."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -194,3 +196,42 @@ def test_the_frame_painter_renders_off_the_stepping_thread_and_keeps_only_the_ne
         assert delivered[-1]["frame"].tolist() == [4]
     finally:
         painter.close()
+
+
+@pytest.mark.parametrize("task", ["Hopper-v5", "HalfCheetah-v5"])
+def test_fused_steps_give_the_per_step_results_to_the_bit(task):
+    """Fused graph calls (many steps each) against one Python call per step: the same returns, steps, frames and
+    observation statistics, also with a live episode cap that ends episodes inside what a call would run."""
+    normalization = {"fraction": 1.0, "clip": None, "variance_floor": 0.01}  # ARS's, as the MuJoCo presets
+    spec = RunSpec(task, "linear", max_episode_frames=120, noise_size=TABLE.size, noise_seed=TABLE.seed)
+    spec = dataclasses.replace(spec, observation_normalization=normalization)
+    results = {}
+    for fused in (True, False):
+        with Evaluator.from_spec(spec, subpopulations=2, slots=3) as evaluator:
+            assert all(s.fused_steps for s in evaluator.subpopulations)
+            for subpopulation in evaluator.subpopulations:
+                subpopulation.fused_steps = fused
+            rng = np.random.default_rng(5)
+            centers = [(0.3 * rng.standard_normal(evaluator.space.num_parameters)).astype(np.float32) for _ in range(4)]
+            bases = {base_key(w): w for w in centers}
+            requests = [EvaluationRequest(Genome(key), 2, "perturbation") for key in bases]
+            first = evaluator.evaluate(requests, seed=3, bases=bases)
+            evaluator.set_episode_cap(57)
+            capped = evaluator.evaluate(requests, seed=4, bases=bases)
+            results[fused] = [
+                (r.returns.tolist(), r.steps.tolist(), r.frames.tolist(), [np.asarray(s).tolist() for s in r.observation_sums])
+                for r in first + capped
+            ]
+            assert max(max(r.steps) for r in capped) == 57 and all(r.observation_sums is not None for r in first)
+    assert results[True] == results[False]
+
+
+def test_fused_steps_are_refused_where_a_step_needs_python():
+    spec = RunSpec("HalfCheetah-v5", "linear", max_episode_frames=20, noise_size=TABLE.size, noise_seed=TABLE.seed)
+    with Evaluator.from_spec(spec, subpopulations=1, slots=2, action_noise=0.1) as evaluator:
+        subpopulation = evaluator.subpopulations[0]
+        assert not subpopulation.fused_steps
+        with pytest.raises(ValueError, match="fused_steps needs"):
+            subpopulation.fused_steps = True
+        with pytest.raises(TypeError, match="fused_steps must be a bool"):
+            subpopulation.fused_steps = 1

@@ -41,7 +41,7 @@ import tensorflow as tf  # noqa: E402
 from workbench.bench.emulation import RawAle  # noqa: E402
 from workbench.bench.population_inference import flops_per_observation, measure_peak_gflops, measure_read_gbps  # noqa: E402
 from workbench.envs import resolve_atari_game  # noqa: E402
-from workbench.evaluation import Evaluator  # noqa: E402
+from workbench.evaluation import TIME_SPLIT, Evaluator  # noqa: E402
 from workbench.evolution import GAConfig, GeneticAlgorithm  # noqa: E402
 from workbench.models.layers import Conv2D  # noqa: E402
 
@@ -195,10 +195,7 @@ def bench_run(pipelined, unpipelined, game, settings, threads, smoke, seed):
 def evaluator_summary(parts):
     wall = sum(t.wall_seconds for t in parts)
     frames = sum(t.frames for t in parts)
-    split = {
-        k: sum(getattr(t, f"{k}_seconds") for t in parts) / (wall * parts[0].subpopulations)
-        for k in ("emulation", "inference", "weight_loading", "idle")
-    }
+    split = {k: sum(getattr(t, f"{k}_seconds") for t in parts) / (wall * parts[0].subpopulations) for k in TIME_SPLIT}
     return frames / wall, frames, {k: round(v, 3) for k, v in split.items()}
 
 

@@ -13,7 +13,7 @@ The shared floor:
   families.py        EnvFamily, register_env_family, find_env_family: which family a name is, and everything
                      the layers above ask a family instead of naming it
   batch.py           EnvBatch, the interface every batch keeps; optional features are the capabilities SCREEN,
-                     RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES, FEET_CONTACT
+                     RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES, FEET_CONTACT, GRAPH_STEPS
   simulator_batch.py SimulatorBatch, the template of a simulator family's batch over an ops backend and its twin
   backends.py        the choice between a family's ops backend and its reference twin
   contract.py        check_batch: checks a batch (any EnvBatch, yours too) against the contract they all keep
@@ -32,6 +32,7 @@ from workbench.envs.batch import (
     BODY_POSITION,
     CAPABILITIES,
     FEET_CONTACT,
+    GRAPH_STEPS,
     IN_GRAPH,
     PHYSICS_STATE,
     RAM,
@@ -81,6 +82,7 @@ __all__ = [
     "MUJOCO_TASKS",
     "PHYSICS_STATE",
     "RENDER_STATES",
+    "GRAPH_STEPS",
     "IN_GRAPH",
     "RAM",
     "SCREEN",

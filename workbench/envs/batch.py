@@ -21,6 +21,7 @@ Optional features are declared capabilities, asked for by name (never by hasattr
     batch.supports(BODY_POSITION)   # body_position(indices): the main body's world (x, y), for behaviours
     batch.supports(RENDER_STATES)   # render_states(qpos, qvel): frames of states taken earlier (thread-safe)
     batch.supports(FEET_CONTACT)    # feet_contact(indices): each foot's share of steps on the ground (MuJoCo)
+    batch.supports(GRAPH_STEPS)     # step_in_graph(): steps inside graphs, one frame each (MuJoCo on the ops)
 
 Every batch counts its episodes' frames (episode_frames: Atari frames with no-ops, else steps) and
 names its actions when it can (action_meanings, or None).
@@ -43,9 +44,9 @@ from workbench.envs.rng import episode_seed
 
 SCREEN, RAM, IN_GRAPH = "screen", "ram", "in_graph"
 PHYSICS_STATE, BODY_POSITION, RENDER_STATES = "physics_state", "body_position", "render_states"
-FEET_CONTACT = "feet_contact"
+FEET_CONTACT, GRAPH_STEPS = "feet_contact", "graph_steps"
 Indices = Sequence[int] | np.ndarray | None  # environment indices: a vector of ints (None: all)
-CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES, FEET_CONTACT)
+CAPABILITIES = (SCREEN, RAM, IN_GRAPH, PHYSICS_STATE, BODY_POSITION, RENDER_STATES, FEET_CONTACT, GRAPH_STEPS)
 
 
 def _integer_vector(values, name):
@@ -121,6 +122,24 @@ class EnvBatch:
         simulators' own op (capability IN_GRAPH; no validation: the graph's caller passes valid indices)."""
         self.require(IN_GRAPH, "observe_in_graph()")
         raise NotImplementedError(f"{type(self).__name__} declares IN_GRAPH but has no observe_in_graph()")
+
+    def step_in_graph(self, indices: Any, actions: Any) -> tuple[Any, Any]:
+        """One step of `indices` (an int32 tensor) with `actions` (a float32 tensor [n, action_size]) made inside the
+        caller's graph by the simulators' own op: (rewards float32 [n], done bool [n]) tensors; every step is one
+        frame (capability GRAPH_STEPS). No validation and no bookkeeping: the graph's caller passes started, running
+        episodes and finite actions, and tells the batch afterwards (record_graph_steps)."""
+        self.require(GRAPH_STEPS, "step_in_graph()")
+        raise NotImplementedError(f"{type(self).__name__} declares GRAPH_STEPS but has no step_in_graph()")
+
+    def record_graph_steps(self, indices: Indices, done: Sequence[bool] | np.ndarray) -> None:
+        """Tells the batch that graphs stepped `indices` (step_in_graph) and which of their episodes ended, as step()
+        would have recorded it (capability GRAPH_STEPS)."""
+        self.require(GRAPH_STEPS, "record_graph_steps()")
+        checked = self.check_indices(indices, started=True)
+        flags = np.asarray(done)
+        if flags.dtype != bool or flags.shape != checked.shape:
+            raise ValueError(f"done must be bool [{checked.size}] (one flag per index), got {flags.dtype}{list(flags.shape)}")
+        self._done[checked] = flags
 
     def screen(self, indices: Indices = None) -> np.ndarray:
         """RGB screens uint8 [n, H, W, 3] of the last frame (capability SCREEN)."""

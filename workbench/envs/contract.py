@@ -39,6 +39,7 @@ import numpy as np
 from workbench.envs.batch import (
     BODY_POSITION,
     CAPABILITIES,
+    GRAPH_STEPS,
     IN_GRAPH,
     PHYSICS_STATE,
     RAM,
@@ -252,6 +253,7 @@ class _Checker:
                 np.asarray(b.body_position(indices)).shape == (n, 2), "body_position() must return [n, 2]"
             ),
             RENDER_STATES: lambda: self.render_states_ok(indices),
+            GRAPH_STEPS: lambda: self.graph_steps_ok(indices),
         }
         for capability, check in checks.items():
             if capability in self.skip:
@@ -267,6 +269,7 @@ class _Checker:
                     PHYSICS_STATE: lambda: b.physics_state(indices),
                     BODY_POSITION: lambda: b.body_position(indices),
                     RENDER_STATES: lambda: b.render_states(np.zeros((n, 1)), np.zeros((n, 1))),
+                    GRAPH_STEPS: lambda: b.record_graph_steps(indices, np.zeros(n, bool)),
                 }[capability]
                 try:
                     call()
@@ -302,6 +305,28 @@ class _Checker:
         _require(b.ops_handle is not None, "ops_handle is None")
         inside = b.observe_in_graph(tf.constant(indices, tf.int32))
         _require(np.array_equal(np.asarray(inside), b.observation(indices)), "observe_in_graph() differs from observation()")
+
+    def graph_steps_ok(self, indices):
+        """step_in_graph() inside a graph, then record_graph_steps(), does what step() does from the same starts."""
+        import tensorflow as tf
+
+        b = self.batch
+        seeds = np.arange(indices.size, dtype=np.int64) + 11
+        actions = np.asarray(self.actions(indices.size), np.float32)
+
+        @tf.function(autograph=False)
+        def graph_step(slots, values):
+            return b.step_in_graph(slots, values)
+
+        b.start(indices, seeds)
+        rewards, done = (np.asarray(value) for value in graph_step(tf.constant(indices, tf.int32), tf.constant(actions)))
+        b.record_graph_steps(indices, done)
+        inside = (rewards, done, b.observation(indices), b.done(indices), b.episode_frames(indices))
+        b.start(indices, seeds)
+        stepped = b.step(indices, actions)
+        outside = (*stepped, b.observation(indices), b.done(indices), b.episode_frames(indices))
+        _require(self.same(inside, outside), "step_in_graph() and record_graph_steps() differ from step()")
+        b.reset()
 
     def physics_state_ok(self, indices):
         b = self.batch

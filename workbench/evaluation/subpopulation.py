@@ -6,6 +6,14 @@ episodes are stepped and computed (no padding to the longest episode). A step is
 running episodes (each with its genome's weight slot and, in perturbed mode, its low-rank factors) and one
 environment call.
 
+Fused steps: on a batch that steps inside graphs (capability GRAPH_STEPS: MuJoCo on the ops), one graph call runs
+the policy and the simulations step after step (a tf.while_loop) until an episode ends, an action is not finite,
+or FUSED_STEP_BUDGET environment steps are done (the frame stream, a live episode cap and cancellation are looked
+at between calls). Python's work per step (two calls, their arguments, the returns' bookkeeping) was most of a
+step when a generation is a few dozen episodes (CMA-ES's default population); the results are the same to the bit
+(the same batches of running episodes, the returns summed in the same order). Not with action noise, a behaviour
+measured at every step or perturbed mode, whose per-step work is Python's.
+
 The loop is this module; each other job has a collaborator chosen once when the sub-population is built:
   observation_source.py  where the policy reads observations (inside the graph from the simulator's op, or a host
                          array)
@@ -31,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import tensorflow as tf
 
-from workbench.envs.batch import EnvBatch
+from workbench.envs.batch import GRAPH_STEPS, EnvBatch
 from workbench.envs.rng import episode_seed
 from workbench.evaluation.action_noise import ActionNoise
 from workbench.evaluation.behaviour import Behaviour, StepReduction, behaviour_label
@@ -46,6 +54,7 @@ from workbench.evolution import EvaluationRequest, GenomeDecoder
 from workbench.models.population_model import PopulationModel
 
 BehaviourFunction = Callable[[EnvBatch, int], object]
+FUSED_STEP_BUDGET = 4096  # environment steps per fused graph call at most (all running episodes together)
 
 
 @dataclass
@@ -147,6 +156,29 @@ class SubPopulation:
         self._act = graph(self._plain_actions).get_concrete_function(spec, index, index)
         if self.factors is not None:
             self._act_perturbed = graph(self._perturbed_actions).get_concrete_function(spec, index, index)
+        self._fused: Callable | None = None
+        fusable = self.factors is None and self.action_noise is None and self.step_behaviour is None
+        if fusable and self.continuous and env.supports(GRAPH_STEPS) and spec is None:
+            returns = tf.TensorSpec((None,), tf.float64)
+            self._fused = graph(self._fused_steps).get_concrete_function(index, index, returns, tf.TensorSpec((), tf.int32))
+        self._fusing = self._fused is not None
+
+    @property
+    def fused_steps(self) -> bool:
+        """Whether episodes run in fused steps (see the module); set False for one Python call per step, the same
+        results (a reference and a baseline for benchmarks)."""
+        return self._fusing
+
+    @fused_steps.setter
+    def fused_steps(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"fused_steps must be a bool, got {value!r}")
+        if value and self._fused is None:
+            raise ValueError(
+                "fused_steps needs continuous actions on a batch with the 'graph_steps' capability, and no action noise, "
+                "step behaviour or perturbed mode"
+            )
+        self._fusing = value
 
     # -- the inference graphs ------------------------------------------------------------
     def _actions(self, given, weight_slots, episode_slots, perturbations=None):
@@ -160,6 +192,30 @@ class SubPopulation:
 
     def _perturbed_actions(self, given, weight_slots, episode_slots):
         return self._actions(given, weight_slots, episode_slots, self.factors.perturbations(episode_slots))
+
+    def _fused_steps(self, weight_slots, episode_slots, returns, limit):
+        """Steps the episodes in episode_slots, policy and simulations, at most `limit` times while none has ended
+        and every action is finite; returns (steps taken, returns so far, done flags of the last step, the last
+        actions, whether they were finite). Actions that are not finite are returned without being taken."""
+        n = tf.shape(episode_slots)[0]
+        assert self.model.action_size is not None, "fused steps are for continuous actions"
+
+        def going(taken, returns, done, actions, finite):
+            return finite & (taken < limit) & ~tf.reduce_any(done)
+
+        def one_step(taken, returns, done, actions, finite):
+            actions = tf.cast(self._actions(None, weight_slots, episode_slots), tf.float32)
+            finite = tf.reduce_all(tf.math.is_finite(actions))
+
+            def step():
+                rewards, ended = self.env.step_in_graph(episode_slots, actions)
+                return taken + 1, returns + tf.cast(rewards, tf.float64), ended
+
+            taken, returns, done = tf.cond(finite, step, lambda: (taken, returns, done))
+            return taken, returns, done, actions, finite
+
+        start = (tf.constant(0), returns, tf.zeros([n], tf.bool), tf.zeros([n, self.model.action_size]), tf.constant(True))
+        return tf.while_loop(going, one_step, start)
 
     # -- the episode loop -----------------------------------------------------------------
     def run(
@@ -188,7 +244,9 @@ class SubPopulation:
                     self._start(run, free[: len(started)], started)
                 active = run.active()
                 run.record_occupancy(active.size)
-                if active.size:
+                if active.size and self._fusing:
+                    self._fused_step(run, active)
+                elif active.size:
                     self._step(run, active)
                 elif not len(jobs):
                     break
@@ -204,6 +262,10 @@ class SubPopulation:
             act = self._act_perturbed if self.factors is not None and run.perturbed[active].any() else self._act
             actions = act(given, weight_slots, episode_slots).numpy()
         run.seen[active] += 1
+        self._take(run, active, actions)
+
+    def _take(self, run: EpisodeRun, active: np.ndarray, actions: np.ndarray) -> None:
+        """Steps the episodes in `active` with `actions` from the policy (ending those whose actions are not finite)."""
         if self.action_noise is not None:
             actions = self.action_noise.apply(active, actions)
         if self.continuous:
@@ -221,12 +283,45 @@ class SubPopulation:
         run.telemetry.steps += active.size
         if run.jobs.dry_at is not None:
             run.telemetry.tail_steps += active.size
-        if self.max_episode_frames is not None:
-            done = done | (self._episode_frames(run, active) >= self.max_episode_frames)
         returns = run.outcomes.returns
         for slot, reward in zip(active, rewards):
             r, e = run.job_of(slot)
             returns[r][e] += reward
+        self._after_steps(run, active, done)
+
+    def _fused_step(self, run: EpisodeRun, active: np.ndarray) -> None:
+        """Up to FUSED_STEP_BUDGET environment steps of the episodes in `active` in one graph call (see the module)."""
+        limit = max(1, FUSED_STEP_BUDGET // active.size)
+        if self.max_episode_frames is not None:  # one frame per step: no episode passes the cap inside the call
+            limit = min(limit, max(1, self.max_episode_frames - int(run.steps[active].max())))
+        returns = run.outcomes.returns
+        jobs = [run.job_of(slot) for slot in active]
+        with run.watch("fused_steps"):
+            totals = tf.constant([returns[r][e] for r, e in jobs], tf.float64)
+            weight_slots, episode_slots = tf.constant(run.weight_slot[active]), tf.constant(active)
+            assert self._fused is not None, "fused_steps is only on when the graph was built"
+            taken, totals, done, actions, finite = self._fused(weight_slots, episode_slots, totals, tf.constant(limit))
+            taken, totals, done = int(taken), totals.numpy(), done.numpy()
+        if taken:
+            self.env.record_graph_steps(active, done)
+            for (r, e), total in zip(jobs, totals):
+                returns[r][e] = total
+            run.seen[active] += taken
+            run.steps[active] += taken
+            run.telemetry.steps += active.size * taken
+            if run.jobs.dry_at is not None:
+                run.telemetry.tail_steps += active.size * taken
+        if not bool(finite):  # the policy's next actions, already computed (and counted in its statistics)
+            run.seen[active] += 1
+            self._take(run, active, actions.numpy())
+        elif taken:
+            self._after_steps(run, active, done)
+
+    def _after_steps(self, run: EpisodeRun, active: np.ndarray, done: np.ndarray) -> None:
+        """After a step of `active` with these done flags: the live episode cap, a frame for the listener, the ends."""
+        if self.max_episode_frames is not None:
+            done = done | (self._episode_frames(run, active) >= self.max_episode_frames)
+        returns = run.outcomes.returns
         if self.frames.due():
             slot = int(active[0])  # the lowest running slot
             r, e = run.job_of(slot)

@@ -2,7 +2,8 @@
 
 Each sub-population times its own calls in the categories of CATEGORIES:
 emulation (environment steps, observations, resets), inference (the model),
-weight loading (decoding genomes and writing model slots); idle is the rest of
+weight loading (decoding genomes and writing model slots), fused steps (graph calls
+that step the environments and run the model together, many steps per call); idle is the rest of
 its wall time (waiting for a CPU or the GIL, Python bookkeeping, waiting for the
 last episodes of the others). The seconds are summed over sub-populations, so
 with k sub-populations they add up to k times the wall time; the fractions
@@ -33,6 +34,7 @@ class Telemetry:
     emulation_seconds: float = 0.0
     inference_seconds: float = 0.0
     weight_loading_seconds: float = 0.0
+    fused_steps_seconds: float = 0.0
     idle_seconds: float = 0.0
     frames: int = 0
     steps: int = 0

@@ -32,7 +32,9 @@ from numbers import Real
 from typing import Any
 
 # Where an evaluation's time goes (workbench.evaluation.telemetry measures it): the one spelling of these names.
-TIME_SPLIT = ("emulation", "inference", "weight_loading", "idle")
+# fused_steps: environment steps and the policy's inference run together, a graph call of many steps that cannot be
+# split between them (continuous control on the ops: the evaluator's sub-population).
+TIME_SPLIT = ("emulation", "inference", "weight_loading", "fused_steps", "idle")
 
 _SEARCH_FIELDS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations")
 _EVALUATION_FIELDS = (

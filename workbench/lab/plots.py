@@ -24,7 +24,13 @@ SERIES_STYLE = {  # every series has markers: a single generation is a point, no
     "median": dict(color="tab:cyan", lw=1.0, ls="--", marker=".", ms=4),
     "elite": dict(color="tab:red", lw=1.6, marker="o", ms=3),
 }
-SPLIT_COLOURS = {"emulation": "tab:orange", "inference": "tab:purple", "weight_loading": "tab:gray", "idle": "#dddddd"}
+SPLIT_COLOURS = {
+    "emulation": "tab:orange",
+    "inference": "tab:purple",
+    "weight_loading": "tab:gray",
+    "fused_steps": "tab:brown",
+    "idle": "#dddddd",
+}
 SERIES_LABELS = {"elite": "elite (re-evaluated)"}
 
 if TYPE_CHECKING:
@@ -426,6 +432,6 @@ def timeline_figure(
     axes.set_xlabel("seconds from the evaluation's start")
     if window is not None:
         axes.set_xlim(*window)
-    handles = [Patch(color=SPLIT_COLOURS[c], label=c.replace("_", " ")) for c in ("emulation", "inference", "weight_loading")]
-    axes.legend(handles=handles, loc="upper right", fontsize=7, ncol=3)
+    handles = [Patch(color=SPLIT_COLOURS[c], label=c.replace("_", " ")) for c in TIME_SPLIT if c != "idle"]
+    axes.legend(handles=handles, loc="upper right", fontsize=7, ncol=len(handles))
     return figure

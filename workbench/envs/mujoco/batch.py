@@ -39,7 +39,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from workbench.checks import check_optional_positive_int, check_positive_int
-from workbench.envs.batch import BODY_POSITION, FEET_CONTACT, PHYSICS_STATE, RENDER_STATES, SCREEN, Indices
+from workbench.envs.batch import BODY_POSITION, FEET_CONTACT, GRAPH_STEPS, IN_GRAPH, PHYSICS_STATE, RENDER_STATES, SCREEN, Indices
 from workbench.envs.mujoco.tasks import MAX_EPISODE_STEPS, resolve_mujoco_task
 from workbench.envs.simulator_batch import SimulatorBackend, SimulatorBatch
 
@@ -236,8 +236,19 @@ class MujocoBatch(SimulatorBatch):
 
     @property
     def capabilities(self) -> frozenset:
-        """The family's, IN_GRAPH on the ops backend, and FEET_CONTACT for a task with feet."""
-        return super().capabilities | ({FEET_CONTACT} if self.task.feet else set())
+        """The family's, IN_GRAPH and GRAPH_STEPS on the ops backend, and FEET_CONTACT for a task with feet."""
+        capabilities = super().capabilities
+        in_graph = {GRAPH_STEPS} if IN_GRAPH in capabilities else set()
+        return capabilities | in_graph | ({FEET_CONTACT} if self.task.feet else set())
+
+    def step_in_graph(self, indices: Any, actions: Any) -> tuple[Any, Any]:
+        """One step inside the caller's graph by the simulations' op: (rewards, terminated or truncated) tensors
+        (capability GRAPH_STEPS; see EnvBatch.step_in_graph)."""
+        self.require(GRAPH_STEPS, "step_in_graph()")
+        from workbench.ops import mujoco_env
+
+        rewards, terminated, truncated = mujoco_env.step(self.ops_handle, indices, actions)
+        return rewards, terminated | truncated
 
     def feet_contact(self, indices: Indices = None) -> np.ndarray:
         """float64 [n, feet]: per foot of the task (MujocoTask.feet), the share of the episode's steps that ended with
