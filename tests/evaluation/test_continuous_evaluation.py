@@ -1,6 +1,7 @@
 """Continuous-control evaluation: diverged policies (NaN weights or actions) get the worst fitness and the run goes on;
 training-time action noise is seeded per episode, independent of the layout, refused for discrete actions, and never
-used by scores; fused steps (policy and simulations in one graph call) give the per-step results to the bit."""
+used by scores; fused steps (policy and simulations in one graph call) give the per-step results to the bit; a round
+smaller than the slots is shared out evenly between the sub-populations."""
 
 import dataclasses
 
@@ -9,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from workbench.evaluation import Evaluator, RunSpec
+from workbench.evaluation.jobs import JobQueue
 from workbench.evolution import EvaluationRequest, Genome, NoiseTable, base_key
 from workbench.models import MLPModel
 from workbench.training import RunConfig, Trainer
@@ -235,3 +237,21 @@ def test_fused_steps_are_refused_where_a_step_needs_python():
             subpopulation.fused_steps = True
         with pytest.raises(TypeError, match="fused_steps must be a bool"):
             subpopulation.fused_steps = 1
+
+
+def test_a_round_smaller_than_the_slots_is_shared_out_evenly_between_the_lanes():
+    requests = [EvaluationRequest(Genome(k), 1, "perturbation") for k in range(19)]
+    jobs = JobQueue(requests, lanes=2)
+    first, second = jobs.take(16), jobs.take(16)
+    assert (len(first), len(second), len(jobs)) == (10, 9, 0)  # not 16 and 3
+    assert jobs.take(4, running=8) == []
+    large = JobQueue(requests * 10, lanes=2)  # 190 episodes: every free slot is filled
+    assert len(large.take(16)) == 16 and len(large.take(3, running=13)) == 3
+    assert len(JobQueue(requests).take(16)) == 16  # one lane takes what it has slots for
+    spec = RunSpec("HalfCheetah-v5", "linear", max_episode_frames=30, noise_size=TABLE.size, noise_seed=TABLE.seed)
+    with Evaluator.from_spec(spec, subpopulations=2, slots=16) as evaluator:
+        requests, bases = policy_requests(evaluator.space)
+        single = EvaluationRequest(requests[0].genome, 1, "perturbation")
+        evaluator.evaluate([single] * 19, seed=1, bases=bases)
+        most = sorted(max(s.occupancy_trace[1]) for s in evaluator.subpopulations)  # episodes each lane ran at once
+        assert most == [9, 10]

@@ -228,7 +228,7 @@ class Evaluator(BaseEvaluator):
         self.decoder.start_round(round_index)
         genomes = [request.genome for request in requests]
         order = self.episode_lengths.longest_first(genomes) if self.episode_lengths is not None else None
-        jobs, outcomes = JobQueue(requests, cancel, order), Outcomes(requests)
+        jobs, outcomes = JobQueue(requests, cancel, order, lanes=len(self.subpopulations)), Outcomes(requests)
         lanes: list[list | None] = [[] if self.timeline is not None else None for _ in self.subpopulations]
         for subpopulation, lane in zip(self.subpopulations, lanes):
             subpopulation.timeline = lane

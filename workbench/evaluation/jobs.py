@@ -21,6 +21,10 @@ from workbench.evolution import EvaluationRequest
 class JobQueue:
     """(request, episode) pairs handed out to sub-populations, in request order (or in `order`); thread-safe.
 
+    With `lanes` sub-populations taking, each runs at most ceil(jobs / lanes) episodes at once (`running`, given
+    to take()): a round of fewer jobs than slots is shared out evenly instead of going to whichever lane asks
+    first (19 episodes on 2 x 16 slots: 10 and 9, not 16 and 3), and a larger round is not limited.
+
     Stopped once a sub-population fails (it sets `failed`) or the caller's `cancel` event is set:
     every sub-population then ends its loop after the current step. `dry_at` is the
     time.perf_counter() of the first take() that could not fill every free slot (the end
@@ -28,10 +32,15 @@ class JobQueue:
     """
 
     def __init__(
-        self, requests: Sequence[EvaluationRequest], cancel: threading.Event | None = None, order: Sequence[int] | None = None
+        self,
+        requests: Sequence[EvaluationRequest],
+        cancel: threading.Event | None = None,
+        order: Sequence[int] | None = None,
+        lanes: int = 1,
     ) -> None:
         order = range(len(requests)) if order is None else order  # the requests whose episodes start first
         self._jobs = collections.deque((r, e) for r in order for e in range(requests[r].episodes))
+        self.share = -(-len(self._jobs) // max(1, lanes))  # episodes a lane runs at once at most
         self._lock = threading.Lock()
         self.failed = threading.Event()
         self.cancel = cancel
@@ -40,13 +49,15 @@ class JobQueue:
     def stopped(self) -> bool:
         return self.failed.is_set() or (self.cancel is not None and self.cancel.is_set())
 
-    def take(self, count: int) -> list[tuple[int, int]]:
+    def take(self, count: int, running: int = 0) -> list[tuple[int, int]]:
+        """Up to `count` jobs for a lane with `count` free slots and `running` episodes running."""
         with self._lock:
             if self.stopped():
                 return []
             if count > len(self._jobs) and self.dry_at is None:
                 self.dry_at = time.perf_counter()
-            return [self._jobs.popleft() for _ in range(min(count, len(self._jobs)))]
+            count = min(count, len(self._jobs), max(0, self.share - running))
+            return [self._jobs.popleft() for _ in range(count)]
 
     def __len__(self) -> int:
         with self._lock:

@@ -239,7 +239,7 @@ class SubPopulation:
         try:
             while not jobs.stopped():
                 free = run.free()
-                started = jobs.take(len(free))
+                started = jobs.take(len(free), running=self.size - len(free))
                 if started:
                     self._start(run, free[: len(started)], started)
                 active = run.active()
