@@ -147,7 +147,9 @@ def _check_claims(family: EnvFamily) -> None:
 
 def register_env_family(family: EnvFamily) -> EnvFamily:
     """Adds `family` to the registry (ValueError when its name is taken, when a second fallback family is
-    registered, or when it claims another family's names); returns it."""
+    registered, or when it claims another family's names); returns it. Claims are checked at the first lookup
+    (find_env_family), so that importing the built-in families lists no names: a family registered before any
+    lookup is refused then, one registered later at once."""
     global _claims_checked
     if not isinstance(family, EnvFamily):
         raise ValueError(f"register_env_family takes an EnvFamily, got {type(family).__name__}")
