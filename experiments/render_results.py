@@ -301,6 +301,14 @@ def glance(results: dict[str, list[dict]], suite: list[dict], link) -> str:
             [mujoco],
             "benchmarks.md",
         )
+    fused = newest(results.get("fused_steps", []), mode="full")
+    if fused:
+        row(
+            f"MuJoCo evaluator, {fused['task']}, a {fused['episodes']}-episode generation (sep-CMA-ES's)",
+            f"{fused['fused_vs_per_step']:.1f}x one Python call per step; {fused['fused_vs_limit']:.2f} of the ops alone",
+            [fused],
+            "benchmarks.md",
+        )
     end_to_end = newest(results.get("end_to_end", []))
     if end_to_end:
         small = end_to_end["results"]["small"]
