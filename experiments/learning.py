@@ -158,9 +158,9 @@ def parse_compare(text):
 
 
 # A checkpoint holds the run's whole history, so its cost grows with the generations: a MuJoCo run of the CMA family
-# plays thousands of generations of about a second each, and a checkpoint of generation 1,372 took 0.2 s to write
-# (3 MB of JSON). Those runs checkpoint every MUJOCO_CHECKPOINT_EVERY generations (a stopped run replays at most that
-# many); an Atari generation takes minutes and is checkpointed each time.
+# plays thousands of generations of about a second each, and a checkpoint of generation 1,372 is 3 MB of JSON (0.2 s
+# to write with other jobs on the cores). Those runs checkpoint every MUJOCO_CHECKPOINT_EVERY generations (a stopped
+# run replays at most that many); an Atari generation takes minutes and is checkpointed each time.
 MUJOCO_CHECKPOINT_EVERY = 20
 
 

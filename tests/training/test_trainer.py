@@ -22,6 +22,7 @@ from workbench.training import (
     TrainerError,
     list_checkpoints,
     load_checkpoint,
+    save_checkpoint,
 )
 
 FITNESS_KEYS = ("generation", "max", "mean", "median", "elite", "elite_genome", "evaluations", "frames")
@@ -335,6 +336,27 @@ def test_kill_9_at_any_moment_loses_at_most_the_generation_in_progress(tmp_path,
     assert [line["generation"] for line in lines] == list(range(GENERATIONS[kind]))
     resumed.close()
     reference.close()
+
+
+def test_a_checkpoint_keeps_arrays_and_numpy_scalars_wherever_they_sit(tmp_path):
+    """Arrays nested in dicts, lists and tuples go to arrays.npz by reference, numpy scalars become Python numbers, and
+    anything else that JSON cannot hold is refused naming its type."""
+    state = {
+        "weights": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "nested": [{"a": np.array([1, 2], np.int64)}, (np.float32(0.5), np.int64(7), np.bool_(True))],
+        "plain": {"1": [1.5, None, "x"], "f64": np.float64(0.1)},
+    }
+    path = save_checkpoint(str(tmp_path), 4, state)
+    with open(os.path.join(path, "state.json")) as f:
+        document = json.load(f)
+    assert document["state"]["nested"][1] == [0.5, 7, True] and document["state"]["plain"] == {"1": [1.5, None, "x"], "f64": 0.1}
+    generation, loaded = load_checkpoint(path)
+    assert generation == 4 and loaded["weights"].dtype == np.float32
+    np.testing.assert_array_equal(loaded["weights"], state["weights"])
+    np.testing.assert_array_equal(loaded["nested"][0]["a"], [1, 2])
+    with pytest.raises(TypeError, match="not set"):
+        save_checkpoint(str(tmp_path), 5, {"bad": {1, 2}})
+    assert [os.path.basename(p) for p in list_checkpoints(str(tmp_path))] == ["generation-000004"]  # nothing half-written
 
 
 def test_a_run_stopped_before_its_first_checkpoint_resumes_from_generation_0(tmp_path, capsys):

@@ -27,18 +27,21 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt, of another version or of another kind of run."""
 
 
-def _split(value, arrays):
-    if isinstance(value, np.ndarray):
-        key = f"a{len(arrays)}"
-        arrays[key] = value
-        return {"__array__": key}
-    if isinstance(value, dict):
-        return {k: _split(v, arrays) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_split(v, arrays) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+def _encode(document: dict, arrays: dict[str, np.ndarray]) -> str:
+    """`document` as JSON, each numpy array replaced by a reference {"__array__": key} to arrays[key] and numpy
+    scalars by Python numbers. The arrays are found by the C encoder's `default` hook, so plain data is not walked
+    in Python first (on a 3 MB history that walk took twice as long as the encoding)."""
+
+    def by_reference(value):
+        if isinstance(value, np.ndarray):
+            key = f"a{len(arrays)}"
+            arrays[key] = value
+            return {"__array__": key}
+        if isinstance(value, np.generic):
+            return value.item()
+        raise TypeError(f"a checkpoint holds JSON data and numpy arrays, not {type(value).__name__}")
+
+    return json.dumps(document, default=by_reference)
 
 
 def _join(value, arrays):
@@ -66,11 +69,11 @@ def save_checkpoint(run_dir: str, generation: int, state: dict, keep: int = 3) -
     for stale in [n for n in os.listdir(root) if n.startswith(".writing-")]:  # left by a crash mid-write
         shutil.rmtree(os.path.join(root, stale), ignore_errors=True)
     arrays: dict[str, np.ndarray] = {}
-    document = {"format": FORMAT, "version": VERSION, "generation": int(generation), "state": _split(state, arrays)}
+    text = _encode({"format": FORMAT, "version": VERSION, "generation": int(generation), "state": state}, arrays)
     staging = tempfile.mkdtemp(prefix=".writing-", dir=root)
     try:
         with open(os.path.join(staging, "state.json"), "w") as f:
-            json.dump(document, f)
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         with open(os.path.join(staging, "arrays.npz"), "wb") as f:
