@@ -180,3 +180,17 @@ def test_a_batch_whose_graph_steps_differ_from_its_steps_is_caught():
     with pytest.raises(BatchContractError, match=r"step_in_graph\(\) and record_graph_steps\(\) differ from step\(\)"):
         check_batch(batch, skip=(SCREEN,))
     batch.close()
+
+
+def test_record_graph_steps_refuses_flags_that_do_not_fit_the_indices():
+    batch = MujocoBatch("Hopper-v5", 2, backend="custom", max_episode_steps=40, seed=2)
+    batch.reset()
+    with pytest.raises(ValueError, match=r"done must be bool \[2\]"):
+        batch.record_graph_steps([0, 1], [True])
+    with pytest.raises(ValueError, match=r"done must be bool \[1\]"):
+        batch.record_graph_steps([0], np.array([1]))
+    with pytest.raises(ValueError, match="out of range"):
+        batch.record_graph_steps([5], np.array([False]))
+    batch.record_graph_steps([1], np.array([True]))
+    assert batch.done().tolist() == [False, True]
+    batch.close()
