@@ -29,9 +29,13 @@ $(PY):
 # TensorFlow, ale-py and MuJoCo first: the ops compile against the installed TensorFlow,
 # link ALE built from the sources of the installed ale-py version (ops/build_ale.py,
 # cached under ~/.cache) and link the installed libmujoco (ops/build_mujoco.py). No build
-# isolation, so the build reuses them. Rebuilds only when the build inputs change.
+# isolation, so the build reuses them; without isolation pip also builds every dependency that comes as an sdist
+# with what this venv holds, so the build tools those sdists need come first (cocopp's version comes from
+# setuptools-scm: without it the wheel is named 0.0.0 and pip finds no cocopp>=2.9). Rebuilds only when the build
+# inputs change.
 $(INSTALLED): $(PY) setup.py pyproject.toml ops/build_ale.py ops/build_mujoco.py $(OPS_SOURCES)
-	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" "$(MUJOCO_REQUIREMENT)" scikit-build-core
+	$(PY) -m pip install --quiet "$(TF_REQUIREMENT)" numpy "$(ALE_REQUIREMENT)" "$(MUJOCO_REQUIREMENT)" scikit-build-core \
+		"setuptools-scm>=8"
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,notebook,ray,bench,docs]"
 	touch $@
 
