@@ -8,6 +8,7 @@ missed Ray's 30-second start-up wait once): those run in a subprocess."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -783,3 +784,56 @@ def test_bbob_runs_ours_and_a_reference_packs_each_run_once_and_compares_them(tm
 
 def test_the_committed_bbob_page_is_generated_from_the_committed_runs():
     load_bench("render_bbob").main(["--check"])
+
+
+def _run_folder(path, generation, history_lines):
+    """A small run folder as the suites leave one: config, history, the newest checkpoint, TensorBoard, a lock."""
+    checkpoint = path / "checkpoints" / f"generation-{generation:06d}"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "state.json").write_text(json.dumps({"generation": generation}))
+    (path / "config.json").write_text("{}")
+    (path / "history.jsonl").write_text("".join(f'{{"generation": {g}}}\n' for g in range(history_lines)))
+    (path / "tensorboard").mkdir()
+    (path / "tensorboard" / "events").write_text("x")
+    (path / "trainer.lock").write_text("1")
+
+
+def test_park_copies_unfinished_runs_newest_checkpoint_only_and_finished_mujoco_runs_as_markers(tmp_path):
+    """experiments/park.py: run folders cross to this checkout without TensorBoard or locks; a resumed run's newer
+    checkpoint replaces the parked one; a finished MuJoCo run is parked as its marker; nothing goes back to an
+    older checkpoint; the JSON lines are not touched."""
+    park = load_bench("park")
+    source, here = tmp_path / "source", tmp_path / "here"
+    atari = source / "atari_runs" / "ga-pc-seed0" / "frostbite"
+    _run_folder(atari, 3, 3)
+    _run_folder(source / "cma_mujoco" / "Hopper-v5-sep-cma-es-seed0" / "run", 20, 21)
+    _run_folder(source / "cma_mujoco" / "Walker2d-v5-sep-cma-es-seed0" / "run", 40, 41)
+    (source / "cma_mujoco" / "Walker2d-v5-sep-cma-es-seed0" / "done").write_text("")
+    (source / "learning.jsonl").write_text('{"a": 1}\n')
+    here.mkdir()
+    (here / "learning.jsonl").write_text("")
+    changed = park.park(str(source), str(here))
+    assert changed == [
+        "atari_runs/ga-pc-seed0/frostbite",
+        "cma_mujoco/Hopper-v5-sep-cma-es-seed0: parked",
+        "cma_mujoco/Walker2d-v5-sep-cma-es-seed0: finished (its done marker)",
+    ]
+    parked = here / "atari_runs" / "ga-pc-seed0" / "frostbite"
+    assert sorted(p.name for p in parked.iterdir()) == ["checkpoints", "config.json", "history.jsonl"]
+    assert os.listdir(here / "cma_mujoco" / "Walker2d-v5-sep-cma-es-seed0") == ["done"]
+    assert (here / "learning.jsonl").read_text() == ""
+    assert park.park(str(source), str(here)) == []  # nothing new
+    # the run went on: its newer checkpoint replaces the parked one
+    shutil.rmtree(atari / "checkpoints")
+    newer = atari / "checkpoints" / "generation-000005"
+    newer.mkdir(parents=True)
+    (newer / "state.json").write_text("{}")
+    assert park.park(str(source), str(here)) == ["atari_runs/ga-pc-seed0/frostbite"]
+    assert os.listdir(parked / "checkpoints") == ["generation-000005"]
+    # an older source (another worktree behind this checkout) does not replace it
+    older = tmp_path / "older"
+    _run_folder(older / "atari_runs" / "ga-pc-seed0" / "frostbite", 4, 4)
+    assert park.park(str(older), str(here)) == []
+    assert os.listdir(parked / "checkpoints") == ["generation-000005"]
+    with pytest.raises(SystemExit):
+        park.main([str(tmp_path / "nowhere")])
