@@ -18,7 +18,7 @@ MUJOCO_REQUIREMENT := mujoco-core==4.0.1
 INSTALLED := $(VENV)/.workbench-installed
 OPS_SOURCES := $(shell find ops -name '*.cc' -o -name '*.h')
 
-.PHONY: install system demo docs docs-serve lint test test-fast test-long test-parity test-sanitize sanitize-build bench lab clean
+.PHONY: install twins system demo docs docs-serve lint test test-fast test-long test-parity test-sanitize sanitize-build bench lab clean
 
 install: $(INSTALLED)
 
@@ -99,9 +99,18 @@ test-long: install
 	$(PYTEST) -m long
 
 # The parity tier: the twins compared at full length (Atari emulation on 12 games, MuJoCo physics over 30,000 steps
-# per task) and the op fuzzer's long form. CI runs it after make test.
-test-parity: install
+# per task), SNES against evosax's and the op fuzzer's long form. CI runs it after make test.
+test-parity: twins
 	$(PYTEST) -m parity
+
+# The heavy twins of the parity tier, installed on first use: evosax (with JAX), whose SNES the SNES update is compared
+# with (tests/evolution/test_distribution_search.py). Not a package extra: only this tier needs it.
+EVOSAX_REQUIREMENT := evosax>=0.3,<0.4
+TWINS := $(VENV)/.workbench-twins
+twins: $(TWINS)
+$(TWINS): $(INSTALLED)
+	$(PY) -m pip install --quiet "$(EVOSAX_REQUIREMENT)"
+	touch $@
 
 # The sanitizer tier (docs/sanitizers.md). The ops are built again with -fsanitize=address,undefined and their debug
 # checks on, into build/sanitize (the package keeps its release build; WORKBENCH_OPS_DIR points the loader there).
