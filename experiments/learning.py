@@ -157,10 +157,10 @@ def parse_compare(text):
     return arms
 
 
-# A checkpoint holds the run's whole history, so its cost grows with the generations: a MuJoCo run of the CMA family
-# plays thousands of generations of about a second each, and a checkpoint of generation 1,372 is 3 MB of JSON (0.2 s
-# to write with other jobs on the cores). Those runs checkpoint every MUJOCO_CHECKPOINT_EVERY generations (a stopped
-# run replays at most that many); an Atari generation takes minutes and is checkpointed each time.
+# A MuJoCo run of the CMA family plays thousands of generations of about a second each; a checkpoint (a few fsyncs;
+# since format 2 its cost no longer grows with the history, docs/architecture.md) each time would be a share of that
+# second. Those runs checkpoint every MUJOCO_CHECKPOINT_EVERY generations (a stopped run replays at most that many);
+# an Atari generation takes minutes and is checkpointed each time.
 MUJOCO_CHECKPOINT_EVERY = 20
 
 

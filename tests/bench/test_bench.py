@@ -302,7 +302,9 @@ def test_archive_bookkeeping_smoke_run_times_ours_pyribs_and_the_floor_against_a
     assert set(summary["archives"]) == {"grid 2-D", "cvt 4-D"} and summary["generation_episodes"] == 8
     for entry in summary["archives"].values():
         assert entry["occupied"] > 0.9 * entry["cells"] and entry["ours_seconds"] > 0 and entry["limit_seconds"] > 0
-        assert entry["of_generation"] == pytest.approx(entry["ours_seconds"] / summary["generation_seconds"], rel=0.01)
+        assert entry["of_generation"] == pytest.approx(
+            entry["ours_seconds"] / summary["generation_seconds"], rel=0.01, abs=2e-5
+        )  # both figures are rounded
         assert entry["reference_seconds"] > 0  # pyribs is a test dependency
     assert summary["target_met"] == (summary["worst_of_generation"] <= 0.05)
     assert_refused(load_bench("archive_bookkeeping"), ["--smoke", "--rounds", "0"], "--rounds", capsys)
@@ -411,7 +413,8 @@ def test_atari_suite_smoke_run_resumes_skips_refuses_and_renders(tmp_path, capsy
     assert sorted(os.listdir(runs)) == ["ga-pc-mutation_rank=1-perturbed_rank=1-seed0", "ga-pc-seed0"]
     config = json.load(open(runs / "ga-pc-mutation_rank=1-perturbed_rank=1-seed0" / "pong" / "config.json"))
     assert config["hyperparameters"]["mutation_rank"] == 1 and config["perturbed_rank"] == 1
-    assert len(os.listdir(runs / "ga-pc-seed0" / "pong" / "checkpoints")) == 1  # the newest only
+    kept = os.listdir(runs / "ga-pc-seed0" / "pong" / "checkpoints")
+    assert len([name for name in kept if name.startswith("generation-")]) == 1  # the newest only (and its journals)
     render = load_bench("render_atari_suite")
     studies = tmp_path / "studies.md"
     render.main(["--studies", "--results", str(results), "--page", str(studies)])

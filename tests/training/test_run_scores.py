@@ -4,13 +4,14 @@ the benchmark script."""
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
 
 from support import cartpole_config, load_bench
 from workbench.training import Trainer
-from workbench.training.checkpoint import CheckpointError
+from workbench.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from workbench.training.elites import load_elite
 from workbench.training.run_scores import (
     CACHE_FILE,
@@ -25,6 +26,7 @@ from workbench.training.run_scores import (
     score_run,
 )
 from workbench.training.scoring import score_elite
+from workbench.training.trainer import JOURNALS
 
 CARTPOLE = dict(  # a four-generation GA run on CartPole in seconds (support.cartpole_config, smaller)
     subpopulations=1,
@@ -141,12 +143,10 @@ def test_a_corrupt_cache_is_named(run_dir, tmp_path):
 @pytest.mark.parametrize("damage", [None, {"init": "nonsense"}])
 def test_a_run_whose_history_lacks_an_elite_is_named(run_dir, tmp_path, damage):
     path = copy_run(run_dir, tmp_path)
-    for state_file in [os.path.join(d, "state.json") for d, _, files in os.walk(path) if "state.json" in files]:
-        with open(state_file) as f:
-            state = json.load(f)
-        state["state"]["history"][1]["elite_genome"] = damage
-        with open(state_file, "w") as f:
-            json.dump(state, f)
+    generation, state = load_checkpoint(path)  # a consistent checkpoint whose history says so (not a damaged file)
+    state["history"][1]["elite_genome"] = damage
+    shutil.rmtree(os.path.join(path, "checkpoints"))
+    save_checkpoint(path, generation, state, journals=JOURNALS)
     with pytest.raises(ValueError, match=r"run_dir .*generation 1"):
         score_run(path, episodes=2, screen_episodes=1)
 

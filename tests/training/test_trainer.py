@@ -211,7 +211,7 @@ def test_corrupt_or_foreign_checkpoints_are_refused(tmp_path, damage, match):
     trainer = Trainer.from_config(cartpole_config(), run_dir=str(tmp_path))
     trainer.run(generations=1)
     trainer.close()
-    (checkpoint,) = [p for p in (tmp_path / "checkpoints").iterdir()]
+    (checkpoint,) = [p for p in (tmp_path / "checkpoints").iterdir() if p.name.startswith("generation-")]
     damage(checkpoint)
     with pytest.raises(CheckpointError, match=match):
         Trainer.resume_from(str(tmp_path))

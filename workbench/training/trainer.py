@@ -87,6 +87,12 @@ class TrainerSnapshot:
     paused: bool
 
 
+# The lists of a trainer's state that only grow: its generation records and its strategy's, kept in append-only
+# journals beside the checkpoints (workbench/training/checkpoint.py), so a save costs the same at generation 10
+# and 10,000.
+JOURNALS = (("history",), ("strategy", "history"))
+
+
 class Trainer:
     """Drives `strategy` (ask/tell) with `evaluator`; see the module docstring."""
 
@@ -549,7 +555,9 @@ class Trainer:
         """Writes a checkpoint now (run_dir needed); returns its path."""
         if self.run_dir is None:
             raise ValueError("checkpoints need a run_dir")
-        path = save_checkpoint(self.run_dir, self.strategy.generation, self.state_dict(), keep=self.keep_checkpoints)
+        path = save_checkpoint(
+            self.run_dir, self.strategy.generation, self.state_dict(), keep=self.keep_checkpoints, journals=JOURNALS
+        )
         self._checkpointed = self._position()
         self.events.publish("checkpoint", path=path, generation=self.strategy.generation)
         return path
