@@ -3,13 +3,17 @@ to the next machine, where a suite started from a clone resumes every run from i
 
 Pause or stop the suites first (kill -STOP), so that no checkpoint is copied while it is replaced.
 
-    python experiments/park.py ../study      # then: git add experiments/results/atari_runs experiments/results/cma_mujoco
+    python experiments/park.py ../study      # then: git add experiments/results/{atari_runs,cma_mujoco,qd_runs}
 
 From SOURCE/experiments/results/ it copies:
 - atari_runs/ARM/GAME/: every run folder (config, history, scores and the newest checkpoint: the suites keep one),
   finished or not, as the finished ones are committed; a folder here is replaced by the source's when they differ;
 - cma_mujoco/RUN/: an unfinished run's folder; a finished run (its `done` marker written by
-  experiments/cma_mujoco.sh) only as that marker, its JSON line in learning.jsonl being the result.
+  experiments/cma_mujoco.sh) only as that marker, its JSON line in learning.jsonl being the result;
+- qd_runs/RUN/: an unfinished run of our methods in experiments/qd_compare.py (a finished one has its line in
+  qd_compare.jsonl: a parked copy of it here is removed); pyribs's runs are not parked (their state is a pickle of
+  tens of MB), so a stopped one runs again from its start.
+Of a run's checkpoints only the newest (and the journals) is copied.
 Never copied: TensorBoard's events, trainer locks, checkpoints being written, lock and temporary files. The JSON
 lines (*.jsonl) are not touched: merge them by content. Prints what it changed.
 """
@@ -18,24 +22,43 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import json
 import os
 import shutil
 import sys
 
 import _checkout
 
-SKIPPED = shutil.ignore_patterns("tensorboard", "trainer.lock", ".writing-*", "*.lock", "*.tmp")
+_SKIPPED = shutil.ignore_patterns("tensorboard", "trainer.lock", ".writing-*", "*.lock", "*.tmp")
 
 
-def _same_tree(left: str, right: str) -> bool:
-    """Whether two folders hold the same files (names and bytes), skipped names aside."""
-    compared = filecmp.dircmp(left, right, ignore=["tensorboard", "trainer.lock"])
-    if compared.left_only or compared.right_only or compared.funny_files:
-        return False
-    _, mismatch, errors = filecmp.cmpfiles(left, right, compared.common_files, shallow=False)
-    if mismatch or errors:
-        return False
-    return all(_same_tree(os.path.join(left, d), os.path.join(right, d)) for d in compared.common_dirs)
+def _skipped(folder: str, names: list[str]) -> set[str]:
+    """What a parked copy leaves out of `folder`: TensorBoard, locks, temporary files, and in a checkpoints folder
+    every checkpoint but the newest (a resume reads the newest; its journals are kept)."""
+    skipped = set(_SKIPPED(folder, names))
+    if os.path.basename(folder) == "checkpoints":
+        checkpoints = sorted(n for n in names if n.startswith("generation-"))
+        skipped |= set(checkpoints[:-1])
+    return skipped
+
+
+def _files(folder: str) -> dict[str, str]:
+    """The files a parked copy of `folder` holds, by path relative to it."""
+    found = {}
+    for root, folders, files in os.walk(folder):
+        left_out = _skipped(root, folders + files)
+        folders[:] = [f for f in folders if f not in left_out]
+        for name in files:
+            if name not in left_out:
+                path = os.path.join(root, name)
+                found[os.path.relpath(path, folder)] = path
+    return found
+
+
+def _same_tree(source: str, target: str) -> bool:
+    """Whether `target` holds exactly what a parked copy of `source` would (names and bytes)."""
+    wanted, held = _files(source), _files(target)
+    return wanted.keys() == held.keys() and all(filecmp.cmp(wanted[k], held[k], shallow=False) for k in wanted)
 
 
 def _newest_checkpoint(run: str) -> str:
@@ -54,10 +77,20 @@ def _replace(source: str, target: str) -> bool:
         return False
     staging = target + ".parking"
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(source, staging, ignore=SKIPPED)
+    shutil.copytree(source, staging, ignore=_skipped)
     shutil.rmtree(target, ignore_errors=True)
     os.rename(staging, target)
     return True
+
+
+def _recorded_qd_runs(source_results: str) -> set[str]:
+    """The run folders of the QD comparison whose line is in the source's qd_compare.jsonl (finished)."""
+    path = os.path.join(source_results, "qd_compare.jsonl")
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    return {f"{line['task']}-{line['method']}-seed{line['seed']}" for line in lines}
 
 
 def park(source_results: str, results: str) -> list[str]:
@@ -83,6 +116,20 @@ def park(source_results: str, results: str) -> list[str]:
             changed.append(f"cma_mujoco/{name}: finished (its done marker)")
         elif _replace(run, target):
             changed.append(f"cma_mujoco/{name}: parked")
+    qd = os.path.join(source_results, "qd_runs")
+    finished = _recorded_qd_runs(source_results)
+    for name in sorted(os.listdir(qd)) if os.path.isdir(qd) else []:
+        run, target = os.path.join(qd, name), os.path.join(results, "qd_runs", name)
+        if not os.path.isdir(run):
+            continue
+        if name in finished:
+            if os.path.isdir(target):
+                shutil.rmtree(target)
+                changed.append(f"qd_runs/{name}: finished (its parked copy removed)")
+        elif "-ribs-" in name:
+            changed.append(f"qd_runs/{name}: not parked (pyribs's state is a pickle of tens of MB; it runs again)")
+        elif _replace(run, target):
+            changed.append(f"qd_runs/{name}: parked")
     return changed
 
 

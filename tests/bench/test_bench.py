@@ -801,7 +801,7 @@ def _run_folder(path, generation, history_lines):
     (path / "trainer.lock").write_text("1")
 
 
-def test_park_copies_unfinished_runs_newest_checkpoint_only_and_finished_mujoco_runs_as_markers(tmp_path):
+def test_park_copies_unfinished_runs_newest_checkpoint_only_and_finished_runs_as_markers(tmp_path):
     """experiments/park.py: run folders cross to this checkout without TensorBoard or locks; a resumed run's newer
     checkpoint replaces the parked one; a finished MuJoCo run is parked as its marker; nothing goes back to an
     older checkpoint; the JSON lines are not touched."""
@@ -838,5 +838,18 @@ def test_park_copies_unfinished_runs_newest_checkpoint_only_and_finished_mujoco_
     _run_folder(older / "atari_runs" / "ga-pc-seed0" / "frostbite", 4, 4)
     assert park.park(str(older), str(here)) == []
     assert os.listdir(parked / "checkpoints") == ["generation-000005"]
+    # the QD comparison: our unfinished run with its newest checkpoint only; pyribs's not; a finished one removed
+    qd = source / "qd_runs"
+    _run_folder(qd / "Ant-v5-cma-me-seed0" / "run", 10, 11)
+    (qd / "Ant-v5-cma-me-seed0" / "run" / "checkpoints" / "generation-000005").mkdir()
+    _run_folder(qd / "Ant-v5-ribs-cma-me-seed0" / "run", 10, 11)
+    assert park.park(str(source), str(here)) == [
+        "qd_runs/Ant-v5-cma-me-seed0: parked",
+        "qd_runs/Ant-v5-ribs-cma-me-seed0: not parked (pyribs's state is a pickle of tens of MB; it runs again)",
+    ]
+    assert os.listdir(here / "qd_runs" / "Ant-v5-cma-me-seed0" / "run" / "checkpoints") == ["generation-000010"]
+    (source / "qd_compare.jsonl").write_text(json.dumps({"task": "Ant-v5", "method": "cma-me", "seed": 0}) + "\n")
+    assert park.park(str(source), str(here))[0] == "qd_runs/Ant-v5-cma-me-seed0: finished (its parked copy removed)"
+    assert not (here / "qd_runs" / "Ant-v5-cma-me-seed0").exists()
     with pytest.raises(SystemExit):
         park.main([str(tmp_path / "nowhere")])
