@@ -80,6 +80,20 @@ def ecdf_area(values: list[np.ndarray], budget: int) -> float:
 ARCHIVE = re.compile(r"(?P<algorithm>.+)-b(?P<budget>[0-9]+)(?P<dimensions>-d[0-9_]+)?(?P<functions>-f[0-9_-]+)?\.tar\.gz")
 
 
+def _dimension_label(dimension: int, functions: set[int]) -> str:
+    """A table row's name for one dimension, saying which functions it holds when not all 24 have run yet."""
+    if functions == set(range(1, 25)):
+        return f"dimension {dimension}"
+    spans, ordered = [], sorted(functions)
+    for f in ordered:
+        if spans and f == spans[-1][1] + 1:
+            spans[-1][1] = f
+        else:
+            spans.append([f, f])
+    named = ", ".join(f"f{a}" if a == b else f"f{a}-f{b}" for a, b in spans)
+    return f"dimension {dimension} ({named} so far)"
+
+
 def finished_runs(results: str = RESULTS, cache: dict | None = None) -> dict[str, list[tuple[dict, int]]]:
     """{algorithm: [(runtimes table, budget), ...]} of the finished runs: their archives (ALGORITHM-bBUDGET
     [-dDIMENSIONS][-fFUNCTIONS].tar.gz; the caller merges one algorithm's runs of several dimension or function
@@ -185,7 +199,9 @@ def render(results: str = RESULTS, figures: bool = True, cache: dict | None = No
             "|---|---|---|---|",
         ]
         rows = [(name, [key for key in common if key[0] in functions]) for name, functions in GROUPS.items()]
-        rows += [(f"dimension {d}", [key for key in common if key[1] == d]) for d in dimensions]
+        rows += [
+            (_dimension_label(d, {f for f, dd in common if dd == d}), [key for key in common if key[1] == d]) for d in dimensions
+        ]
         for name, keys in rows:
             if not keys:
                 continue
