@@ -113,3 +113,16 @@ def test_bad_journal_paths_and_records_are_named(tmp_path):
     with pytest.raises(TypeError, match="journal 'history' holds JSON records only"):
         save_checkpoint(str(tmp_path), 1, {"history": [{"a": np.zeros(2)}]}, journals=[("history",)])
     assert list_checkpoints(str(tmp_path)) == []
+
+
+def test_a_save_after_an_unreadable_newest_checkpoint_starts_a_new_epoch_and_cuts_nothing(tmp_path):
+    run_dir = str(tmp_path)
+    save_checkpoint(run_dir, 3, state(3), journals=JOURNALS, keep=3)
+    save_checkpoint(run_dir, 5, state(5), journals=JOURNALS, keep=3)
+    older, newest = list_checkpoints(run_dir)
+    with open(os.path.join(newest, "state.json"), "w") as f:
+        f.write("{not json")
+    save_checkpoint(run_dir, 6, state(6), journals=JOURNALS, keep=3)
+    assert "journal-history-001.jsonl" in journal_files(run_dir)
+    assert load_checkpoint(run_dir)[1]["history"] == state(6)["history"]
+    assert load_checkpoint(older)[1]["history"] == state(3)["history"]

@@ -119,15 +119,17 @@ def _record_line(record, name: str) -> bytes:
 
 
 def _newest_refs(root: str) -> dict[str, _JournalRef]:
-    """The journal references of the newest readable format-2 checkpoint in root, by journal name."""
-    for path in reversed(_checkpoint_dirs(root)):
-        try:
-            with open(os.path.join(path, "state.json")) as f:
-                document = json.load(f)
-        except (OSError, ValueError):
-            continue  # a damaged checkpoint: the journals start a new epoch
-        return {_JOURNAL.fullmatch(r.file).group("name"): r for r in _refs_in(document)}  # type: ignore[union-attr]
-    return {}
+    """The journal references of the newest checkpoint in root, by journal name; none when it has none (format 1)
+    or cannot be read (then the journals start a new epoch: never cut a journal by an older checkpoint's count)."""
+    found = _checkpoint_dirs(root)
+    if not found:
+        return {}
+    try:
+        with open(os.path.join(found[-1], "state.json")) as f:
+            document = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {_JOURNAL.fullmatch(r.file).group("name"): r for r in _refs_in(document)}  # type: ignore[union-attr]
 
 
 def _refs_in(value) -> list[_JournalRef]:
