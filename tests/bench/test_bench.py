@@ -779,7 +779,12 @@ def test_bbob_runs_ours_and_a_reference_packs_each_run_once_and_compares_them(tm
         assert summary["archive"] == f"{algorithm}-b50-d5-f2.tar.gz" and summary["problems"] == 1
     page = load_bench("render_bbob").render(str(tmp_path), figures=False)
     assert "## `cma-es` against `pycma`" in page and "| all 24 functions |" in page
-    assert "| dimension 2 |" in page and "| dimension 3 |" in page and "| dimension 5 |" in page
+    # rows per dimension, naming the functions that ran where not all 24 have
+    assert "| dimension 2 (f1, f8 so far) |" in page and "| dimension 3 (f1, f8 so far) |" in page
+    assert "| dimension 5 (f2 so far) |" in page
+    render = load_bench("render_bbob")
+    assert render._dimension_label(40, set(range(1, 25))) == "dimension 40"
+    assert render._dimension_label(40, {1, 2, 3, 6, 8, 9}) == "dimension 40 (f1-f3, f6, f8-f9 so far)"
     assert "`cma-es` (budget 50 n)" in page
     assert_refused(bbob, ["cma", "--smoke"], "algorithm", capsys)
     assert_refused(bbob, ["cma-es", "--budget", "0"], "--budget", capsys)
