@@ -72,7 +72,10 @@ def _newest_checkpoint(run: str) -> str:
 
 def _replace(source: str, target: str) -> bool:
     """Copies folder `source` to `target` (replacing it) unless they already match or `target` holds a newer
-    checkpoint (parked from elsewhere: never go back); whether it copied."""
+    checkpoint (parked from elsewhere: never go back) or `source` has no checkpoint yet (nothing to resume);
+    whether it copied."""
+    if not _newest_checkpoint(source):
+        return False
     if os.path.isdir(target) and (_same_tree(source, target) or _newest_checkpoint(target) > _newest_checkpoint(source)):
         return False
     staging = target + ".parking"

@@ -848,6 +848,7 @@ def test_park_copies_unfinished_runs_newest_checkpoint_only_and_finished_runs_as
     _run_folder(qd / "Ant-v5-cma-me-seed0" / "run", 10, 11)
     (qd / "Ant-v5-cma-me-seed0" / "run" / "checkpoints" / "generation-000005").mkdir()
     _run_folder(qd / "Ant-v5-ribs-cma-me-seed0" / "run", 10, 11)
+    (qd / "Ant-v5-map-elites-seed1" / "run").mkdir(parents=True)  # started, no checkpoint yet: nothing to park
     assert park.park(str(source), str(here)) == [
         "qd_runs/Ant-v5-cma-me-seed0: parked",
         "qd_runs/Ant-v5-ribs-cma-me-seed0: not parked (pyribs's state is a pickle of tens of MB; it runs again)",
