@@ -8,9 +8,9 @@ import os
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from support import BROWSER_NOTEBOOKS, REPO, browser_available, in_ci
+from support.notebook_client import SlicedNotebookClient
 
 NOTEBOOKS = sorted(glob.glob(os.path.join(REPO, "notebooks", "*.ipynb")))
 
@@ -46,6 +46,6 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("CI", "1")  # the notebooks' small-budget switch
     monkeypatch.setenv("MPLBACKEND", "Agg")
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    SlicedNotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     errors = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs if out.output_type == "error"]
     assert not errors
