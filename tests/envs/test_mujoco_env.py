@@ -13,6 +13,7 @@ sum on AVX-512 machines; the op computes x*x + y*y): it is compared to within on
 import glob
 import inspect
 import os
+import time
 import warnings
 
 import gymnasium
@@ -485,6 +486,28 @@ def test_screens_render_headless_with_gymnasiums_camera():
     batch.close()
     with pytest.raises(ValueError, match="render_size"):
         MujocoBatch("hopper", 1, render_size=(0, 10))
+
+
+def test_the_render_process_outlives_an_interrupt():
+    """A notebook's interrupt reaches the kernel's whole process group: the render process ignores it (its parent
+    ends it), so a stopped cell leaves the viewer able to render."""
+    import signal
+
+    from workbench.envs.mujoco.render import MujocoRenderer
+
+    batch = MujocoBatch("Hopper-v5", 1)
+    batch.reset()
+    qpos, qvel = batch.physics_state()
+    renderer = MujocoRenderer("Hopper-v5", {}, (48, 64))
+    try:
+        before = renderer.render(qpos, qvel)
+        os.kill(renderer._process.pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert renderer._process.poll() is None
+        assert np.array_equal(renderer.render(qpos, qvel), before)
+    finally:
+        renderer.close()
+        batch.close()
 
 
 def test_run_specs_know_the_mujoco_family():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import struct
 import sys
 from typing import IO, Any
@@ -76,6 +77,9 @@ def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
 
 
 if __name__ == "__main__":
+    # The parent ends this process (a "close" message or the end of stdin). An interrupt of the parent's process
+    # group (a notebook cell stopped, the kernel shut down) must not kill it mid-message with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Run as a script, this directory heads sys.path, and its mujoco.py would shadow the mujoco package.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path = [path for path in sys.path if os.path.abspath(path or os.curdir) != here]
