@@ -4,6 +4,7 @@ used by scores; fused steps (policy and simulations in one graph call) give the 
 smaller than the slots is shared out evenly between the sub-populations."""
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -198,6 +199,53 @@ def test_the_frame_painter_renders_off_the_stepping_thread_and_keeps_only_the_ne
         assert delivered[-1]["frame"].tolist() == [4]
     finally:
         painter.close()
+
+
+def test_a_listener_starts_the_painter_which_prepares_the_renderer_before_the_first_frame():
+    """MuJoCo's render process takes about a second to start: it starts when a listener is set, not at the first
+    frame, so that a short run still shows its gameplay."""
+    import threading
+
+    from workbench.envs.batch import RENDER_STATES, SCREEN
+    from workbench.evaluation.frame_stream import FrameStream
+
+    calls, prepared = [], threading.Event()
+
+    class Batch:  # what FrameStream uses of a RENDER_STATES batch
+        def supports(self, capability):
+            return capability in (SCREEN, RENDER_STATES)
+
+        def prepare_rendering(self):
+            calls.append(("prepare", threading.current_thread().name))
+            prepared.set()
+
+        def render_states(self, qpos, qvel):
+            calls.append(("render", threading.current_thread().name))
+            return qpos[None]
+
+        def step_info(self, slots):
+            return {"x_velocity": np.array([1.5])}
+
+        def physics_state(self, slots):
+            return np.array([7.0]), np.array([0.0])
+
+    stream = FrameStream(Batch(), interval=0.0)
+    try:
+        assert not stream.due() and calls == []  # nobody listens: nothing starts
+        delivered = []
+        stream.listener = delivered.append
+        assert prepared.wait(5), "setting a listener did not prepare the renderer"
+        assert calls == [("prepare", "workbench-frame-painter")]  # in the painter's thread, not the caller's
+        assert stream.due()
+        stream.send(0, {"step": 3})
+        deadline = time.monotonic() + 5
+        while not delivered and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert delivered[0]["step"] == 3 and delivered[0]["frame"].tolist() == [7.0]
+        assert delivered[0]["info"] == {"x_velocity": 1.5}
+        assert [kind for kind, _ in calls] == ["prepare", "render"]
+    finally:
+        stream.close()
 
 
 @pytest.mark.parametrize("task", ["Hopper-v5", "HalfCheetah-v5"])

@@ -273,7 +273,7 @@ def test_the_continuous_control_dashboard_shows_rendered_mujoco_frames(jupyterla
         assert_every_cell_ran(page, 300)
     frames = {c["src"] for c in changes if c["kind"] == "wb-frame-viewer" and c["status"].startswith("running")}
     assert caption and width == 320, f"a MuJoCo render is 320 pixels wide, the frame viewer showed {width}"
-    assert len(frames) >= 2, f"the frame viewer changed {len(frames)} times while ARS trained"
+    assert len(frames) >= 3, f"the frame viewer changed {len(frames)} times while ARS trained"
     # the camera tracks the cheetah: it is in the picture, not only the floor it ran away from
     assert min(agent_share, final_share) > 0.001, (
         f"agent pixels: {agent_share:.4f} at the screenshot, {final_share:.4f} at the end"

@@ -19,7 +19,8 @@ Optional features are declared capabilities, asked for by name (never by hasattr
     batch.supports(IN_GRAPH)        # ops_handle and observe_in_graph(): observations made inside graphs
     batch.supports(PHYSICS_STATE)   # physics_state / set_physics_state(indices, qpos, qvel): replays (MuJoCo)
     batch.supports(BODY_POSITION)   # body_position(indices): the main body's world (x, y), for behaviours
-    batch.supports(RENDER_STATES)   # render_states(qpos, qvel): frames of states taken earlier (thread-safe)
+    batch.supports(RENDER_STATES)   # render_states(qpos, qvel): frames of states taken earlier (thread-safe);
+                                    # prepare_rendering(): start the renderer before the first frame is wanted
     batch.supports(FEET_CONTACT)    # feet_contact(indices): each foot's share of steps on the ground (MuJoCo)
     batch.supports(GRAPH_STEPS)     # step_in_graph(): steps inside graphs, one frame each (MuJoCo on the ops)
 
@@ -177,6 +178,11 @@ class EnvBatch:
         (capability RENDER_STATES): a dashboard paints them while the simulations go on stepping."""
         self.require(RENDER_STATES, "render_states()")
         raise NotImplementedError(f"{type(self).__name__} declares RENDER_STATES but has no render_states()")
+
+    def prepare_rendering(self) -> None:
+        """Starts what render_states() needs (a render process, a GL context), from any thread, so that the first
+        frame a dashboard asks for does not wait for it (capability RENDER_STATES); nothing to do by default."""
+        self.require(RENDER_STATES, "prepare_rendering()")
 
     def episode_frames(self, indices: Indices = None) -> np.ndarray:
         """Frames of the current episodes so far, int [n] (Atari: no-ops included; otherwise steps)."""

@@ -291,8 +291,10 @@ class _Checker:
         _require(frames.shape[-1] == 3, f"screen() must return RGB frames, got shape {frames.shape}")
 
     def render_states_ok(self, indices):
-        """render_states() of a state taken now draws what screen() draws now (when the batch has SCREEN)."""
+        """prepare_rendering() returns; render_states() of a state taken now draws what screen() draws now (when the
+        batch has SCREEN)."""
         b = self.batch
+        b.prepare_rendering()
         frames = np.asarray(b.render_states(*b.physics_state(indices)))
         self.array_ok("render_states()", frames, indices.size, np.uint8, 4)
         if b.supports(SCREEN):

@@ -34,6 +34,7 @@ Headless machines render through EGL (Mesa's software renderer) or OSMesa.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Protocol
 
 import numpy as np
@@ -117,7 +118,8 @@ class MujocoBatch(SimulatorBatch):
         if render_camera not in RENDER_CAMERAS:
             raise ValueError(f"render_camera must be one of {RENDER_CAMERAS}, got {render_camera!r}")
         self.render_camera = render_camera
-        self._renderer: Any = None  # a MujocoRenderer once screen() or render_states() is first called
+        self._renderer: Any = None  # a MujocoRenderer once screen(), render_states() or prepare_rendering() is called
+        self._renderer_lock = threading.Lock()  # one renderer, whichever thread asks first
         self.task = resolve_mujoco_task(task)
         if max_episode_steps is not None and max_episode_frames is not None:
             raise ValueError("give max_episode_frames or its Gymnasium spelling max_episode_steps, not both")
@@ -170,9 +172,10 @@ class MujocoBatch(SimulatorBatch):
 
     def _close(self):
         super()._close()
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
+        with self._renderer_lock:
+            renderer, self._renderer = self._renderer, None
+        if renderer is not None:
+            renderer.close()
 
     # MuJoCo extras.
     def status(self, indices: Indices = None) -> dict[str, np.ndarray]:
@@ -224,15 +227,23 @@ class MujocoBatch(SimulatorBatch):
         """RGB frames uint8 [n, height, width, 3] of given physics states (qpos [n, nq], qvel [n, nv], as
         physics_state() returns them): screen() of a state taken earlier, so that rendering (about 40 ms a frame
         in software) can happen outside the thread that steps the simulations. Thread-safe."""
-        if self._renderer is None:
-            from workbench.envs.mujoco.render import MujocoRenderer
+        return self._started_renderer().render(qpos, qvel)
 
-            kwargs = dict(self.settings, xml_file=self.task.xml_path(self.settings))
-            if "main_body" in kwargs:
-                kwargs["main_body"] = self.main_body
-            tracked = self.main_body if self.render_camera == "track" else None
-            self._renderer = MujocoRenderer(self.task.gymnasium_id, kwargs, self.render_size, tracked_body=tracked)
-        return self._renderer.render(qpos, qvel)
+    def prepare_rendering(self) -> None:
+        """Starts the render process now (about a second), so that the first frame does not wait for it."""
+        self._started_renderer()
+
+    def _started_renderer(self):
+        with self._renderer_lock:
+            if self._renderer is None:
+                from workbench.envs.mujoco.render import MujocoRenderer
+
+                kwargs = dict(self.settings, xml_file=self.task.xml_path(self.settings))
+                if "main_body" in kwargs:
+                    kwargs["main_body"] = self.main_body
+                tracked = self.main_body if self.render_camera == "track" else None
+                self._renderer = MujocoRenderer(self.task.gymnasium_id, kwargs, self.render_size, tracked_body=tracked)
+            return self._renderer
 
     @property
     def capabilities(self) -> frozenset:
