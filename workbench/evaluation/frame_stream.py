@@ -41,6 +41,9 @@ class FramePainter:
             self._wake.notify()
 
     def _run(self) -> None:
+        with self._wake:
+            if self._closed:  # closed before this thread first ran: start no renderer for a batch being closed
+                return
         if self._prepare is not None:
             try:
                 self._prepare()
