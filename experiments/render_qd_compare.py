@@ -123,6 +123,12 @@ def render(results: str = RESULTS, page: str = PAGE) -> str:
                     f"- {ours}: median QD-score {ratio:.3f} of pyribs's ({len(mine)} and {len(reference)} seeds), {where}."
                 )
         lines += verdicts + ([""] if verdicts else [])
+        missing = [m for m in METHODS if (task, m) not in runs]
+        if missing:
+            lines += [
+                f"Not run on {task} yet: {', '.join(missing)} (`experiments/qd_compare.sh` runs them after the others).",
+                "",
+            ]
         spoiled = [f"{e['method']} seed {e['seed']}: {e['nonfinite']}" for (t, _), seeds in runs.items() if t == task
                    for e in seeds.values() if e.get("nonfinite")]  # fmt: skip
         if spoiled:

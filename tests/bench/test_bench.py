@@ -859,3 +859,48 @@ def test_park_copies_unfinished_runs_newest_checkpoint_only_and_finished_runs_as
     assert not (here / "qd_runs" / "Ant-v5-cma-me-seed0").exists()
     with pytest.raises(SystemExit):
         park.main([str(tmp_path / "nowhere")])
+
+
+def test_the_qd_comparison_page_gives_each_pair_its_verdict_and_names_what_has_not_run(tmp_path):
+    """docs/qd_compare.md from qd_compare lines: the median and every seed per method; ours against pyribs's as a
+    ratio of medians and where our median falls among pyribs's seeds; the methods without a run named."""
+
+    def line(task, method, seed, qd_score, episodes=100):
+        curve = [
+            dict(episodes=50, qd_score=qd_score / 2, coverage=0.1, best=1.0),
+            dict(episodes=episodes, qd_score=qd_score, coverage=0.2, best=2.0),
+        ]
+        return dict(
+            task=task,
+            method=method,
+            seed=seed,
+            episodes=episodes,
+            qd_score=qd_score,
+            coverage=0.2,
+            best=2.0,
+            nonfinite=0,
+            curve=curve,
+        )
+
+    lines = [line("Ant-v5", "ribs-map-elites", s, q) for s, q in enumerate((90.0, 110.0, 100.0))]
+    lines += [line("Ant-v5", "map-elites", s, q) for s, q in enumerate((95.0, 105.0, 102.0))]  # median 102: inside
+    lines += [line("Ant-v5", "ribs-cma-me", s, q) for s, q in enumerate((50.0, 60.0))]
+    lines += [line("Ant-v5", "cma-me", s, q) for s, q in enumerate((70.0, 61.0))]  # median 65.5: ahead of both
+    lines += [line("Ant-v5", "ribs-cma-mae", s, q) for s, q in enumerate((50.0, 60.0))]
+    lines += [line("Ant-v5", "cma-mae", s, q) for s, q in enumerate((40.0, 45.0))]  # median 42.5: behind both
+    lines += [line("Walker2d-v5", "map-elites", 0, 10.0), line("Walker2d-v5", "ribs-map-elites", 0, 20.0)]
+    lines += [line("Walker2d-v5", "map-elites", 1, 999.0, episodes=50)]  # a smaller budget: not on the page
+    results = tmp_path / "qd_compare.jsonl"
+    results.write_text("".join(json.dumps(entry) + "\n" for entry in lines))
+    page = tmp_path / "qd_compare.md"
+    load_bench("render_qd_compare").render(str(results), str(page))
+    text = page.read_text()
+    assert "| map-elites | 3 | 102 (95, 105, 102) |" in text
+    assert "- map-elites: median QD-score 1.020 of pyribs's (3 and 3 seeds), within the spread of pyribs's seeds." in text
+    assert "- cma-me: median QD-score 1.191 of pyribs's (2 and 2 seeds), ahead of every pyribs seed." in text
+    assert "- map-elites: median QD-score 0.500 of pyribs's (1 and 1 seeds), too few seeds yet for a spread." in text
+    assert "999" not in text
+    assert "- cma-mae: median QD-score 0.773 of pyribs's (2 and 2 seeds), behind every pyribs seed." in text
+    assert "Not run on Ant-v5 yet: nsr-es (" in text
+    assert "Not run on Walker2d-v5 yet: cma-me, ribs-cma-me, cma-mae, ribs-cma-mae, nsr-es" in text
+    assert (tmp_path / "qd_compare" / "Ant-v5.png").exists() and (tmp_path / "qd_compare" / "Walker2d-v5.png").exists()
