@@ -122,6 +122,17 @@ def render(results: str = RESULTS, page: str = PAGE) -> str:
                 verdicts.append(
                     f"- {ours}: median QD-score {ratio:.3f} of pyribs's ({len(mine)} and {len(reference)} seeds), {where}."
                 )
+        if (task, "nsr-es") in runs:  # not a QD algorithm: its played members filed into the same cells
+            novelty = statistics.median(e["qd_score"] for e in runs[(task, "nsr-es")].values())
+            against = [
+                f"{novelty / statistics.median(e['qd_score'] for e in runs[(task, m)].values()):.3f} of {m}'s"
+                for m in ("map-elites", "cma-me")
+                if (task, m) in runs
+            ]
+            if against:
+                verdicts.append(
+                    f"- nsr-es (every member it played, filed into the same cells): median QD-score {', '.join(against)}."
+                )
         lines += verdicts + ([""] if verdicts else [])
         missing = [m for m in METHODS if (task, m) not in runs]
         if missing:

@@ -889,6 +889,7 @@ def test_the_qd_comparison_page_gives_each_pair_its_verdict_and_names_what_has_n
     lines += [line("Ant-v5", "ribs-cma-mae", s, q) for s, q in enumerate((50.0, 60.0))]
     lines += [line("Ant-v5", "cma-mae", s, q) for s, q in enumerate((40.0, 45.0))]  # median 42.5: behind both
     lines += [line("Walker2d-v5", "map-elites", 0, 10.0), line("Walker2d-v5", "ribs-map-elites", 0, 20.0)]
+    lines += [line("Walker2d-v5", "nsr-es", s, q) for s, q in enumerate((4.0, 6.0))]
     lines += [line("Walker2d-v5", "map-elites", 1, 999.0, episodes=50)]  # a smaller budget: not on the page
     results = tmp_path / "qd_compare.jsonl"
     results.write_text("".join(json.dumps(entry) + "\n" for entry in lines))
@@ -899,8 +900,9 @@ def test_the_qd_comparison_page_gives_each_pair_its_verdict_and_names_what_has_n
     assert "- map-elites: median QD-score 1.020 of pyribs's (3 and 3 seeds), within the spread of pyribs's seeds." in text
     assert "- cma-me: median QD-score 1.191 of pyribs's (2 and 2 seeds), ahead of every pyribs seed." in text
     assert "- map-elites: median QD-score 0.500 of pyribs's (1 and 1 seeds), too few seeds yet for a spread." in text
+    assert "- nsr-es (every member it played, filed into the same cells): median QD-score 0.500 of map-elites's." in text
     assert "999" not in text
     assert "- cma-mae: median QD-score 0.773 of pyribs's (2 and 2 seeds), behind every pyribs seed." in text
     assert "Not run on Ant-v5 yet: nsr-es (" in text
-    assert "Not run on Walker2d-v5 yet: cma-me, ribs-cma-me, cma-mae, ribs-cma-mae, nsr-es" in text
+    assert "Not run on Walker2d-v5 yet: cma-me, ribs-cma-me, cma-mae, ribs-cma-mae (" in text
     assert (tmp_path / "qd_compare" / "Ant-v5.png").exists() and (tmp_path / "qd_compare" / "Walker2d-v5.png").exists()
