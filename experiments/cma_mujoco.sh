@@ -4,7 +4,8 @@
 # the environment steps ARS V2-t took here in the minutes it met its threshold in (docs/learning.md: 10, 30, 60
 # and 120 minutes), three seeds, and its final policy is scored on 100 fresh episodes against ARS's threshold
 # (experiments/learning.py; its JSON lines go to experiments/results/learning.jsonl). Budgets are in steps, so a
-# busy machine changes the wall time, not the result, and a stopped run resumes from its newest checkpoint.
+# busy machine changes the wall time, not the result, and a stopped run resumes from its newest checkpoint; a run
+# whose line is in learning.jsonl (or whose folder has the `done` marker) is skipped.
 #
 #   experiments/cma_mujoco.sh [ALGORITHM ...]      # default: sep-cma-es cr-fm-nes cma-es; PYTHON=.venv/bin/python
 #   SEEDS="0" TASKS="HalfCheetah-v5" experiments/cma_mujoco.sh sep-cma-es
@@ -24,6 +25,19 @@ declare -A STEPS=(  # ARS V2-t's steps in its target minutes on this machine (do
   [Walker2d-v5]=73738993
   [Humanoid-v5]=46099913
 )
+recorded() {  # recorded TASK ALGORITHM SEED STEPS: its JSON line is in learning.jsonl already (a finished run)
+  "$PYTHON" - "$@" <<'PY'
+import json, sys
+task, algorithm, seed, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+try:
+    lines = [json.loads(line) for line in open("experiments/results/learning.jsonl") if line.strip()]
+except FileNotFoundError:
+    lines = []
+wanted = (task, algorithm, "paper", seed, steps)
+sys.exit(0 if any((e.get("game"), e.get("algorithm"), e.get("preset"), e.get("seed"), e.get("budget_steps")) == wanted
+                  for e in lines) else 1)
+PY
+}
 for seed in "${SEED_LIST[@]}"; do
   for task in "${TASK_LIST[@]}"; do
     for algorithm in "${ALGORITHMS[@]}"; do
@@ -31,7 +45,7 @@ for seed in "${SEED_LIST[@]}"; do
         continue
       fi
       out="experiments/results/cma_mujoco/$task-$algorithm-seed$seed"
-      if [ -f "$out/done" ]; then
+      if [ -f "$out/done" ] || recorded "$task" "$algorithm" "$seed" "${STEPS[$task]}"; then
         echo "$out: done already" >&2
         continue
       fi
