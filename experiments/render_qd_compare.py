@@ -1,6 +1,7 @@
 """Writes docs/qd_compare.md and its figures from experiments/results/qd_compare.jsonl (experiments/qd_compare.py's
 runs): per task, each method's final QD-score, coverage and best return over its seeds, ours beside pyribs's of the
-same algorithm, and the QD-score and coverage curves per episode spent.
+same algorithm (the ratio of the medians, where ours falls among pyribs's seeds and, from 3 seeds a side, an exact
+rank-sum test), and the QD-score and coverage curves per episode spent.
 
     python experiments/render_qd_compare.py
 """
@@ -8,6 +9,8 @@ same algorithm, and the QD-score and coverage curves per episode spent.
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import os
 import statistics
 import sys
@@ -69,6 +72,24 @@ def spread(values: list[float], digits: int = 0) -> str:
     return f"{statistics.median(values):,.{digits}f} ({shown})"
 
 
+def rank_sum_p(ours: list[float], reference: list[float], most: int = 100_000) -> float | None:
+    """The exact two-sided p-value of the Mann-Whitney rank-sum test (ties count half): the share of the ways to
+    split the pooled values into groups of these sizes whose U is at least as far from its mean as ours. None below
+    3 values a side or above `most` splits."""
+    if min(len(ours), len(reference)) < 3 or math.comb(len(ours) + len(reference), len(ours)) > most:
+        return None
+    pooled = ours + reference
+
+    def u_of(group: tuple[int, ...]) -> float:
+        rest = [pooled[j] for j in range(len(pooled)) if j not in group]
+        return sum((pooled[i] > y) + 0.5 * (pooled[i] == y) for i in group for y in rest)
+
+    centre = len(ours) * len(reference) / 2
+    observed = abs(u_of(tuple(range(len(ours)))) - centre)
+    splits = list(itertools.combinations(range(len(pooled)), len(ours)))
+    return sum(abs(u_of(group) - centre) >= observed - 1e-9 for group in splits) / len(splits)
+
+
 def render(results: str = RESULTS, page: str = PAGE) -> str:
     entries = common.read_lines(results) if os.path.exists(results) else []
     runs = newest_runs(entries)
@@ -119,8 +140,10 @@ def render(results: str = RESULTS, page: str = PAGE) -> str:
                     where = "ahead of every pyribs seed"
                 else:
                     where = "behind every pyribs seed"
+                p = rank_sum_p(mine, reference)
+                test = "" if p is None else f"; rank-sum test (Mann-Whitney, exact, two-sided) p = {p:.2f}"
                 verdicts.append(
-                    f"- {ours}: median QD-score {ratio:.3f} of pyribs's ({len(mine)} and {len(reference)} seeds), {where}."
+                    f"- {ours}: median QD-score {ratio:.3f} of pyribs's ({len(mine)} and {len(reference)} seeds), {where}{test}."
                 )
         if (task, "nsr-es") in runs:  # not a QD algorithm: its played members filed into the same cells
             novelty = statistics.median(e["qd_score"] for e in runs[(task, "nsr-es")].values())

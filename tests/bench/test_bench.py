@@ -897,7 +897,10 @@ def test_the_qd_comparison_page_gives_each_pair_its_verdict_and_names_what_has_n
     load_bench("render_qd_compare").render(str(results), str(page))
     text = page.read_text()
     assert "| map-elites | 3 | 102 (95, 105, 102) |" in text
-    assert "- map-elites: median QD-score 1.020 of pyribs's (3 and 3 seeds), within the spread of pyribs's seeds." in text
+    assert (
+        "- map-elites: median QD-score 1.020 of pyribs's (3 and 3 seeds), within the spread of pyribs's seeds; rank-sum "
+        "test (Mann-Whitney, exact, two-sided) p = 1.00." in text
+    )
     assert "- cma-me: median QD-score 1.191 of pyribs's (2 and 2 seeds), ahead of every pyribs seed." in text
     assert "- map-elites: median QD-score 0.500 of pyribs's (1 and 1 seeds), too few seeds yet for a spread." in text
     assert "- nsr-es (every member it played, filed into the same cells): median QD-score 0.500 of map-elites's." in text
@@ -906,3 +909,8 @@ def test_the_qd_comparison_page_gives_each_pair_its_verdict_and_names_what_has_n
     assert "Not run on Ant-v5 yet: nsr-es (" in text
     assert "Not run on Walker2d-v5 yet: cma-me, ribs-cma-me, cma-mae, ribs-cma-mae (" in text
     assert (tmp_path / "qd_compare" / "Ant-v5.png").exists() and (tmp_path / "qd_compare" / "Walker2d-v5.png").exists()
+    rank_sum_p = load_bench("render_qd_compare").rank_sum_p
+    assert rank_sum_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == pytest.approx(0.1)  # the most extreme of 20 splits, both ways
+    assert rank_sum_p([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]) == pytest.approx(2 / 252)
+    assert rank_sum_p([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]) == 1.0  # all tied
+    assert rank_sum_p([1.0, 2.0], [3.0, 4.0, 5.0]) is None  # below 3 a side
