@@ -133,13 +133,6 @@ def test_qd_scores_match_pyribs_on_the_papers_linear_projection_at_equal_evaluat
 ANT_N, ANT_SIGMA, ANT_SEEDS = 11_464, 0.05, 30  # the Ant comparison's network size and sigma_init
 
 
-def ant_sized_problem(theta):
-    """The paper's linear projection at ANT_N parameters: (objectives [k], descriptors [k, 2])."""
-    half = theta.shape[1] // 2
-    clipped = np.where(np.abs(theta) <= 5.12, theta, 5.12 / theta)
-    return -np.sum((theta - 2.048) ** 2, axis=1), np.stack([clipped[:, :half].sum(1), clipped[:, half:].sum(1)], 1)
-
-
 ANT_GRID = dict(cells=32, bounds=(-ANT_N * 5.12 / 100, ANT_N * 5.12 / 100), offset=-2 * ANT_N * 5.12**2)
 
 
@@ -161,7 +154,7 @@ def ours_at_ant_size(seed):
         decoder = GenomeDecoder(strategy.space)
         for key, base in strategy.bases().items():
             decoder.add_base(key, base)
-        values, descriptors = ant_sized_problem(np.stack([decoder.decode(r.genome) for r in requests]).astype(np.float64))
+        values, descriptors = paper_linear_projection(np.stack([decoder.decode(r.genome) for r in requests]).astype(np.float64))
         strategy.tell([EvaluationResult([v], d[None]) for v, d in zip(values, descriptors)])
     return strategy.archive.qd_score, strategy.restarts
 
@@ -187,7 +180,7 @@ def ribs_at_ant_size(seed):
     ]
     scheduler = Scheduler(archive, emitters)
     for _ in range(100):
-        scheduler.tell(*ant_sized_problem(scheduler.ask()))
+        scheduler.tell(*paper_linear_projection(scheduler.ask()))
     return archive.stats.qd_score, sum(e.restarts for e in emitters)
 
 
