@@ -288,7 +288,11 @@ def test_a_round_splits_into_its_busy_phase_and_its_tail():
     assert 0 < t.busy_seconds < t.wall_seconds and abs(t.busy_seconds + t.tail_seconds - t.wall_seconds) < 1e-9
     assert 0 < t.tail_steps < t.steps and 0 < t.busy_frames < t.frames and t.busy_frames_per_second > 0
     assert len(t.occupancy) == OCCUPANCY_BINS and all(0 <= share <= 1 for share in t.occupancy)
-    assert t.occupancy[OCCUPANCY_BINS // 4] == pytest.approx(1.0, abs=0.05)  # every slot runs early on
+    # every slot of each subpopulation runs from its start: checked per lane, as the two threads need not overlap
+    # in time on a loaded machine (the combined profile was once 0.5 a quarter into the round); one lane's full
+    # slots are half the capacity, so some slice of the profile shows nearly that much
+    assert [s.occupancy_trace[1][0] for s in evaluator.subpopulations] == [4, 4]
+    assert max(t.occupancy) >= 0.4
     assert t.occupancy[-1] < 1.0  # slots run dry at the end
     # fewer episodes than slots: no busy phase, and at most that share of the slots ever runs
     evaluator.evaluate(requests[:3], seed=0)
