@@ -73,21 +73,17 @@ def spread(values: list[float], digits: int = 0) -> str:
 
 
 def rank_sum_p(ours: list[float], reference: list[float], most: int = 100_000) -> float | None:
-    """The exact two-sided p-value of the Mann-Whitney rank-sum test (ties count half): the share of the ways to
-    split the pooled values into groups of these sizes whose U is at least as far from its mean as ours. None below
-    3 values a side or above `most` splits."""
-    if min(len(ours), len(reference)) < 3 or math.comb(len(ours) + len(reference), len(ours)) > most:
+    """The exact two-sided p-value of the Mann-Whitney rank-sum test (ties take their mean rank): the share of the
+    ways to split the pooled values into groups of these sizes whose rank sum is at least as far from its mean as
+    ours. None below 3 values a side or above `most` splits."""
+    k, pooled = len(ours), ours + reference
+    if min(k, len(reference)) < 3 or math.comb(len(pooled), k) > most:
         return None
-    pooled = ours + reference
-
-    def u_of(group: tuple[int, ...]) -> float:
-        rest = [pooled[j] for j in range(len(pooled)) if j not in group]
-        return sum((pooled[i] > y) + 0.5 * (pooled[i] == y) for i in group for y in rest)
-
-    centre = len(ours) * len(reference) / 2
-    observed = abs(u_of(tuple(range(len(ours)))) - centre)
-    splits = list(itertools.combinations(range(len(pooled)), len(ours)))
-    return sum(abs(u_of(group) - centre) >= observed - 1e-9 for group in splits) / len(splits)
+    ranks = [sum(y < x for y in pooled) + (sum(y == x for y in pooled) + 1) / 2 for x in pooled]
+    centre = k * (len(pooled) + 1) / 2
+    observed = abs(sum(ranks[:k]) - centre)
+    splits = list(itertools.combinations(ranks, k))
+    return sum(abs(sum(group) - centre) >= observed - 1e-9 for group in splits) / len(splits)
 
 
 def render(results: str = RESULTS, page: str = PAGE) -> str:
