@@ -25,7 +25,8 @@ declare -A STEPS=(  # ARS V2-t's steps in its target minutes on this machine (do
   [Walker2d-v5]=73738993
   [Humanoid-v5]=46099913
 )
-recorded() {  # recorded TASK ALGORITHM SEED STEPS: its JSON line is in learning.jsonl already (a finished run)
+recorded() {  # recorded TASK ALGORITHM SEED STEPS: its JSON line is in learning.jsonl already (a finished run with
+  # the preset's preserve_policy: the lines of runs from before it, whose policies the normalisation moved, do not count)
   "$PYTHON" - "$@" <<'PY'
 import json, sys
 task, algorithm, seed, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -33,8 +34,9 @@ try:
     lines = [json.loads(line) for line in open("experiments/results/learning.jsonl") if line.strip()]
 except FileNotFoundError:
     lines = []
-wanted = (task, algorithm, "paper", seed, steps)
-sys.exit(0 if any((e.get("game"), e.get("algorithm"), e.get("preset"), e.get("seed"), e.get("budget_steps")) == wanted
+wanted = (task, algorithm, "paper", seed, steps, True)
+sys.exit(0 if any((e.get("game"), e.get("algorithm"), e.get("preset"), e.get("seed"), e.get("budget_steps"),
+                   (e.get("observation_normalization") or {}).get("preserve_policy")) == wanted
                   for e in lines) else 1)
 PY
 }

@@ -532,6 +532,7 @@ def report_mujoco(game, args, name, base, history, seconds, run_dir, episodes, m
             "algorithm": args.algorithm,
             "preset": args.preset,
             "model": base.model,
+            "observation_normalization": RunConfig.from_run_dir(run_dir).spec().observation_normalization,
             "generations": len(history),
             "frames": steps,
             "seconds": round(seconds, 1),

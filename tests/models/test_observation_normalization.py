@@ -11,7 +11,7 @@ from workbench.envs.rng import episode_seed
 from workbench.evaluation import Evaluator, RunSpec
 from workbench.evolution import EvaluationRequest, Genome, GenomeDecoder, NoiseTable, base_key
 from workbench.models import MLPModel
-from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics
+from workbench.models.observation_normalization import ObservationNormalization, ObservationStatistics, preserving_map
 from workbench.training import RunConfig, Trainer
 
 TABLE = NoiseTable.shared(2**20, seed=8)
@@ -50,6 +50,7 @@ def test_statistics_merge_to_the_mean_and_variance_of_every_state(rng):
         (dict(clip=0.0), "clip"),
         (dict(variance_floor=0.0), "variance_floor"),
         (dict(frac=1.0), "unknown"),
+        (dict(preserve_policy="yes"), "preserve_policy"),
         ("yes", "observation_normalization"),
     ],
 )
@@ -81,6 +82,37 @@ def test_the_model_normalises_and_clips_inside_the_graph(rng):
         model.set_observation_statistics(ObservationStatistics.empty(4))
     with pytest.raises(ValueError, match="observation_normalization"):
         MLPModel(3, 2, hidden_sizes=()).set_observation_statistics(None)
+
+
+@pytest.mark.parametrize("hidden_sizes", [(), (5,)])
+def test_the_preserving_map_keeps_a_networks_outputs_under_new_statistics(rng, hidden_sizes):
+    model = MLPModel(
+        4,
+        2,
+        hidden_sizes=hidden_sizes,
+        slots=1,
+        action_range=([-99, -99], [99, 99]),
+        observation_normalization=ObservationNormalization(clip=None),
+    )
+    weights = rng.normal(0, 1, model.num_parameters)
+    before = ObservationStatistics.empty(4).merged(episodes_of([rng.normal(2, 3, size=(40, 4))]))
+    after = before.merged(episodes_of([rng.normal(-1, 0.5, size=(30, 4))]))  # mean and std both move
+    x = rng.normal(1, 4, size=(16, 4)).astype(np.float32)
+
+    def outputs(statistics, parameters):
+        model.set_observation_statistics(statistics)
+        model.set_slot(0, np.asarray(parameters, np.float32))
+        return model.act(x, np.zeros(len(x), np.int32)).numpy()
+
+    mapped = preserving_map(model.kernel_shapes, before.mean_and_std(), after.mean_and_std())(weights)
+    np.testing.assert_allclose(outputs(after, mapped), outputs(before, weights), rtol=1e-4, atol=1e-4)
+    assert np.abs(outputs(after, weights) - outputs(before, weights)).max() > 0.1  # unmapped, the policy moves
+    with pytest.raises(ValueError, match=r"before mean must be \[4\]"):
+        preserving_map(model.kernel_shapes, (np.zeros(3), np.ones(3)), after.mean_and_std())
+    with pytest.raises(ValueError, match="positive"):
+        preserving_map(model.kernel_shapes, (np.zeros(4), np.zeros(4)), after.mean_and_std())
+    with pytest.raises(ValueError, match="parameters must be"):
+        preserving_map(model.kernel_shapes, before.mean_and_std(), after.mean_and_std())(weights[:-1])
 
 
 def requests_for(space, count, episodes=2):
@@ -185,6 +217,38 @@ def test_the_trainer_merges_each_generation_and_resumes_the_statistics_exactly(t
     total_steps = straight.observation_statistics.count
     assert total_steps == sum(r.frames for r in straight.history)  # every state of every episode (fraction 1)
     assert resumed.evaluator.spec.observation_statistics == straight.evaluator.spec.observation_statistics
+
+
+def test_preserve_policy_maps_the_search_mean_at_each_merge_and_resumes_exactly(tmp_path):
+    def config(preserve):
+        return normalised_config(
+            algorithm="sep-cma-es",
+            observation_normalization=dict(preserve_policy=preserve, clip=None),
+            hyperparameters=dict(sigma_init=0.05, center_episodes=1),
+        )
+
+    plain, preserving = Trainer.from_config(config(False)), Trainer.from_config(config(True))
+    before = plain.observation_statistics
+    plain.run(generations=1)  # the same members and episodes in both runs, so the same states
+    preserving.run(generations=1)
+    after = plain.observation_statistics
+    assert preserving.observation_statistics == after != before
+    mapped = preserving_map(plain.strategy.space.layer_shapes, before.mean_and_std(0.01), after.mean_and_std(0.01))
+    np.testing.assert_allclose(preserving.strategy.update.mean, mapped(plain.strategy.update.mean), rtol=1e-12)
+    assert not np.allclose(preserving.strategy.update.mean, plain.strategy.update.mean)
+    interrupted = Trainer.from_config(config(True), run_dir=str(tmp_path))
+    interrupted.run(generations=2)
+    interrupted.close()
+    resumed = Trainer.resume_from(str(tmp_path))
+    resumed.run(generations=2)
+    preserving.run(generations=3)
+    np.testing.assert_array_equal(resumed.strategy.update.mean, preserving.strategy.update.mean)
+    assert [r.max for r in resumed.history] == [r.max for r in preserving.history]
+
+
+def test_preserve_policy_is_refused_for_a_strategy_without_a_search_mean():
+    with pytest.raises(ValueError, match="preserve_policy"):
+        Trainer.from_config(normalised_config(observation_normalization=dict(preserve_policy=True)))
 
 
 def test_normalisation_is_refused_where_it_does_not_apply():

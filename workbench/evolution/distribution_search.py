@@ -133,6 +133,18 @@ class DistributionSearch(Strategy):
         """The mean starts at `weights` (before the first round; see Strategy.start_from)."""
         self._start(self._starting_weights(weights), self.config.population_size)
 
+    def map_policy(self, transform) -> None:
+        """The mean (and the initial mean a restart may return to) become transform(mean): the same policy under
+        new observation statistics (Strategy.map_policy). The distribution's shape is kept."""
+        mean = np.asarray(transform(self.update.mean), np.float64)
+        if mean.shape != self.update.mean.shape or not np.isfinite(mean).all():
+            raise ValueError(f"map_policy: the mapped mean must be [{self.update.n}] finite values, got {mean.shape}")
+        self.update.mean = mean
+        self.initial_mean = np.asarray(transform(self.initial_mean.astype(np.float64)), np.float32)
+        self._rekey()
+        if self.offsets is not None and self.dense_members:  # members drawn already: around the mapped mean
+            self._densify()
+
     # -- members --------------------------------------------------------------------------
     def _rekey(self) -> None:
         mean = self.update.mean.astype(np.float32)

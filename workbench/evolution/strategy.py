@@ -334,6 +334,15 @@ class Strategy(abc.ABC):
             "moves); the algorithms with the registry's has_center trait can"
         )
 
+    def map_policy(self, transform: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Rewrites the policy the search holds (its center) as transform(weights) [n] -> [n], between
+        generations: the trainer's observation normalisation with preserve_policy (observation_normalization.py).
+        ValueError for a strategy without one search center."""
+        raise ValueError(
+            f"{self.kind} keeps no single search center to map: observation_normalization's preserve_policy is for "
+            "the strategies that adapt a search distribution's mean (CMA-ES, sep-CMA-ES, CR-FM-NES, SNES, xNES, CEM)"
+        )
+
     def _starting_weights(self, weights: Any) -> np.ndarray:
         """start_from()'s checks: not started yet, weights [n] finite; returns them as a new float32 vector."""
         if self._asked:

@@ -79,7 +79,7 @@ class RunConfig:
     otherwise), the evaluator's layout, the noise table and the seed.
 
     observation_normalization: None, True or a dict of ObservationNormalization's fields (fraction, clip,
-    variance_floor): inputs normalised by the running statistics of the states seen (ARS V2, OpenAI-ES on
+    variance_floor, preserve_policy): inputs normalised by the running statistics of the states seen (ARS V2, OpenAI-ES on
     MuJoCo). behaviour: the BC of novelty search and quality diversity (default "final_ram" on Atari, "final_position"
     on MuJoCo; quality diversity's on MuJoCo "feet_contact"; workbench.evaluation.behaviour lists them).
     init_from: a run directory whose newest elite (weights and observation statistics) a new run of a strategy

@@ -40,7 +40,7 @@ from workbench.evaluation.telemetry import time_split
 from workbench.evolution.genome import Genome, GenomeDecoder
 from workbench.evolution.records import GenerationRecord
 from workbench.evolution.strategy import HyperparameterLog, Strategy
-from workbench.models.observation_normalization import ObservationStatistics
+from workbench.models.observation_normalization import ObservationStatistics, preserving_map
 from workbench.training.checkpoint import CheckpointError, list_checkpoints, load_checkpoint, save_checkpoint
 from workbench.training.events import EventBus
 from workbench.training.run_config import RunConfig
@@ -93,6 +93,18 @@ class TrainerSnapshot:
 JOURNALS = (("history",), ("strategy", "history"))
 
 
+def _check_preserve_policy(strategy: Strategy, evaluator: BaseEvaluator) -> None:
+    """ValueError when observation_normalization's preserve_policy is on for a strategy that cannot map its policy
+    or a parameter space without layer shapes."""
+    normalization = evaluator.spec.normalization
+    if normalization is None or not normalization.preserve_policy:
+        return
+    if type(strategy).map_policy is Strategy.map_policy:
+        strategy.map_policy(lambda weights: weights)  # raises the strategy's reason
+    if strategy.space.layer_shapes is None:
+        raise ValueError("observation_normalization preserve_policy needs a network's layer shapes (a model's parameter space)")
+
+
 class Trainer:
     """Drives `strategy` (ask/tell) with `evaluator`; see the module docstring."""
 
@@ -115,6 +127,7 @@ class Trainer:
             raise TypeError(f"evaluator must be a workbench.evaluation.BaseEvaluator, got {type(evaluator).__name__}")
         check_int("checkpoint_every", checkpoint_every, 0)
         run_dir = None if run_dir is None else check_path("run_dir", run_dir)
+        _check_preserve_policy(strategy, evaluator)
         self.strategy, self.evaluator, self.run_dir = strategy, evaluator, run_dir
         self.seed, self.checkpoint_every, self.config = int(seed), checkpoint_every, config
         self.events = EventBus()
@@ -494,12 +507,20 @@ class Trainer:
             self._pending_observations = pending.merged(episodes)
 
     def _merge_observations(self):
-        """The generation's states join the run's statistics; the evaluator normalises by them from now on."""
+        """The generation's states join the run's statistics; the evaluator normalises by them from now on (and with
+        preserve_policy the strategy's mean is mapped to stay the same policy under them)."""
         statistics, pending = self.observation_statistics, self._pending_observations
         if statistics is None or pending is None:
             return
+        merged = statistics.merged([(pending.count, pending.sum, pending.sum_squares)])
+        normalization = self.evaluator.spec.normalization
         with self._lock:
-            self.evaluator.set_observation_statistics(statistics.merged([(pending.count, pending.sum, pending.sum_squares)]))
+            if normalization is not None and normalization.preserve_policy:
+                floor = normalization.variance_floor
+                layers = self.strategy.space.layer_shapes
+                assert layers is not None, "checked when the trainer was built"
+                self.strategy.map_policy(preserving_map(layers, statistics.mean_and_std(floor), merged.mean_and_std(floor)))
+            self.evaluator.set_observation_statistics(merged)
             self._pending_observations = None
 
     def _observation_state(self):

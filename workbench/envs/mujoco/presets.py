@@ -5,8 +5,9 @@
             ES / NS-ES / NSR-ES: OpenAI-ES's MuJoCo settings (64-64 tanh MLP, 256-256 on Humanoid; sigma 0.02,
             Adam 0.01, L2 0.005, states of 1 % of the episodes normalised, clip 5) at population 10,000;
             the GA: population 1,000 of the same MLP. CMA-ES and sep-CMA-ES (no paper): a linear policy, every
-            state normalised as ARS's, the default population 4 + 3 ln n, sigma_init 0.03, from zero, and ARS's
-            survival bonus removed from the returns they rank (Hopper, Walker2d, Ant 1, Humanoid 5). MAP-Elites
+            state normalised as ARS's (and the mean mapped to the same policy at each merge: preserve_policy), the
+            default population 4 + 3 ln n, sigma_init 0.03, from zero, and ARS's survival bonus removed from the
+            returns they rank (Hopper, Walker2d, Ant 1, Humanoid 5). MAP-Elites
             (the "qd" group): PGA-ME's and QDax's 64-64 MLP, population 100, Iso+LineDD (0.005, 0.05), 1,024 CVT cells;
             CMA-ME and CMA-MAE (the "cma-qd" group): the same network and archive, 5 sep-CMA-ES emitters of 20.
   pc        the same methods sized for a 2-core computer (ES group population 200, GA 200).
@@ -117,7 +118,7 @@ def mujoco_presets(name: str, env: str, preset_group: str, cores: int | None = N
             model="linear",
             model_options={},
             hyperparameters=cma,
-            observation_normalization=dict(ARS_NORMALIZATION),
+            observation_normalization=dict(ARS_NORMALIZATION, preserve_policy=True),  # a converged sigma needs it
             slots=16,
         )
     if preset_group in ("qd", "cma-qd"):  # QDax's and PGA-ME's locomotion settings: a 64-64 MLP, 1,024 CVT cells
