@@ -564,12 +564,15 @@ def elite_retest_table(entries: list[dict]) -> list[list[str]]:
 
 
 def steps_budget_runs(entries: list[dict]) -> list[dict]:
-    """The full MuJoCo runs budgeted in steps alone (experiments/cma_mujoco.sh), the newest of each task, algorithm
-    and seed, and the runs of ARS on the same tasks that set the budgets (in minutes, its threshold's target)."""
+    """The full MuJoCo runs budgeted in steps alone (experiments/cma_mujoco.sh) that kept their policies across the
+    normalisation's merges (preserve_policy: the runs from before it are superseded), the newest of each task,
+    algorithm and seed, and the runs of ARS on the same tasks that set the budgets (in minutes, its threshold's
+    target)."""
     runs = [e for e in entries if e.get("mode") == "full" and e.get("ars_threshold") is not None]
     newest = {}
     for entry in runs:
-        if entry.get("budget_steps") and entry.get("budget_minutes") is None:
+        preserved = (entry.get("observation_normalization") or {}).get("preserve_policy")
+        if entry.get("budget_steps") and entry.get("budget_minutes") is None and preserved:
             newest[(entry["game"], entry["algorithm"], entry.get("seed"))] = entry
     tasks = {game for game, _, _ in newest}
     anchors = {}  # the newest ARS run per task in its target minutes
