@@ -21,6 +21,7 @@ from workbench.evolution import (
     ParameterSpace,
     Strategy,
 )
+from workbench.evolution.distribution_search import DistributionSearch
 from workbench.evolution.genome import base_shapes
 from workbench.training import ALGORITHMS, load_checkpoint, save_checkpoint
 
@@ -182,6 +183,29 @@ def test_a_warm_start_searches_from_the_given_weights_before_the_first_round(alg
         twin = make(algorithm, seed=6)
         twin.start_from(twin.center.copy())
         assert run(twin, 2).history == cold.history
+
+
+def test_map_policy_maps_the_search_mean_or_is_refused_naming_preserve_policy(algorithm):
+    strategy = run(make(algorithm, seed=4), 1)
+    if not isinstance(strategy, DistributionSearch):  # no single search mean to keep the same policy
+        with pytest.raises(ValueError, match="preserve_policy"):
+            strategy.map_policy(lambda weights: weights)
+        return
+
+    def decoded(genome):
+        decoder = GenomeDecoder(strategy.space)
+        for key, base in strategy.bases().items():
+            decoder.add_base(key, base)
+        return decoder.decode(genome)
+
+    before = decoded(strategy.elite).astype(np.float64)
+    strategy.map_policy(lambda weights: 2 * weights + 0.5)
+    np.testing.assert_allclose(decoded(strategy.elite), 2 * before + 0.5, rtol=1e-6)
+    requests = strategy.ask()  # the next round's members are drawn around the mapped mean
+    members = np.stack([decoded(r.genome) for r in requests if r.phase == "population"])
+    assert np.linalg.norm(members.mean(0) - (2 * before + 0.5)) < np.linalg.norm(members.mean(0) - before)
+    with pytest.raises(ValueError, match="mapped mean"):
+        strategy.map_policy(lambda weights: weights[:-1])
 
 
 def test_foreign_and_corrupt_states_are_refused(algorithm):

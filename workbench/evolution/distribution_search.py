@@ -137,10 +137,11 @@ class DistributionSearch(Strategy):
         """The mean (and the initial mean a restart may return to) become transform(mean): the same policy under
         new observation statistics (Strategy.map_policy). The distribution's shape is kept."""
         mean = np.asarray(transform(self.update.mean), np.float64)
-        if mean.shape != self.update.mean.shape or not np.isfinite(mean).all():
-            raise ValueError(f"map_policy: the mapped mean must be [{self.update.n}] finite values, got {mean.shape}")
-        self.update.mean = mean
-        self.initial_mean = np.asarray(transform(self.initial_mean.astype(np.float64)), np.float32)
+        initial = np.asarray(transform(self.initial_mean.astype(np.float64)), np.float32)
+        for name, vector in (("mean", mean), ("initial mean", initial)):
+            if vector.shape != self.update.mean.shape or not np.isfinite(vector).all():
+                raise ValueError(f"map_policy: the mapped {name} must be [{self.update.n}] finite values, got {vector.shape}")
+        self.update.mean, self.initial_mean = mean, initial
         self._rekey()
         if self.offsets is not None and self.dense_members:  # members drawn already: around the mapped mean
             self._densify()
