@@ -119,7 +119,7 @@ def parse_study(text):
 
 
 def parse_settings(text):
-    """{name: value} of --set "sigma=0.0075,learning_rate=0.005" (values as JSON numbers)."""
+    """{name: value} of --set "sigma=0.0075,learning_rate=0.005" (values as JSON numbers, or true / false)."""
     settings = {}
     for item in (text or "").split(","):
         match = re.fullmatch(r"([a-z_]+)=([^=,]+)", item.strip())
@@ -129,8 +129,10 @@ def parse_settings(text):
                 value = json.loads(match.group(2))
             except json.JSONDecodeError:
                 value = None
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ValueError(f"--set must look like sigma=0.0075,learning_rate=0.005, got {item.strip()!r}")
+        if not isinstance(value, (int, float)):  # a bool is an int: noise_handling=true
+            raise ValueError(
+                f"--set must look like sigma=0.0075,learning_rate=0.005 or noise_handling=true, got {item.strip()!r}"
+            )
         settings[match.group(1)] = value
     return settings
 

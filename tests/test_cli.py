@@ -377,3 +377,15 @@ def test_cma_me_options_are_checked_by_name(tmp_path, capsys):
     code, _, err = in_process(capsys, *base, "--algo", "cma-mae", "--archive-learning-rate", "0", "--out", str(tmp_path / "y"))
     assert code == 2 and "archive_learning_rate" in err, err
     assert not os.listdir(tmp_path)  # refused before any run directory was made
+
+
+def test_a_boolean_hyperparameter_is_a_flag_with_its_negation():
+    from workbench.cli import build_parser, run_config_from
+
+    def parsed(*options):
+        argv = ["train", "--env", "HalfCheetah-v5", "--algo", "sep-cma-es", *options, "--out", "x"]
+        return run_config_from(build_parser().parse_args(argv)).hyperparameters.get("noise_handling")
+
+    assert parsed("--noise-handling") is True
+    assert parsed("--no-noise-handling") is False
+    assert parsed() is None  # the preset's or the default

@@ -132,6 +132,15 @@ def _add_hyperparameter_options(parser):
                 continue
             added.add(name)
             aliases = ["--population"] if name == "population_size" else []
+            if kinds[name] is bool:
+                group.add_argument(
+                    "--" + name.replace("_", "-"),
+                    dest=name,
+                    action=argparse.BooleanOptionalAction,
+                    default=None,
+                    help=f"{meta.describe()}; {', '.join(users[name])}".replace("%", "%%"),
+                )
+                continue
             group.add_argument(
                 "--" + name.replace("_", "-"),
                 *aliases,

@@ -35,7 +35,7 @@ SMALL = {  # a few members each, so that three generations take milliseconds
     "AugmentedRandomSearch": dict(directions=4, top_directions=2, step_size=0.05, noise=0.1, center_episodes=1),
     "PGPE": dict(population_size=8, max_speed=0.1, center_episodes=1),
     "CMAES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
-    "SepCMAES": dict(population_size=6, sigma_init=0.1),
+    "SepCMAES": dict(population_size=6, sigma_init=0.1, noise_handling=True),  # its re-plays resume exactly too
     "SNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),
     "CEM": dict(population_size=8, sigma_init=0.1),
     "CRFMNES": dict(population_size=6, sigma_init=0.1, center_episodes=1),

@@ -9,6 +9,9 @@
 The update is cma_update.py's, sampling and shipping distribution_search.py's. Both start from the zero vector
 (initial="zeros", the linear policies' start) or the space's seeded initialisation (initial="random", a network's
 usual start), with step size sigma_init. Non-finite returns rank last; degenerate distributions restart (IPOP).
+noise_handling=True adds UH-CMA-ES's uncertainty handling (noise_handling.py): a few members play again each
+generation and sigma grows while their rank changes show that noise dominates the ranking (the record's
+noise_measure).
 survival_bonus (as ARS's) is subtracted per step from the returns the update ranks, so that a task's alive bonus
 (Hopper, Walker2d and Ant 1, Humanoid 5) does not make standing still the optimum; records stay unshifted.
 """
@@ -53,6 +56,12 @@ class CMAConfig:
         low=0.0,
         high=10.0,
     )
+    noise_handling: bool = hyperparameter(
+        False,
+        "noise handling",
+        "UH-CMA-ES (pycma's NoiseHandler): 2 + λ/20 members play again each generation; σ grows while their ranks "
+        "show that noise dominates",
+    )
 
     def validated(self) -> CMAConfig:
         if self.population_size is not None:
@@ -64,6 +73,8 @@ class CMAConfig:
         check_int("max_population", self.max_population, 4)
         check_choice("restart_from", self.restart_from, ("mean", "initial"))
         check_real("survival_bonus", self.survival_bonus, 0)
+        if not isinstance(self.noise_handling, bool):
+            raise ValueError(f"noise_handling must be True or False, got {self.noise_handling!r}")
         if self.population_size is not None and self.max_population < self.population_size:
             raise ValueError(f"max_population ({self.max_population}) must be at least population_size ({self.population_size})")
         return self
@@ -74,6 +85,7 @@ class CMAES(DistributionSearch):
 
     kind = "CMAES"
     config_class = CMAConfig
+    EXTRAS = DistributionSearch.EXTRAS + ("noise_measure",)
     dense_members = True
 
     def _new_update(self, mean, population_size):
@@ -85,6 +97,7 @@ class SepCMAES(DistributionSearch):
 
     kind = "SepCMAES"
     config_class = CMAConfig
+    EXTRAS = DistributionSearch.EXTRAS + ("noise_measure",)
 
     def _new_update(self, mean, population_size):
         return DiagonalUpdate(mean, self.config.sigma_init, population_size)

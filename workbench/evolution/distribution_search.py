@@ -37,8 +37,10 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from workbench.checks import check_int
 from workbench.evolution.cma_update import ranking
 from workbench.evolution.genome import Genome, base_key
+from workbench.evolution.noise_handling import UncertaintyHandler, reevaluation_count
 from workbench.evolution.space import ParameterSpace
 from workbench.evolution.strategy import EvaluationRequest, Strategy, shifted_returns
 
@@ -90,8 +92,8 @@ class DistributionSearch(Strategy):
     """
 
     dense_members: ClassVar[bool] = False
-    STATE_VERSIONS = (1, 2)  # 2: the mean the last generation played (version 1 kept none)
-    EXTRAS = ("step_size", "scale_min", "scale_max", "condition", "nonfinite", "repairs", "restarts")
+    STATE_VERSIONS = (1, 2, 3)  # 2: the mean the last generation played (version 1 kept none); 3: noise handling
+    EXTRAS: ClassVar[tuple[str, ...]] = ("step_size", "scale_min", "scale_max", "condition", "nonfinite", "repairs", "restarts")
     START_ONLY = ("sigma_init", "initial")  # fields that mean something only before the first generation
     UPDATE_FIELDS: ClassVar[tuple[str, ...]] = ("population_size",)  # fields _new_update reads: a live change rebuilds
 
@@ -103,6 +105,12 @@ class DistributionSearch(Strategy):
         self._mean_before: np.ndarray | None = None  # float32: the newest record's elite (the mean it played)
         self.fitness_ranges: list[list[float]] = []  # [best, worst] per generation since the last restart
         self._stagnant = False
+        self.noise = UncertaintyHandler(space.num_parameters) if self._noise_handling else None
+        self.replays: int | None = None  # members the generation plays again (noise handling), once drawn
+
+    @property
+    def _noise_handling(self) -> bool:
+        return bool(getattr(self.config, "noise_handling", False))
 
     def _validate(self, config):
         config = super()._validate(config)
@@ -186,6 +194,7 @@ class DistributionSearch(Strategy):
         if self.offsets is None:
             count = self.update.population_size // (2 if self._mirrored else 1)
             self.offsets = [self.space.sample_offset(self.rng) for _ in range(count)]
+            self.replays = reevaluation_count(self.update.population_size, self.rng) if self._noise_handling else None
             if self.dense_members:
                 self._densify()
 
@@ -228,6 +237,8 @@ class DistributionSearch(Strategy):
         requests = [EvaluationRequest(genome, config.episodes_per_member, "population") for genome in genomes]
         if config.center_episodes:
             requests.append(EvaluationRequest(Genome(self._center_key), config.center_episodes, "center"))
+        for genome in genomes[: self.replays or 0]:  # noise handling: the first members again, on other episodes
+            requests.append(EvaluationRequest(genome, config.episodes_per_member, "replay"))
         return requests
 
     @property
@@ -252,8 +263,11 @@ class DistributionSearch(Strategy):
                 "the update has nothing to rank"
             )
         if self.config.center_episodes:
-            self.center_fitness = float(means[-1])
+            self.center_fitness = float(means[lam])
         self._update(ranking(ranked), int(finite.sum()))
+        measured = {}
+        if self.noise is not None and self.replays:
+            measured["noise_measure"] = self._measure_noise(ranked, results[lam + (1 if self.config.center_episodes else 0) :])
         self._remember_range(ranked[finite])
         self._restart_if_degenerate()
         self._record_generation(
@@ -268,6 +282,7 @@ class DistributionSearch(Strategy):
             nonfinite=int((~finite).sum()),
             repairs=self.update.repairs,
             restarts=self.restarts,
+            **measured,
         )
         self._start_next_generation()
 
@@ -305,6 +320,22 @@ class DistributionSearch(Strategy):
         self.scales = self.update.scales()
         self.condition = self.update.condition()
 
+    def _measure_noise(self, ranked: np.ndarray, replays) -> float:
+        """Noise handling (noise_handling.py): the rank changes of the re-played members; sigma grows by the
+        handler's factor while noise dominates. Returns the smoothed measure for the record."""
+        assert self.noise is not None and self.replays
+        bonus = getattr(self.config, "survival_bonus", 0.0)
+        again = shifted_returns(replays, bonus) if bonus else np.array([np.mean(r.returns) for r in replays], np.float64)
+        costs = np.where(np.isfinite(ranked), -ranked, np.inf)
+        recosts = costs.copy()
+        recosts[: self.replays] = np.where(np.isfinite(again), -again, np.inf)
+        factor = self.noise.measure(costs, recosts, range(self.replays))
+        if factor != 1.0:
+            update: Any = self.update  # the CMA forms (the configs with noise_handling) have a sigma
+            update.sigma *= factor
+            self.scales = self.update.scales()
+        return self.noise.noise_s
+
     def _remember_range(self, finite: np.ndarray) -> None:
         """The best and worst finite fitness of this generation, over the stagnation window (10 + 30 n / lambda)."""
         window = 10 + math.ceil(30 * self.update.n / self.update.population_size)
@@ -332,6 +363,8 @@ class DistributionSearch(Strategy):
         before = {name: getattr(self.config, name) for name in self.UPDATE_FIELDS}
         super()._start_next_generation()
         self.offsets = None
+        if self._noise_handling != (self.noise is not None):  # a live change of noise_handling
+            self.noise = UncertaintyHandler(self.space.num_parameters) if self._noise_handling else None
         changed = {name for name, value in before.items() if getattr(self.config, name) != value}
         if changed:
             self._rebuild("population_size" in changed)
@@ -368,6 +401,8 @@ class DistributionSearch(Strategy):
             offsets=None if self.offsets is None else list(self.offsets),
             center_fitness=self.center_fitness,
             mean_before=None if self._mean_before is None else self._mean_before.copy(),
+            noise=None if self.noise is None else self.noise.state_dict(),
+            replays=self.replays,
         )
 
     def _load(self, state):
@@ -388,6 +423,12 @@ class DistributionSearch(Strategy):
         if self._mean_before is not None and self._mean_before.shape != (self.space.num_parameters,):
             raise ValueError(f"corrupt {self.kind} state: mean_before must be [{self.space.num_parameters}] values")
         offsets = state["offsets"]
+        noise, replays = (state["noise"], state["replays"]) if state["version"] >= 3 else (None, None)
+        if self.noise is not None and noise is not None:
+            try:
+                self.noise.load(noise)
+            except (KeyError, TypeError, ValueError) as error:
+                raise ValueError(f"corrupt {self.kind} state: {error}") from None
         self.scales, self.condition = self.update.scales(), self.update.condition()
         self._rekey()
         self.offsets = None
@@ -396,5 +437,6 @@ class DistributionSearch(Strategy):
             expected = population // (2 if self._mirrored else 1)
             if len(self.offsets) != expected:
                 raise ValueError(f"corrupt {self.kind} state: {len(self.offsets)} offsets for a population of {population}")
+            self.replays = None if replays is None or self.noise is None else check_int("replays", replays, 1)
             if self.dense_members:
                 self._densify()
