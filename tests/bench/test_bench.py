@@ -560,14 +560,16 @@ def test_the_cma_mujoco_table_shows_every_seed_against_ars_run_that_set_the_budg
     common = dict(benchmark="learning", mode="full", game="HalfCheetah-v5", preset="paper", ars_threshold=3430.0)
     ars = dict(common, algorithm="ars", budget_minutes=10.0, target_minutes=10.0, frames=24440000, recorded="2026-01-01")
     ars.update(test={"mean": 5633.0}, threshold_reached_in_training_steps=3705000)
+    preserving = {"fraction": 1.0, "clip": None, "variance_floor": 0.01, "preserve_policy": True}
     runs = [
         dict(common, algorithm="sep-cma-es", budget_minutes=None, budget_steps=24440000, seed=seed, recorded=when)
-        | {"test": {"mean": mean}, "threshold_reached_in_training_steps": reached}
-        for seed, mean, reached, when in (
-            (1, 3000.0, None, "2026-01-02"),
-            (0, 1.0, None, "2026-01-02"),  # replaced by the newer run of seed 0
-            (0, 4000.0, 3e6, "2026-01-03"),
-            (2, 3600.0, 5e6, "2026-01-03"),
+        | {"test": {"mean": mean}, "threshold_reached_in_training_steps": reached, "observation_normalization": normalization}
+        for seed, mean, reached, when, normalization in (
+            (1, 3000.0, None, "2026-01-02", preserving),
+            (0, 1.0, None, "2026-01-02", preserving),  # replaced by the newer run of seed 0
+            (0, 4000.0, 3e6, "2026-01-03", preserving),
+            (2, 3600.0, 5e6, "2026-01-03", preserving),
+            (2, 9999.0, 1e6, "2026-01-04", dict(preserving, preserve_policy=False)),  # from before preserve_policy
         )
     ]
     other = dict(common, game="Hopper-v5", algorithm="ars", budget_minutes=30.0, target_minutes=30.0)  # no CMA run

@@ -32,7 +32,7 @@ policy's progress) or at the initial one (restart_from="initial", pycma's IPOP f
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -141,7 +141,7 @@ class DistributionSearch(Strategy):
         """The mean starts at `weights` (before the first round; see Strategy.start_from)."""
         self._start(self._starting_weights(weights), self.config.population_size)
 
-    def map_policy(self, transform) -> None:
+    def map_policy(self, transform: Callable[[np.ndarray], np.ndarray]) -> None:
         """The mean (and the initial mean a restart may return to) become transform(mean): the same policy under
         new observation statistics (Strategy.map_policy). The distribution's shape is kept."""
         mean = np.asarray(transform(self.update.mean), np.float64)
