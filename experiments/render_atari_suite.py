@@ -595,41 +595,50 @@ def study_figure(game, budget, arms, path):
 
 
 def study_summary(grouped):
-    """Markdown lines: per changed arm, each game's mean over seeds against the unchanged preset's, and on how many
-    games the arm is ahead; an arm wins a game when its mean over seeds is higher, and clearly when even its lowest
-    seed is above the preset's highest."""
+    """Markdown lines: per changed arm, each game's mean over seeds against its baseline's, and on how many games the
+    arm is ahead. An arm's baseline is the arm whose changes are the largest proper subset of its own (a study whose
+    both arms carry an adopted change compares them), else the unchanged preset. An arm wins a game when its mean over
+    seeds is higher, and clearly when even its lowest seed is above the baseline's highest."""
     import statistics
+
+    def changes_of(seeds):
+        return set(next(iter(seeds.values())).get("changes", {}).items())
 
     verdicts = {}
     for (episodes, game, budget), arms in grouped.items():
-        baseline = {label.split(" + ")[0]: seeds for label, seeds in arms.items() if " + " not in label}
         for label, seeds in arms.items():
-            reference = baseline.get(label.split(" + ")[0])
-            if " + " not in label or reference is None:
+            own = changes_of(seeds)
+            if not own:
                 continue
+            preset = label.split(" + ")[0]
+            bases = [other for other in arms if other.split(" + ")[0] == preset and changes_of(arms[other]) < own]
+            if not bases:
+                continue
+            base = max(bases, key=lambda other: len(changes_of(arms[other])))
             ours = [e["test_training_cap"]["mean"] for e in seeds.values()]
-            theirs = [e["test_training_cap"]["mean"] for e in reference.values()]
+            theirs = [e["test_training_cap"]["mean"] for e in arms[base].values()]
+            means = (statistics.fmean(ours), statistics.fmean(theirs))
             verdicts.setdefault((episodes, label), []).append(
-                (game, budget, statistics.fmean(ours), statistics.fmean(theirs), min(ours) > max(theirs), len(ours), len(theirs))
+                (game, budget, base, *means, min(ours) > max(theirs), len(ours), len(theirs))
             )
     if not verdicts:
         return []
     lines = [
         "## Summary",
         "",
-        "| arm | game, frames | test episodes | arm (mean over seeds) | preset (mean over seeds) | arm / preset "
-        "| seeds (arm, preset) |",
-        "|---|---|---|---|---|---|---|",
+        "| arm | game, frames | test episodes | arm (mean over seeds) | baseline | baseline (mean over seeds) | arm / baseline "
+        "| seeds (arm, baseline) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for (episodes, label), rows in verdicts.items():
-        for game, budget, ours, theirs, clearly, n_ours, n_theirs in rows:
+        for game, budget, base, ours, theirs, clearly, n_ours, n_theirs in rows:
             ratio = f"{ours / theirs:.2f}" if theirs > 0 else "n/a"
             lines.append(
-                f"| {label} | {game}, {budget / 1e6:g}M | {episodes} | {number(ours)} | {number(theirs)} | {ratio}"
+                f"| {label} | {game}, {budget / 1e6:g}M | {episodes} | {number(ours)} | {base} | {number(theirs)} | {ratio}"
                 f"{' (every seed ahead)' if clearly else ''} | {n_ours}, {n_theirs} |"
             )
-        ahead = sum(1 for row in rows if row[2] > row[3])
-        lines.append(f"| **{label}** | **ahead on {ahead} of {len(rows)} games** | | | | | |")
+        ahead = sum(1 for row in rows if row[3] > row[4])
+        lines.append(f"| **{label}** | **ahead on {ahead} of {len(rows)} games** | | | | | | |")
     return lines + [""]
 
 

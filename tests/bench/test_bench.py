@@ -916,3 +916,19 @@ def test_the_qd_comparison_page_gives_each_pair_its_verdict_and_names_what_has_n
     assert rank_sum_p([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]) == pytest.approx(2 / 252)
     assert rank_sum_p([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]) == 1.0  # all tied
     assert rank_sum_p([1.0, 2.0], [3.0, 4.0, 5.0]) is None  # below 3 a side
+
+
+def test_a_study_arm_is_compared_with_the_arm_it_extends():
+    render = load_bench("render_atari_suite")
+
+    def seeds(changes, *means):
+        return {seed: {"changes": changes, "test_training_cap": {"mean": mean}} for seed, mean in enumerate(means)}
+
+    arms = {
+        "ga, pc": seeds({}, 100.0, 120.0),
+        "ga, pc + caps=1.2": seeds({"caps": 1.2}, 200.0, 220.0),
+        "ga, pc + caps=1.2, elites=3": seeds({"caps": 1.2, "elites": 3}, 150.0),
+    }
+    lines = "\n".join(render.study_summary({(200, "frostbite", 1e7): arms}))
+    assert "| ga, pc + caps=1.2 | frostbite, 10M | 200 | 210 | ga, pc | 110 | 1.91 (every seed ahead) | 2, 2 |" in lines
+    assert "| ga, pc + caps=1.2, elites=3 | frostbite, 10M | 200 | 150 | ga, pc + caps=1.2 | 210 | 0.71 | 1, 2 |" in lines
