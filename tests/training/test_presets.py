@@ -24,9 +24,7 @@ def test_every_preset_configures_every_atari_algorithm(preset, algorithm):
 
 def test_the_pc_preset_and_overrides():
     config = RunConfig.from_preset("pc", "ga", cores=2, env="pong", hyperparameters=dict(sigma=0.01), slots=8)
-    assert config.hyperparameters == dict(
-        population_size=200, truncation=20, sigma=0.01, elite_candidates=5, elite_episodes=5, progressive_caps=1.2
-    )
+    assert config.hyperparameters == dict(population_size=200, truncation=20, sigma=0.01, elite_candidates=5, elite_episodes=5)
     assert config.slots == 8 and config.env == "pong"
     with pytest.raises(ValueError, match="preset must be one of 'paper', 'pc', 'tutorial'"):
         RunConfig.from_preset("laptop")

@@ -125,7 +125,7 @@ for _spec in (
         GAConfig,
         "random search: the GA with no parents (truncation 0)",
         "ga",
-        defaults={"truncation": 0, "progressive_caps": 0},  # the paper's random search: every episode at the cap
+        defaults={"truncation": 0},
     ),
     AlgorithmSpec("es", EvolutionStrategy, ESConfig, "OpenAI-ES: mirrored sampling, centered ranks, Adam", "es", has_center=True),
     AlgorithmSpec(

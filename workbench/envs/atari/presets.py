@@ -38,8 +38,7 @@ ATARI_MAX_EPISODE_FRAMES = 20_000  # the training cap of the papers' GA (docs/pr
 
 _GA_PAPER = dict(population_size=1000, truncation=20, sigma=0.002, elite_candidates=10, elite_episodes=30)
 _ES_PAPER = dict(population_size=5000, sigma=0.02, learning_rate=0.01)
-# pc revision 2: progressive episode caps (study 5, adopted; docs/learning.md); revision 1 played every round at the cap
-_GA_PC = dict(population_size=200, truncation=20, sigma=0.005, elite_candidates=5, elite_episodes=5, progressive_caps=1.2)
+_GA_PC = dict(population_size=200, truncation=20, sigma=0.005, elite_candidates=5, elite_episodes=5)
 _ES_PC = dict(population_size=200, sigma=0.02, learning_rate=0.01)
 _GA_TUTORIAL = dict(population_size=64, truncation=8, sigma=0.05, elite_candidates=4, elite_episodes=5)
 _ES_TUTORIAL = dict(population_size=64, sigma=0.05, learning_rate=0.03)
